@@ -1,0 +1,9 @@
+import { readBatch } from "@/lib/batches/read-batch";
+import { apiRoute, json } from "@/lib/http/api-route";
+import { queryOf } from "@/lib/http/read-body";
+
+export const dynamic = "force-dynamic";
+
+export const GET = apiRoute<{ batchId: string }>(async ({ request, params, actor }) =>
+  json(await readBatch(actor, params.batchId, queryOf(request), request.signal)),
+);

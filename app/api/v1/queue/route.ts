@@ -1,0 +1,7 @@
+import { listQueue } from "@/lib/batches/list-queue";
+import { apiRoute, json } from "@/lib/http/api-route";
+import { queryOf } from "@/lib/http/read-body";
+
+export const dynamic = "force-dynamic";
+
+export const GET = apiRoute(async ({ request, actor }) => json(await listQueue(actor, queryOf(request))));

@@ -1,0 +1,10 @@
+import { eventStreamResponse } from "@/lib/events/open-stream";
+import { queueStreamFilter } from "@/lib/events/stream-scope";
+import { apiRoute } from "@/lib/http/api-route";
+
+export const dynamic = "force-dynamic";
+
+export const GET = apiRoute(async ({ request, actor }) => {
+  const queues = new URL(request.url).searchParams.getAll("queue");
+  return eventStreamResponse(request, await queueStreamFilter(actor, queues));
+});

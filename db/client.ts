@@ -1,0 +1,88 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { createClient, type Client } from "@libsql/client";
+import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+import * as schema from "./schema";
+
+export type Database = LibSQLDatabase<typeof schema>;
+export type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
+/** Anything that can run a query: the database or an open transaction. */
+export type Executor = Database | Transaction;
+
+export const DEFAULT_DATABASE_URL = "file:./data/countersign.db";
+
+type DatabaseHandle = { client: Client; db: Database; url: string; writeLock: Mutex };
+
+// Next.js bundles route handlers and instrumentation separately: a module-level singleton would
+// be one client per bundle, so the handle lives on globalThis.
+const globalHandle = globalThis as unknown as { __countersignDb?: DatabaseHandle };
+
+export function databaseUrl(): string {
+  return process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+}
+
+function open(): DatabaseHandle {
+  const url = databaseUrl();
+  if (url.startsWith("file:")) {
+    const path = url.slice("file:".length).split("?")[0]!;
+    if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  }
+  const client = createClient({
+    url,
+    authToken: process.env.DATABASE_AUTH_TOKEN || undefined,
+    // Another process may hold the write lock for a moment; wait rather than fail.
+    timeout: 5000,
+  });
+  return { client, db: drizzle(client, { schema }), url, writeLock: new Mutex() };
+}
+
+function handle(): DatabaseHandle {
+  const current = globalHandle.__countersignDb;
+  if (current && current.url === databaseUrl()) return current;
+  current?.client.close();
+  globalHandle.__countersignDb = open();
+  return globalHandle.__countersignDb;
+}
+
+export function getDb(): Database {
+  return handle().db;
+}
+
+export function getClient(): Client {
+  return handle().client;
+}
+
+/** Applies the connection settings the embedded database needs (WAL lets readers run beside the writer). */
+export async function configureDatabase(): Promise<void> {
+  const { client, url } = handle();
+  if (!url.startsWith("file:")) return;
+  await client.execute("PRAGMA journal_mode = WAL");
+}
+
+export function closeDb(): void {
+  globalHandle.__countersignDb?.client.close();
+  globalHandle.__countersignDb = undefined;
+}
+
+/**
+ * Runs `work` in one write transaction (BEGIN IMMEDIATE).
+ *
+ * Writes inside one process are queued here first: the embedded driver waits for SQLite's write
+ * lock synchronously, so two transactions of the same process contending for it would block the
+ * event loop the first one needs to commit. Other processes are kept apart by SQLite's own lock.
+ * The queue is only about throughput; correctness comes from the conditional writes.
+ */
+export async function writeTransaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+  const { db, writeLock } = handle();
+  return writeLock.run(() => db.transaction(work, { behavior: "immediate" }));
+}
+
+class Mutex {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(work, work);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}

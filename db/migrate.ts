@@ -1,0 +1,22 @@
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { migrate } from "drizzle-orm/libsql/migrator";
+import { configureDatabase, databaseUrl, getDb } from "./client";
+
+const migrationsFolder = join(process.cwd(), "db", "migrations");
+
+/** Creates or upgrades the schema with the committed drizzle-kit migrations. Safe to run twice. */
+export async function migrateDatabase(): Promise<void> {
+  await configureDatabase();
+  await migrate(getDb(), { migrationsFolder });
+}
+
+// `npm run db:migrate`
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  migrateDatabase()
+    .then(() => console.log(`Migrated ${databaseUrl()}`))
+    .catch((error) => {
+      console.error(error);
+      process.exit(1);
+    });
+}

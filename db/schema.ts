@@ -1,0 +1,436 @@
+import { sql } from "drizzle-orm";
+import {
+  index,
+  integer,
+  primaryKey,
+  real,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
+
+// Times are integer milliseconds since the epoch; ids are UUIDv7 strings (sortable by creation).
+
+/* ---------------------------------------------------------------- better-auth */
+
+// Reviewers are better-auth users; these four tables use better-auth's names and columns.
+export const users = sqliteTable("user", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  email: text("email").notNull().unique(),
+  emailVerified: integer("email_verified", { mode: "boolean" }).notNull().default(false),
+  image: text("image"),
+  createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+  updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+});
+export type User = typeof users.$inferSelect;
+export type NewUser = typeof users.$inferInsert;
+
+export const sessions = sqliteTable(
+  "session",
+  {
+    id: text("id").primaryKey(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+    token: text("token").notNull().unique(),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+    ipAddress: text("ip_address"),
+    userAgent: text("user_agent"),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+  },
+  (t) => [index("session_user_idx").on(t.userId)],
+);
+export type Session = typeof sessions.$inferSelect;
+
+export const accounts = sqliteTable(
+  "account",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    providerId: text("provider_id").notNull(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    accessToken: text("access_token"),
+    refreshToken: text("refresh_token"),
+    idToken: text("id_token"),
+    accessTokenExpiresAt: integer("access_token_expires_at", { mode: "timestamp_ms" }),
+    refreshTokenExpiresAt: integer("refresh_token_expires_at", { mode: "timestamp_ms" }),
+    scope: text("scope"),
+    password: text("password"),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("account_user_idx").on(t.userId)],
+);
+export type Account = typeof accounts.$inferSelect;
+
+export const verifications = sqliteTable("verification", {
+  id: text("id").primaryKey(),
+  identifier: text("identifier").notNull(),
+  value: text("value").notNull(),
+  expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  createdAt: integer("created_at", { mode: "timestamp_ms" }),
+  updatedAt: integer("updated_at", { mode: "timestamp_ms" }),
+});
+
+/* ---------------------------------------------------------------- queues and people */
+
+export const queues = sqliteTable("queues", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull().unique(),
+  requiredApprovals: integer("required_approvals").notNull().default(1),
+  separationOfDuties: integer("separation_of_duties", { mode: "boolean" }).notNull().default(false),
+  defaultTimeoutSecs: integer("default_timeout_secs").notNull().default(3600),
+  createdAt: integer("created_at").notNull(),
+  archivedAt: integer("archived_at"),
+});
+export type Queue = typeof queues.$inferSelect;
+export type NewQueue = typeof queues.$inferInsert;
+
+export const QUEUE_ROLES = ["reviewer", "lead", "admin"] as const;
+export type QueueRole = (typeof QUEUE_ROLES)[number];
+
+export const queueMembers = sqliteTable(
+  "queue_members",
+  {
+    queueId: text("queue_id")
+      .notNull()
+      .references(() => queues.id),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    role: text("role", { enum: QUEUE_ROLES }).notNull().default("reviewer"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.queueId, t.userId] }),
+    // "which queues may this reviewer see" runs on every reviewer request and stream
+    index("queue_members_user_idx").on(t.userId),
+  ],
+);
+export type QueueMember = typeof queueMembers.$inferSelect;
+
+// An agent key is the agent: its name is shown on cards. Only the key's SHA-256 is stored.
+export const agentKeys = sqliteTable("agent_keys", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  keyHash: text("key_hash").notNull().unique(),
+  keyPrefix: text("key_prefix").notNull(),
+  defaultQueueId: text("default_queue_id")
+    .notNull()
+    .references(() => queues.id),
+  ownerUserId: text("owner_user_id").references(() => users.id),
+  // Signs this agent's webhooks (Standard Webhooks `whsec_…`); it must be readable to sign.
+  webhookSecret: text("webhook_secret").notNull(),
+  createdAt: integer("created_at").notNull(),
+  revokedAt: integer("revoked_at"),
+});
+export type AgentKey = typeof agentKeys.$inferSelect;
+
+export const agentKeyQueues = sqliteTable(
+  "agent_key_queues",
+  {
+    agentKeyId: text("agent_key_id")
+      .notNull()
+      .references(() => agentKeys.id),
+    queueId: text("queue_id")
+      .notNull()
+      .references(() => queues.id),
+  },
+  (t) => [primaryKey({ columns: [t.agentKeyId, t.queueId] })],
+);
+
+export const reviewerTokens = sqliteTable(
+  "reviewer_tokens",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull().unique(),
+    tokenPrefix: text("token_prefix").notNull(),
+    createdAt: integer("created_at").notNull(),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [index("reviewer_tokens_user_idx").on(t.userId)],
+);
+export type ReviewerToken = typeof reviewerTokens.$inferSelect;
+
+/* ---------------------------------------------------------------- runs, batches, calls */
+
+export const RUN_STATUSES = [
+  "running",
+  "waiting_approval",
+  "ready",
+  "resuming",
+  "completed",
+  "failed",
+  "cancelled",
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const runs = sqliteTable(
+  "runs",
+  {
+    id: text("id").primaryKey(),
+    agentKeyId: text("agent_key_id")
+      .notNull()
+      .references(() => agentKeys.id),
+    // The queue whose members may see the run's own events (its first batch's queue).
+    queueId: text("queue_id")
+      .notNull()
+      .references(() => queues.id),
+    externalId: text("external_id"),
+    conversationId: text("conversation_id"),
+    status: text("status", { enum: RUN_STATUSES }).notNull(),
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>(),
+    checkpoint: text("checkpoint", { mode: "json" }).$type<unknown>(),
+    // The live claim: only the SHA-256 of the token is kept.
+    claimTokenHash: text("claim_token_hash"),
+    claimWorkerId: text("claim_worker_id"),
+    leaseExpiresAt: integer("lease_expires_at"),
+    claimedAt: integer("claimed_at"),
+    rollbackRequestedAt: integer("rollback_requested_at"),
+    rollbackReason: text("rollback_reason"),
+    result: text("result", { mode: "json" }).$type<unknown>(),
+    error: text("error", { mode: "json" }).$type<unknown>(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("runs_agent_idx").on(t.agentKeyId, t.createdAt),
+    // the sweeper looks for leases that ran out
+    index("runs_lease_idx")
+      .on(t.leaseExpiresAt)
+      .where(sql`${t.status} = 'resuming'`),
+  ],
+);
+export type Run = typeof runs.$inferSelect;
+export type NewRun = typeof runs.$inferInsert;
+
+export const BATCH_KINDS = ["action", "plan"] as const;
+export const BATCH_STATUSES = ["pending", "decided", "expired", "cancelled"] as const;
+export const BATCH_OUTCOMES = ["approved", "rejected", "mixed"] as const;
+export const TIMEOUT_ACTIONS = ["reject", "approve", "escalate"] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
+export type BatchOutcome = (typeof BATCH_OUTCOMES)[number];
+export type TimeoutAction = (typeof TIMEOUT_ACTIONS)[number];
+
+export type Plan = {
+  summary: string;
+  rationale?: string;
+  resources?: string[];
+  risks?: string[];
+  rollback?: string;
+};
+
+export const batches = sqliteTable(
+  "batches",
+  {
+    id: text("id").primaryKey(),
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id),
+    queueId: text("queue_id")
+      .notNull()
+      .references(() => queues.id),
+    kind: text("kind", { enum: BATCH_KINDS }).notNull(),
+    status: text("status", { enum: BATCH_STATUSES }).notNull(),
+    outcome: text("outcome", { enum: BATCH_OUTCOMES }),
+    plan: text("plan", { mode: "json" }).$type<Plan>(),
+    onTimeout: text("on_timeout", { enum: TIMEOUT_ACTIONS }).notNull(),
+    callbackUrl: text("callback_url"),
+    cancelReason: text("cancel_reason"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    decidedAt: integer("decided_at"),
+  },
+  (t) => [
+    index("batches_run_idx").on(t.runId, t.createdAt),
+    // the reviewer queue lists a queue's batches newest first
+    index("batches_queue_idx").on(t.queueId, t.status, t.id),
+    // the deadline sweeper only ever scans pending batches by deadline
+    index("batches_pending_deadline_idx")
+      .on(t.expiresAt)
+      .where(sql`${t.status} = 'pending'`),
+  ],
+);
+export type Batch = typeof batches.$inferSelect;
+export type NewBatch = typeof batches.$inferInsert;
+
+export const CALL_STATUSES = ["pending", "approved", "rejected", "expired", "cancelled"] as const;
+export const DECISION_SOURCES = ["reviewer", "policy", "memory", "timeout"] as const;
+export const REMEMBER_SCOPES = ["once", "run", "conversation"] as const;
+export type CallStatus = (typeof CALL_STATUSES)[number];
+export type DecisionSource = (typeof DECISION_SOURCES)[number];
+export type RememberScope = (typeof REMEMBER_SCOPES)[number];
+
+export const calls = sqliteTable(
+  "calls",
+  {
+    id: text("id").primaryKey(),
+    batchId: text("batch_id")
+      .notNull()
+      .references(() => batches.id),
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id),
+    position: integer("position").notNull(),
+    toolCallId: text("tool_call_id").notNull(),
+    toolName: text("tool_name").notNull(),
+    args: text("args", { mode: "json" }).$type<unknown>().notNull(),
+    inputSchema: text("input_schema", { mode: "json" }).$type<Record<string, unknown>>(),
+    summary: text("summary"),
+    risks: text("risks", { mode: "json" }).$type<string[]>().notNull(),
+    costEstimate: real("cost_estimate"),
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>(),
+    status: text("status", { enum: CALL_STATUSES }).notNull(),
+    revision: integer("revision").notNull().default(1),
+    // SHA-256 over the tool name and the canonical JSON of the args under review (edited or not).
+    actionHash: text("action_hash").notNull(),
+    requiredApprovals: integer("required_approvals").notNull(),
+    // A reviewer's edit of the args: what the current revision asks to approve.
+    editedArgs: text("edited_args", { mode: "json" }).$type<unknown>(),
+    decisionOutcome: text("decision_outcome", { enum: ["approved", "rejected"] }),
+    decisionSource: text("decision_source", { enum: DECISION_SOURCES }),
+    decidedBy: text("decided_by").references(() => users.id),
+    decidedAt: integer("decided_at"),
+    decisionReason: text("decision_reason"),
+    decisionScope: text("decision_scope", { enum: REMEMBER_SCOPES }),
+  },
+  (t) => [uniqueIndex("calls_batch_position_idx").on(t.batchId, t.position)],
+);
+export type Call = typeof calls.$inferSelect;
+export type NewCall = typeof calls.$inferInsert;
+
+export const votes = sqliteTable(
+  "votes",
+  {
+    id: text("id").primaryKey(),
+    callId: text("call_id")
+      .notNull()
+      .references(() => calls.id),
+    reviewerId: text("reviewer_id")
+      .notNull()
+      .references(() => users.id),
+    outcome: text("outcome", { enum: ["approved", "rejected"] }).notNull(),
+    revision: integer("revision").notNull(),
+    actionHash: text("action_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    // one vote per reviewer per revision: nobody's approval counts twice
+    uniqueIndex("votes_once_idx").on(t.callId, t.revision, t.reviewerId),
+  ],
+);
+export type Vote = typeof votes.$inferSelect;
+
+// Approvals a reviewer asked to remember beyond one call (scope `run` or `conversation`).
+export const rememberedApprovals = sqliteTable(
+  "remembered_approvals",
+  {
+    id: text("id").primaryKey(),
+    scope: text("scope", { enum: ["run", "conversation"] }).notNull(),
+    // the run id or the conversation id, according to scope
+    scopeKey: text("scope_key").notNull(),
+    agentKeyId: text("agent_key_id")
+      .notNull()
+      .references(() => agentKeys.id),
+    actionHash: text("action_hash").notNull(),
+    callId: text("call_id")
+      .notNull()
+      .references(() => calls.id),
+    approvedBy: text("approved_by").references(() => users.id),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    // looked up for every call at batch creation
+    index("remembered_lookup_idx").on(t.scope, t.scopeKey, t.agentKeyId, t.actionHash),
+  ],
+);
+
+/* ---------------------------------------------------------------- the event log */
+
+export const ACTOR_KINDS = ["reviewer", "agent", "system"] as const;
+export type ActorKind = (typeof ACTOR_KINDS)[number];
+
+export const events = sqliteTable(
+  "events",
+  {
+    // Monotonic: SQLite commits one writer at a time, so seq order is commit order.
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    type: text("type").notNull(),
+    at: integer("at").notNull(),
+    runId: text("run_id"),
+    batchId: text("batch_id"),
+    callId: text("call_id"),
+    // Who may see the event: members of this queue.
+    queueId: text("queue_id"),
+    actorKind: text("actor_kind", { enum: ACTOR_KINDS }).notNull(),
+    actorId: text("actor_id"),
+    actorName: text("actor_name"),
+    data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  },
+  (t) => [
+    // run streams and timelines replay one run's events
+    index("events_run_idx").on(t.runId, t.seq),
+    // reviewer streams replay their queues' events
+    index("events_queue_idx").on(t.queueId, t.seq),
+  ],
+);
+export type EventRow = typeof events.$inferSelect;
+export type NewEventRow = typeof events.$inferInsert;
+
+/* ---------------------------------------------------------------- idempotency and webhooks */
+
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    agentKeyId: text("agent_key_id")
+      .notNull()
+      .references(() => agentKeys.id),
+    // the operation, e.g. "POST /runs" or "POST /runs/{id}/batches"
+    scope: text("scope").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    resourceId: text("resource_id").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.agentKeyId, t.scope, t.key] })],
+);
+
+export const WEBHOOK_STATUSES = ["pending", "delivered", "failed"] as const;
+
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    // also the Standard Webhooks `webhook-id`: receivers deduplicate on it
+    id: text("id").primaryKey(),
+    agentKeyId: text("agent_key_id")
+      .notNull()
+      .references(() => agentKeys.id),
+    batchId: text("batch_id")
+      .notNull()
+      .references(() => batches.id),
+    url: text("url").notNull(),
+    eventType: text("event_type").notNull(),
+    payload: text("payload").notNull(),
+    status: text("status", { enum: WEBHOOK_STATUSES }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    deliveredAt: integer("delivered_at"),
+  },
+  (t) => [
+    // the delivery worker polls only the deliveries still owed
+    index("webhook_due_idx")
+      .on(t.nextAttemptAt)
+      .where(sql`${t.status} = 'pending'`),
+  ],
+);
+export type WebhookDelivery = typeof webhookDeliveries.$inferSelect;

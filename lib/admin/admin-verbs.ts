@@ -1,0 +1,145 @@
+import { randomBytes } from "node:crypto";
+import { hashPassword } from "better-auth/crypto";
+import { eq, inArray } from "drizzle-orm";
+import { z } from "zod";
+import { writeTransaction, type Transaction } from "@/db/client";
+import {
+  accounts,
+  agentKeyQueues,
+  agentKeys,
+  QUEUE_ROLES,
+  queueMembers,
+  queues,
+  reviewerTokens,
+  users,
+  type Queue,
+} from "@/db/schema";
+import { parseInput } from "@/lib/api/parse";
+import { AGENT_KEY_PREFIX, REVIEWER_TOKEN_PREFIX } from "@/lib/auth/actor";
+import { ConflictError, InvalidRequestError, NotFoundError } from "@/lib/errors";
+import { newId, newSecret, sha256Hex } from "@/lib/ids";
+
+// Operator verbs behind `npm run admin` (and the tests' factories). They run with the
+// operator's authority over the configured database: whoever can run them owns the database.
+
+export const CreateQueueInput = z.object({
+  name: z.string().trim().min(1).max(100),
+  requiredApprovals: z.int().min(1).max(20).default(1),
+  separationOfDuties: z.boolean().default(false),
+  defaultTimeoutSecs: z.int().min(1).max(30 * 24 * 3600).default(3600),
+});
+export type CreateQueueInput = z.input<typeof CreateQueueInput>;
+
+export async function createQueue(input: CreateQueueInput): Promise<Queue> {
+  const parsed = parseInput(CreateQueueInput, input);
+  return writeTransaction(async (tx) => {
+    const [existing] = await tx.select().from(queues).where(eq(queues.name, parsed.name));
+    if (existing) throw new ConflictError("idempotency_conflict", `A queue named '${parsed.name}' exists.`, existing);
+    const [queue] = await tx.insert(queues).values({ id: newId(), createdAt: Date.now(), ...parsed }).returning();
+    return queue!;
+  });
+}
+
+async function queuesByName(tx: Transaction, names: string[]): Promise<Map<string, Queue>> {
+  const rows = names.length ? await tx.select().from(queues).where(inArray(queues.name, names)) : [];
+  const byName = new Map(rows.map((q) => [q.name, q]));
+  for (const name of names) if (!byName.has(name)) throw new NotFoundError(`Queue '${name}'`);
+  return byName;
+}
+
+export const CreateReviewerInput = z.object({
+  email: z.email().transform((e) => e.toLowerCase()),
+  name: z.string().trim().min(1).max(100),
+  password: z.string().min(8, "must be at least 8 characters").max(128),
+  queues: z.array(z.object({ name: z.string().min(1), role: z.enum(QUEUE_ROLES).default("reviewer") })).default([]),
+});
+export type CreateReviewerInput = z.input<typeof CreateReviewerInput>;
+
+/** A reviewer account that can sign in to the web app (better-auth's credential account). */
+export async function createReviewer(input: CreateReviewerInput): Promise<{ id: string; email: string; name: string }> {
+  const parsed = parseInput(CreateReviewerInput, input);
+  const passwordHash = await hashPassword(parsed.password);
+  return writeTransaction(async (tx) => {
+    const [existing] = await tx.select({ id: users.id }).from(users).where(eq(users.email, parsed.email));
+    if (existing) throw new ConflictError("idempotency_conflict", `A reviewer with email ${parsed.email} exists.`, { id: existing.id });
+    const byName = await queuesByName(tx, parsed.queues.map((q) => q.name));
+    const now = new Date();
+    const id = newId();
+    await tx.insert(users).values({ id, name: parsed.name, email: parsed.email, emailVerified: true, createdAt: now, updatedAt: now });
+    await tx.insert(accounts).values({
+      id: newId(),
+      accountId: id,
+      providerId: "credential",
+      userId: id,
+      password: passwordHash,
+      createdAt: now,
+      updatedAt: now,
+    });
+    for (const membership of parsed.queues) {
+      await tx.insert(queueMembers).values({
+        queueId: byName.get(membership.name)!.id,
+        userId: id,
+        role: membership.role,
+        createdAt: now.getTime(),
+      });
+    }
+    return { id, email: parsed.email, name: parsed.name };
+  });
+}
+
+/** A new personal token for a reviewer; only its hash is kept, so this is the one time it is shown. */
+export async function createReviewerToken(email: string): Promise<string> {
+  return writeTransaction(async (tx) => {
+    const [user] = await tx.select().from(users).where(eq(users.email, email.toLowerCase()));
+    if (!user) throw new NotFoundError(`Reviewer ${email}`);
+    const token = newSecret(REVIEWER_TOKEN_PREFIX);
+    await tx.insert(reviewerTokens).values({
+      id: newId(),
+      userId: user.id,
+      tokenHash: sha256Hex(token),
+      tokenPrefix: token.slice(0, REVIEWER_TOKEN_PREFIX.length + 6),
+      createdAt: Date.now(),
+    });
+    return token;
+  });
+}
+
+export const CreateAgentKeyInput = z.object({
+  name: z.string().trim().min(1).max(100),
+  queues: z.array(z.string().min(1)).min(1, "an agent key needs at least one queue (the first is its default)"),
+  ownerEmail: z.email().optional(),
+});
+export type CreateAgentKeyInput = z.input<typeof CreateAgentKeyInput>;
+
+/** A new agent key (shown once) and its webhook signing secret. */
+export async function createAgentKey(
+  input: CreateAgentKeyInput,
+): Promise<{ id: string; key: string; webhookSecret: string }> {
+  const parsed = parseInput(CreateAgentKeyInput, input);
+  return writeTransaction(async (tx) => {
+    const byName = await queuesByName(tx, parsed.queues);
+    let ownerUserId: string | null = null;
+    if (parsed.ownerEmail) {
+      const [owner] = await tx.select({ id: users.id }).from(users).where(eq(users.email, parsed.ownerEmail.toLowerCase()));
+      if (!owner) throw new InvalidRequestError(`No reviewer has the email ${parsed.ownerEmail}.`, [{ path: "owner", message: "unknown reviewer" }]);
+      ownerUserId = owner.id;
+    }
+    const id = newId();
+    const key = newSecret(AGENT_KEY_PREFIX);
+    const webhookSecret = `whsec_${randomBytes(24).toString("base64")}`;
+    await tx.insert(agentKeys).values({
+      id,
+      name: parsed.name,
+      keyHash: sha256Hex(key),
+      keyPrefix: key.slice(0, AGENT_KEY_PREFIX.length + 6),
+      defaultQueueId: byName.get(parsed.queues[0]!)!.id,
+      ownerUserId,
+      webhookSecret,
+      createdAt: Date.now(),
+    });
+    for (const name of new Set(parsed.queues)) {
+      await tx.insert(agentKeyQueues).values({ agentKeyId: id, queueId: byName.get(name)!.id });
+    }
+    return { id, key, webhookSecret };
+  });
+}

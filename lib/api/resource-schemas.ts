@@ -1,0 +1,120 @@
+import { z } from "zod";
+
+// The shapes of API responses, for the OpenAPI document (lib/api/views.ts builds them).
+
+const Time = z.iso.datetime();
+const Ref = z.object({ id: z.string(), name: z.string() });
+
+const Vote = z.object({ reviewer: Ref, outcome: z.enum(["approved", "rejected"]), revision: z.int(), at: Time });
+
+const Decision = z.object({
+  outcome: z.enum(["approved", "rejected"]),
+  source: z.enum(["reviewer", "policy", "memory", "timeout"]),
+  by: Ref.nullable(),
+  at: Time,
+  reason: z.string().nullable(),
+  editedArgs: z.unknown().describe("when approved with an edit: the args the agent must run"),
+  scope: z.enum(["once", "run", "conversation"]).nullable(),
+});
+
+const Call = z.object({
+  id: z.string(),
+  batchId: z.string(),
+  toolCallId: z.string(),
+  toolName: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  inputSchema: z.record(z.string(), z.unknown()).nullable(),
+  summary: z.string().nullable(),
+  risks: z.array(z.string()),
+  costEstimate: z.number().nullable(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  status: z.enum(["pending", "approved", "rejected", "expired", "cancelled"]),
+  revision: z.int(),
+  actionHash: z.string().describe("SHA-256 of the tool name and the RFC 8785 canonical JSON of the args under review"),
+  requiredApprovals: z.int(),
+  pendingEdit: z.unknown().describe("a reviewer's edit awaiting the rest of the quorum, else null"),
+  votes: z.array(Vote),
+  decision: Decision.nullable(),
+});
+
+const Plan = z.object({
+  summary: z.string(),
+  rationale: z.string().optional(),
+  resources: z.array(z.string()).optional(),
+  risks: z.array(z.string()).optional(),
+  rollback: z.string().optional(),
+});
+
+const Batch = z.object({
+  id: z.string(),
+  runId: z.string(),
+  kind: z.enum(["action", "plan"]),
+  status: z.enum(["pending", "decided", "expired", "cancelled"]),
+  outcome: z.enum(["approved", "rejected", "mixed"]).nullable(),
+  queue: Ref,
+  agent: Ref,
+  plan: Plan.nullable(),
+  calls: z.array(Call),
+  createdAt: Time,
+  expiresAt: Time,
+  onTimeout: z.enum(["reject", "approve", "escalate"]),
+  decidedAt: Time.nullable(),
+  cancelReason: z.string().nullable(),
+  reviewUrl: z.string(),
+});
+
+const Run = z.object({
+  id: z.string(),
+  agent: Ref,
+  externalId: z.string().nullable(),
+  conversationId: z.string().nullable(),
+  status: z.enum(["running", "waiting_approval", "ready", "resuming", "completed", "failed", "cancelled"]),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  claim: z.object({ workerId: z.string(), leaseExpiresAt: Time }).nullable(),
+  rollbackRequestedAt: Time.nullable(),
+  result: z.unknown(),
+  error: z.unknown(),
+  createdAt: Time,
+  updatedAt: Time,
+  batches: z.array(Batch).optional(),
+});
+
+const Event = z.object({
+  seq: z.int(),
+  type: z.string(),
+  at: Time,
+  runId: z.string().nullable(),
+  batchId: z.string().nullable(),
+  callId: z.string().nullable(),
+  queueId: z.string().nullable(),
+  actor: z.object({ kind: z.enum(["reviewer", "agent", "system"]), id: z.string().nullable(), name: z.string().nullable() }),
+  data: z.record(z.string(), z.unknown()),
+});
+
+export const resourceSchemas = {
+  Run,
+  Batch,
+  Call,
+  Event,
+  Claim: z.object({
+    claimToken: z.string(),
+    leaseExpiresAt: Time,
+    run: Run,
+    checkpoint: z.unknown(),
+    batch: Batch.nullable(),
+    rollback: z
+      .array(z.object({ toolCallId: z.string(), revert: z.unknown(), result: z.unknown(), reportedAt: Time, seq: z.int() }))
+      .nullable(),
+  }),
+  Lease: z.object({ leaseExpiresAt: Time }),
+  QueuePage: z.object({ batches: z.array(Batch), nextCursor: z.string().nullable() }),
+  CallDecision: z.object({ call: Call, batch: Batch }),
+  Error: z.object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+      current: z.unknown().optional(),
+    }),
+  }),
+};

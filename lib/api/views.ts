@@ -1,0 +1,267 @@
+import { asc, eq, inArray } from "drizzle-orm";
+import type { Executor } from "@/db/client";
+import {
+  agentKeys,
+  batches,
+  calls,
+  queues,
+  runs,
+  users,
+  votes,
+  type Batch,
+  type Call,
+  type Run,
+} from "@/db/schema";
+import { isoTime } from "@/lib/ids";
+
+// The API's resources as the contract shows them, loaded from the database in a few queries.
+
+export type VoteView = {
+  reviewer: { id: string; name: string };
+  outcome: "approved" | "rejected";
+  revision: number;
+  at: string;
+};
+
+export type DecisionView = {
+  outcome: "approved" | "rejected";
+  source: "reviewer" | "policy" | "memory" | "timeout";
+  by: { id: string; name: string } | null;
+  at: string;
+  reason: string | null;
+  editedArgs: unknown;
+  scope: "once" | "run" | "conversation" | null;
+};
+
+export type CallView = {
+  id: string;
+  batchId: string;
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  inputSchema: Record<string, unknown> | null;
+  summary: string | null;
+  risks: string[];
+  costEstimate: number | null;
+  metadata: Record<string, unknown> | null;
+  status: Call["status"];
+  revision: number;
+  actionHash: string;
+  requiredApprovals: number;
+  /** a reviewer's edit awaiting the rest of the quorum (null when none) */
+  pendingEdit: unknown;
+  votes: VoteView[];
+  decision: DecisionView | null;
+};
+
+export type BatchView = {
+  id: string;
+  runId: string;
+  kind: Batch["kind"];
+  status: Batch["status"];
+  outcome: Batch["outcome"];
+  queue: { id: string; name: string };
+  agent: { id: string; name: string };
+  plan: Batch["plan"] | null;
+  calls: CallView[];
+  createdAt: string;
+  expiresAt: string;
+  onTimeout: Batch["onTimeout"];
+  decidedAt: string | null;
+  cancelReason: string | null;
+  reviewUrl: string;
+};
+
+export type RunView = {
+  id: string;
+  agent: { id: string; name: string };
+  externalId: string | null;
+  conversationId: string | null;
+  status: Run["status"];
+  metadata: Record<string, unknown> | null;
+  claim: { workerId: string; leaseExpiresAt: string } | null;
+  rollbackRequestedAt: string | null;
+  result: unknown;
+  error: unknown;
+  createdAt: string;
+  updatedAt: string;
+  batches?: BatchView[];
+};
+
+export function publicBaseUrl(): string {
+  return (process.env.PUBLIC_URL || "http://localhost:3000").replace(/\/+$/, "");
+}
+
+async function namesOf(db: Executor, ids: Iterable<string>): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await db
+    .select({ id: users.id, name: users.name })
+    .from(users)
+    .where(inArray(users.id, unique));
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+function callView(call: Call, callVotes: VoteView[], names: Map<string, string>): CallView {
+  const decided = call.decisionOutcome !== null && call.decidedAt !== null;
+  return {
+    id: call.id,
+    batchId: call.batchId,
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    args: call.args,
+    inputSchema: call.inputSchema ?? null,
+    summary: call.summary,
+    risks: call.risks,
+    costEstimate: call.costEstimate,
+    metadata: call.metadata ?? null,
+    status: call.status,
+    revision: call.revision,
+    actionHash: call.actionHash,
+    requiredApprovals: call.requiredApprovals,
+    pendingEdit: call.status === "pending" ? (call.editedArgs ?? null) : null,
+    votes: callVotes,
+    decision: decided
+      ? {
+          outcome: call.decisionOutcome!,
+          source: call.decisionSource!,
+          by: call.decidedBy
+            ? { id: call.decidedBy, name: names.get(call.decidedBy) ?? "unknown" }
+            : null,
+          at: isoTime(call.decidedAt!),
+          reason: call.decisionReason,
+          editedArgs: call.decisionOutcome === "approved" ? (call.editedArgs ?? null) : null,
+          scope: call.decisionScope,
+        }
+      : null,
+  };
+}
+
+/** Loads batches with their calls, votes and names, in the order of `ids`; unknown ids are skipped. */
+export async function loadBatchViews(db: Executor, ids: string[]): Promise<BatchView[]> {
+  if (ids.length === 0) return [];
+  const batchRows = await db
+    .select({ batch: batches, queueName: queues.name, agentId: runs.agentKeyId, agentName: agentKeys.name })
+    .from(batches)
+    .innerJoin(queues, eq(queues.id, batches.queueId))
+    .innerJoin(runs, eq(runs.id, batches.runId))
+    .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
+    .where(inArray(batches.id, ids));
+  const callRows = await db
+    .select()
+    .from(calls)
+    .where(inArray(calls.batchId, ids))
+    .orderBy(asc(calls.batchId), asc(calls.position));
+  const voteRows = callRows.length
+    ? await db
+        .select()
+        .from(votes)
+        .where(
+          inArray(
+            votes.callId,
+            callRows.map((c) => c.id),
+          ),
+        )
+        .orderBy(asc(votes.createdAt))
+    : [];
+  const names = await namesOf(db, [
+    ...voteRows.map((v) => v.reviewerId),
+    ...callRows.flatMap((c) => (c.decidedBy ? [c.decidedBy] : [])),
+  ]);
+
+  const votesByCall = new Map<string, VoteView[]>();
+  for (const v of voteRows) {
+    const list = votesByCall.get(v.callId) ?? [];
+    list.push({
+      reviewer: { id: v.reviewerId, name: names.get(v.reviewerId) ?? "unknown" },
+      outcome: v.outcome,
+      revision: v.revision,
+      at: isoTime(v.createdAt),
+    });
+    votesByCall.set(v.callId, list);
+  }
+  const callsByBatch = new Map<string, CallView[]>();
+  for (const c of callRows) {
+    const list = callsByBatch.get(c.batchId) ?? [];
+    list.push(callView(c, votesByCall.get(c.id) ?? [], names));
+    callsByBatch.set(c.batchId, list);
+  }
+
+  const byId = new Map(
+    batchRows.map(({ batch, queueName, agentId, agentName }) => [
+      batch.id,
+      {
+        id: batch.id,
+        runId: batch.runId,
+        kind: batch.kind,
+        status: batch.status,
+        outcome: batch.outcome,
+        queue: { id: batch.queueId, name: queueName },
+        agent: { id: agentId, name: agentName },
+        plan: batch.plan ?? null,
+        calls: callsByBatch.get(batch.id) ?? [],
+        createdAt: isoTime(batch.createdAt),
+        expiresAt: isoTime(batch.expiresAt),
+        onTimeout: batch.onTimeout,
+        decidedAt: isoTime(batch.decidedAt),
+        cancelReason: batch.cancelReason,
+        reviewUrl: `${publicBaseUrl()}/batches/${batch.id}`,
+      } satisfies BatchView,
+    ]),
+  );
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+export async function loadBatchView(db: Executor, id: string): Promise<BatchView | null> {
+  const [view] = await loadBatchViews(db, [id]);
+  return view ?? null;
+}
+
+/** The call as the API shows it (used as `current` in conflicts). */
+export async function loadCallView(db: Executor, call: Call): Promise<CallView> {
+  const batch = await loadBatchView(db, call.batchId);
+  return batch!.calls.find((c) => c.id === call.id)!;
+}
+
+export async function loadRunView(
+  db: Executor,
+  id: string,
+  options: { withBatches: boolean },
+): Promise<RunView | null> {
+  const [row] = await db
+    .select({ run: runs, agentName: agentKeys.name })
+    .from(runs)
+    .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
+    .where(eq(runs.id, id));
+  if (!row) return null;
+  const { run } = row;
+  const view: RunView = {
+    id: run.id,
+    agent: { id: run.agentKeyId, name: row.agentName },
+    externalId: run.externalId,
+    conversationId: run.conversationId,
+    status: run.status,
+    metadata: run.metadata ?? null,
+    claim:
+      run.status === "resuming" && run.claimWorkerId && run.leaseExpiresAt
+        ? { workerId: run.claimWorkerId, leaseExpiresAt: isoTime(run.leaseExpiresAt) }
+        : null,
+    rollbackRequestedAt: isoTime(run.rollbackRequestedAt),
+    result: run.result ?? null,
+    error: run.error ?? null,
+    createdAt: isoTime(run.createdAt),
+    updatedAt: isoTime(run.updatedAt),
+  };
+  if (options.withBatches) {
+    const batchIds = await db
+      .select({ id: batches.id })
+      .from(batches)
+      .where(eq(batches.runId, id))
+      .orderBy(asc(batches.createdAt), asc(batches.id));
+    view.batches = await loadBatchViews(
+      db,
+      batchIds.map((b) => b.id),
+    );
+  }
+  return view;
+}

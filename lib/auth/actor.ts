@@ -1,0 +1,99 @@
+import { and, eq, isNull } from "drizzle-orm";
+import { agentKeyQueues, agentKeys, queueMembers, reviewerTokens, users } from "@/db/schema";
+import type { Executor } from "@/db/client";
+import { sha256Hex } from "@/lib/ids";
+import { ForbiddenError, UnauthenticatedError } from "@/lib/errors";
+
+export const AGENT_KEY_PREFIX = "cs_agent_";
+export const REVIEWER_TOKEN_PREFIX = "cs_rev_";
+
+export type AgentActor = {
+  kind: "agent";
+  id: string;
+  name: string;
+  defaultQueueId: string;
+  /** every queue the key may target, the default included */
+  queueIds: string[];
+  ownerUserId: string | null;
+};
+
+export type ReviewerActor = { kind: "reviewer"; id: string; name: string; email: string };
+
+export type Actor = AgentActor | ReviewerActor;
+
+/** The shape of `actor` in events and decisions. */
+export function actorRef(actor: Actor) {
+  return { kind: actor.kind, id: actor.id, name: actor.name };
+}
+
+function bearerToken(headers: Headers): string | null {
+  const header = headers.get("authorization");
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1]! : null;
+}
+
+/** Who is calling, from `Authorization: Bearer …` (an agent key or a reviewer token). */
+export async function authenticate(db: Executor, headers: Headers): Promise<Actor> {
+  const token = bearerToken(headers);
+  if (!token) throw new UnauthenticatedError();
+  if (token.startsWith(AGENT_KEY_PREFIX)) {
+    const agent = await findAgentByKey(db, token);
+    if (agent) return agent;
+  } else if (token.startsWith(REVIEWER_TOKEN_PREFIX)) {
+    const reviewer = await findReviewerByToken(db, token);
+    if (reviewer) return reviewer;
+  }
+  throw new UnauthenticatedError("That key or token is not valid (or was revoked).");
+}
+
+async function findAgentByKey(db: Executor, key: string): Promise<AgentActor | null> {
+  const [row] = await db
+    .select()
+    .from(agentKeys)
+    .where(and(eq(agentKeys.keyHash, sha256Hex(key)), isNull(agentKeys.revokedAt)));
+  if (!row) return null;
+  const targets = await db
+    .select({ queueId: agentKeyQueues.queueId })
+    .from(agentKeyQueues)
+    .where(eq(agentKeyQueues.agentKeyId, row.id));
+  const queueIds = [...new Set([row.defaultQueueId, ...targets.map((t) => t.queueId)])];
+  return {
+    kind: "agent",
+    id: row.id,
+    name: row.name,
+    defaultQueueId: row.defaultQueueId,
+    queueIds,
+    ownerUserId: row.ownerUserId,
+  };
+}
+
+async function findReviewerByToken(db: Executor, token: string): Promise<ReviewerActor | null> {
+  const [row] = await db
+    .select({ id: users.id, name: users.name, email: users.email })
+    .from(reviewerTokens)
+    .innerJoin(users, eq(users.id, reviewerTokens.userId))
+    .where(and(eq(reviewerTokens.tokenHash, sha256Hex(token)), isNull(reviewerTokens.revokedAt)));
+  return row ? { kind: "reviewer", ...row } : null;
+}
+
+export function requireAgent(actor: Actor): AgentActor {
+  if (actor.kind !== "agent") throw new ForbiddenError("This endpoint takes an agent key.");
+  return actor;
+}
+
+export function requireReviewer(actor: Actor): ReviewerActor {
+  if (actor.kind !== "reviewer") {
+    throw new ForbiddenError("This endpoint takes a reviewer's session or personal token.");
+  }
+  return actor;
+}
+
+/** The queues a reviewer belongs to (and so may see and decide). */
+export async function reviewerQueueIds(db: Executor, userId: string): Promise<string[]> {
+  const rows = await db
+    .select({ queueId: queueMembers.queueId })
+    .from(queueMembers)
+    .where(eq(queueMembers.userId, userId));
+  return rows.map((r) => r.queueId);
+}

@@ -1,0 +1,48 @@
+import { expireBatch, overdueBatchIds } from "@/lib/batches/expire-batch";
+import { getTailer } from "@/lib/events/tailer";
+import { expireLease, expiredLeaseRunIds } from "@/lib/runs/expire-lease";
+import { deliverDueWebhooks } from "@/lib/webhooks/deliver-webhooks";
+
+// The server's background work: the deadline sweeper (which also catches up, at start, on
+// deadlines that passed while no server ran), lease expiry, and webhook delivery. Every step is a
+// conditional write, so several processes may run it over one database.
+
+const globalWork = globalThis as unknown as { __countersignBackground?: { stop(): void } };
+
+/** Passes over overdue batches and expired leases once; returns how many it settled. */
+export async function sweepOnce(now = Date.now()): Promise<number> {
+  let settled = 0;
+  for (const id of await overdueBatchIds(now)) if (await expireBatch(id, now)) settled++;
+  for (const id of await expiredLeaseRunIds(now)) if (await expireLease(id, now)) settled++;
+  return settled;
+}
+
+function every(ms: number, work: () => Promise<unknown>, label: string): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    work()
+      .catch((error) => console.error(`${label} failed; will retry:`, error))
+      .finally(() => (running = false));
+  }, ms);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+export async function startBackgroundWork(): Promise<void> {
+  if (globalWork.__countersignBackground) return;
+  const tailer = getTailer();
+  await tailer.position(); // start following the event log
+  await sweepOnce();
+  const stops = [
+    every(Number(process.env.SWEEP_INTERVAL_MS) || 1000, () => sweepOnce(), "The deadline sweeper"),
+    every(Number(process.env.WEBHOOK_POLL_MS) || 500, () => deliverDueWebhooks(), "Webhook delivery"),
+  ];
+  globalWork.__countersignBackground = {
+    stop: () => {
+      stops.forEach((stop) => stop());
+      tailer.stop();
+    },
+  };
+}

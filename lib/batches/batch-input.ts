@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { schemaProblem } from "@/lib/api/json-schema";
+
+const MAX_TIMEOUT_SECS = 30 * 24 * 3600;
+
+const JsonObject = z.record(z.string(), z.unknown());
+
+export const CallInput = z.object({
+  toolCallId: z.string().min(1).max(200),
+  toolName: z.string().min(1).max(200),
+  args: JsonObject,
+  inputSchema: JsonObject.optional().superRefine((schema, ctx) => {
+    const problem = schema && schemaProblem(schema);
+    if (problem) ctx.addIssue({ code: "custom", message: `not a valid JSON Schema: ${problem}` });
+  }),
+  summary: z.string().max(4000).optional(),
+  risks: z.array(z.string().min(1).max(2000)).max(50).optional(),
+  costEstimate: z.number().nonnegative().optional(),
+  metadata: JsonObject.optional(),
+});
+export type CallInput = z.infer<typeof CallInput>;
+
+export const PlanInput = z.object({
+  summary: z.string().min(1).max(4000),
+  rationale: z.string().max(8000).optional(),
+  resources: z.array(z.string().min(1).max(2000)).max(200).optional(),
+  risks: z.array(z.string().min(1).max(2000)).max(50).optional(),
+  rollback: z.string().max(8000).optional(),
+});
+export type PlanInput = z.infer<typeof PlanInput>;
+
+export const CreateBatchInput = z
+  .object({
+    kind: z.enum(["action", "plan"]).default("action"),
+    calls: z.array(CallInput).max(100).default([]),
+    plan: PlanInput.optional(),
+    /** a queue id or name; it must be one the agent key may target */
+    queue: z.string().min(1).max(200).optional(),
+    timeoutSecs: z.int().min(1).max(MAX_TIMEOUT_SECS).optional(),
+    onTimeout: z.enum(["reject", "approve", "escalate"]).default("reject"),
+    checkpoint: z.unknown().optional(),
+    callbackUrl: z
+      .url({ protocol: /^https?$/, error: "must be an http(s) URL" })
+      .max(2000)
+      .optional(),
+    claimToken: z.string().min(1).max(200).optional(),
+  })
+  .superRefine((batch, ctx) => {
+    if (batch.kind === "action" && batch.calls.length === 0) {
+      ctx.addIssue({ code: "custom", path: ["calls"], message: "an action batch needs at least one call" });
+    }
+    if (batch.kind === "plan" && !batch.plan) {
+      ctx.addIssue({ code: "custom", path: ["plan"], message: "a plan batch needs a plan" });
+    }
+    if (batch.onTimeout === "escalate") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["onTimeout"],
+        message: "escalate needs team queues with an escalation queue, which are not available yet; use reject or approve",
+      });
+    }
+    const seen = new Set<string>();
+    batch.calls.forEach((call, index) => {
+      if (seen.has(call.toolCallId)) {
+        ctx.addIssue({ code: "custom", path: ["calls", index, "toolCallId"], message: "duplicate toolCallId in this batch" });
+      }
+      seen.add(call.toolCallId);
+    });
+  });
+export type CreateBatchInput = z.infer<typeof CreateBatchInput>;

@@ -1,0 +1,147 @@
+import { and, eq, or } from "drizzle-orm";
+import type { Transaction } from "@/db/client";
+import { batches, calls, queues, rememberedApprovals, type Queue, type Run } from "@/db/schema";
+import { actionHash } from "@/lib/approvals/action-hash";
+import { actorRef, type AgentActor } from "@/lib/auth/actor";
+import { ForbiddenError, NotFoundError } from "@/lib/errors";
+import { appendEvent, SYSTEM_ACTOR } from "@/lib/events/append-event";
+import { loadBatchView } from "@/lib/api/views";
+import { newId } from "@/lib/ids";
+import type { CallInput, CreateBatchInput } from "./batch-input";
+import { settleBatchIfDone } from "./settle-batch";
+
+/** The queue a batch goes to: the one named, if the key may target it, else the key's default. */
+export async function resolveQueue(
+  tx: Transaction,
+  agent: AgentActor,
+  requested: string | undefined,
+): Promise<Queue> {
+  if (requested === undefined) {
+    const [queue] = await tx.select().from(queues).where(eq(queues.id, agent.defaultQueueId));
+    return queue!;
+  }
+  const [queue] = await tx
+    .select()
+    .from(queues)
+    .where(or(eq(queues.id, requested), eq(queues.name, requested)));
+  if (!queue) throw new NotFoundError(`Queue '${requested}'`);
+  if (!agent.queueIds.includes(queue.id)) {
+    throw new ForbiddenError(`This agent key may not send batches to queue '${queue.name}'.`);
+  }
+  return queue;
+}
+
+function planAsCall(plan: NonNullable<CreateBatchInput["plan"]>): CallInput {
+  return { toolCallId: "plan", toolName: "plan", args: plan, summary: plan.summary, risks: plan.risks };
+}
+
+/**
+ * Inserts a pending batch and its calls for `run` (whose status the caller has already moved),
+ * settles at once the calls a reviewer asked to remember, and appends the events. Returns the id.
+ */
+export async function openBatch(
+  tx: Transaction,
+  agent: AgentActor,
+  run: Pick<Run, "id" | "conversationId">,
+  queue: Queue,
+  input: CreateBatchInput,
+  now: number,
+): Promise<string> {
+  const batchId = newId();
+  const batchCalls = input.calls.length > 0 ? input.calls : [planAsCall(input.plan!)];
+  await tx.insert(batches).values({
+    id: batchId,
+    runId: run.id,
+    queueId: queue.id,
+    kind: input.kind,
+    status: "pending",
+    plan: input.plan ?? null,
+    onTimeout: input.onTimeout,
+    callbackUrl: input.callbackUrl ?? null,
+    createdAt: now,
+    expiresAt: now + (input.timeoutSecs ?? queue.defaultTimeoutSecs) * 1000,
+  });
+
+  const remembered: { callId: string; approvedBy: string | null; scope: "run" | "conversation" }[] = [];
+  for (const [position, call] of batchCalls.entries()) {
+    const callId = newId();
+    const hash = actionHash(call.toolName, call.args);
+    const memory = await findRememberedApproval(tx, agent, run, hash);
+    await tx.insert(calls).values({
+      id: callId,
+      batchId,
+      runId: run.id,
+      position,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      args: call.args,
+      inputSchema: call.inputSchema ?? null,
+      summary: call.summary ?? null,
+      risks: call.risks ?? [],
+      costEstimate: call.costEstimate ?? null,
+      metadata: call.metadata ?? null,
+      status: memory ? "approved" : "pending",
+      actionHash: hash,
+      requiredApprovals: queue.requiredApprovals,
+      ...(memory && {
+        decisionOutcome: "approved" as const,
+        decisionSource: "memory" as const,
+        decidedBy: memory.approvedBy,
+        decidedAt: now,
+        decisionScope: memory.scope,
+      }),
+    });
+    if (memory) remembered.push({ callId, approvedBy: memory.approvedBy, scope: memory.scope });
+  }
+
+  await appendEvent(tx, {
+    type: "batch.created",
+    runId: run.id,
+    batchId,
+    queueId: queue.id,
+    actor: actorRef(agent),
+    data: { batch: await loadBatchView(tx, batchId) },
+    at: now,
+  });
+  for (const { callId, scope } of remembered) {
+    await appendEvent(tx, {
+      type: "call.decided",
+      runId: run.id,
+      batchId,
+      callId,
+      queueId: queue.id,
+      actor: SYSTEM_ACTOR,
+      data: { outcome: "approved", source: "memory", scope },
+      at: now,
+    });
+  }
+  if (remembered.length > 0) await settleBatchIfDone(tx, batchId, SYSTEM_ACTOR);
+  return batchId;
+}
+
+async function findRememberedApproval(
+  tx: Transaction,
+  agent: AgentActor,
+  run: Pick<Run, "id" | "conversationId">,
+  hash: string,
+) {
+  const inRun = and(eq(rememberedApprovals.scope, "run"), eq(rememberedApprovals.scopeKey, run.id));
+  const inConversation = run.conversationId
+    ? and(
+        eq(rememberedApprovals.scope, "conversation"),
+        eq(rememberedApprovals.scopeKey, run.conversationId),
+      )
+    : undefined;
+  const [row] = await tx
+    .select({ approvedBy: rememberedApprovals.approvedBy, scope: rememberedApprovals.scope })
+    .from(rememberedApprovals)
+    .where(
+      and(
+        eq(rememberedApprovals.agentKeyId, agent.id),
+        eq(rememberedApprovals.actionHash, hash),
+        inConversation ? or(inRun, inConversation) : inRun,
+      ),
+    )
+    .limit(1);
+  return row ?? null;
+}

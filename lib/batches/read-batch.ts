@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { getDb } from "@/db/client";
+import { findBatchFor } from "@/lib/api/access";
+import { parseInput } from "@/lib/api/parse";
+import { loadBatchView, type BatchView } from "@/lib/api/views";
+import type { Actor } from "@/lib/auth/actor";
+import { watchEvents } from "@/lib/events/tailer";
+
+export const ReadBatchQuery = z.object({
+  /** seconds to hold a pending batch until it settles */
+  wait: z.coerce.number().min(0).max(60).default(0),
+});
+export type ReadBatchQuery = z.infer<typeof ReadBatchQuery>;
+
+/**
+ * The batch as it is now. With `wait`, a pending batch is held until an event settles it or the
+ * wait ends; it wakes on the event log, so a decision made by another process wakes it too.
+ */
+export async function readBatch(
+  actor: Actor,
+  batchId: string,
+  query: unknown,
+  signal?: AbortSignal,
+): Promise<BatchView> {
+  const { wait } = parseInput(ReadBatchQuery, query);
+  const db = getDb();
+  const batch = await findBatchFor(db, actor, batchId);
+  if (batch.status !== "pending" || wait === 0) return (await loadBatchView(db, batch.id))!;
+
+  const deadline = Date.now() + wait * 1000;
+  // Watch before reading, so a settlement between the read and the watch is not missed.
+  const watch = await watchEvents((row) => row.batchId === batchId && row.type.startsWith("batch."));
+  try {
+    for (;;) {
+      const view = (await loadBatchView(db, batchId))!;
+      const remaining = deadline - Date.now();
+      if (view.status !== "pending" || remaining <= 0 || signal?.aborted) return view;
+      await watch.next(remaining, signal);
+    }
+  } finally {
+    watch.close();
+  }
+}

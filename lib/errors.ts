@@ -1,0 +1,121 @@
+// The API contract's error codes, as values. Verbs throw these; edges map them with `toResponse`.
+
+export type ErrorCode =
+  | "invalid_request"
+  | "invalid_json"
+  | "unauthenticated"
+  | "forbidden"
+  | "not_found"
+  | "already_decided"
+  | "stale_revision"
+  | "not_pending"
+  | "already_claimed"
+  | "not_ready"
+  | "claim_lost"
+  | "run_terminal"
+  | "idempotency_conflict"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "rate_limited"
+  | "internal_error";
+
+export type Issue = { path: string; message: string };
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly status: number,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+
+  toJSON() {
+    return { error: { code: this.code, message: this.message, ...this.extra } };
+  }
+}
+
+/** The request is malformed or fails its schema (400). */
+export class InvalidRequestError extends ApiError {
+  constructor(message: string, issues: Issue[] = []) {
+    super("invalid_request", 400, message, { issues });
+  }
+}
+
+/** The body is not JSON at all (400). */
+export class InvalidJsonError extends ApiError {
+  constructor(message = "The request body is not valid JSON.") {
+    super("invalid_json", 400, message);
+  }
+}
+
+/** No credentials, or credentials that match nobody (401). */
+export class UnauthenticatedError extends ApiError {
+  constructor(message = "Send a valid agent key or reviewer token as 'Authorization: Bearer …'.") {
+    super("unauthenticated", 401, message);
+  }
+}
+
+/** The caller is known but this surface is not theirs, e.g. an agent key on a reviewer endpoint (403). */
+export class ForbiddenError extends ApiError {
+  constructor(message: string) {
+    super("forbidden", 403, message);
+  }
+}
+
+/** Missing, or present but not visible to the caller: the two must look the same (404). */
+export class NotFoundError extends ApiError {
+  constructor(what: string) {
+    super("not_found", 404, `${what} not found.`);
+  }
+}
+
+/** Someone else moved first; `current` is the resource as it is now (409). */
+export class ConflictError extends ApiError {
+  constructor(
+    code: Extract<
+      ErrorCode,
+      | "already_decided"
+      | "stale_revision"
+      | "not_pending"
+      | "already_claimed"
+      | "not_ready"
+      | "claim_lost"
+      | "run_terminal"
+      | "idempotency_conflict"
+    >,
+    message: string,
+    current: unknown,
+    extra: Record<string, unknown> = {},
+  ) {
+    super(code, 409, message, { current, ...extra });
+  }
+}
+
+/** The body is over the configured limit (413). */
+export class PayloadTooLargeError extends ApiError {
+  constructor(limitBytes: number) {
+    super("payload_too_large", 413, `The request body is larger than ${limitBytes} bytes.`);
+  }
+}
+
+/** The body is not `application/json` (415). */
+export class UnsupportedMediaTypeError extends ApiError {
+  constructor() {
+    super("unsupported_media_type", 415, "Send the body as 'Content-Type: application/json'.");
+  }
+}
+
+/** Turns any thrown value into the contract's error response; unknown errors never leak their message. */
+export function toResponse(error: unknown): Response {
+  if (error instanceof ApiError) {
+    return Response.json(error.toJSON(), { status: error.status });
+  }
+  console.error("Unexpected error while serving a request:", error);
+  return Response.json(
+    { error: { code: "internal_error", message: "Something went wrong on our side." } },
+    { status: 500 },
+  );
+}

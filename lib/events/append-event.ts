@@ -1,0 +1,37 @@
+import type { Executor } from "@/db/client";
+import { events, type ActorKind } from "@/db/schema";
+
+export type EventActor = { kind: ActorKind; id: string | null; name: string | null };
+
+export const SYSTEM_ACTOR: EventActor = { kind: "system", id: null, name: "Countersign" };
+
+export type NewEvent = {
+  type: string;
+  runId?: string | null;
+  batchId?: string | null;
+  callId?: string | null;
+  queueId: string | null;
+  actor: EventActor;
+  data?: Record<string, unknown>;
+  at?: number;
+};
+
+/** Appends one row to the event log inside the caller's transaction; returns its `seq`. */
+export async function appendEvent(tx: Executor, event: NewEvent): Promise<number> {
+  const [row] = await tx
+    .insert(events)
+    .values({
+      type: event.type,
+      at: event.at ?? Date.now(),
+      runId: event.runId ?? null,
+      batchId: event.batchId ?? null,
+      callId: event.callId ?? null,
+      queueId: event.queueId,
+      actorKind: event.actor.kind,
+      actorId: event.actor.id,
+      actorName: event.actor.name,
+      data: event.data ?? {},
+    })
+    .returning({ seq: events.seq });
+  return row!.seq;
+}

@@ -1,0 +1,146 @@
+import { and, asc, gt, inArray, max, type SQL } from "drizzle-orm";
+import { getDb } from "@/db/client";
+import { events, type EventRow } from "@/db/schema";
+import { InvalidRequestError } from "@/lib/errors";
+import { sseMessage } from "./wire";
+import { getTailer } from "./tailer";
+
+// A server-sent-event stream over the event log: replay what the client missed (after its
+// Last-Event-ID), then follow new events as the tailer dispatches them. Only events `visible` to
+// the caller are sent, on replay and live alike.
+
+export type StreamFilter = {
+  /** the SQL condition selecting the caller's events, for replay */
+  where: SQL | undefined;
+  /** the same condition on a row, for live events */
+  visible: (row: EventRow) => boolean;
+};
+
+const REPLAY_PAGE = 500;
+/** A client this many messages behind is cut off; it reconnects with Last-Event-ID and replays. */
+const MAX_QUEUED_MESSAGES = 10_000;
+
+const encoder = new TextEncoder();
+
+export function lastEventIdOf(request: Request): number | null {
+  const raw =
+    request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("lastEventId");
+  if (raw === null || raw === "") return null;
+  if (!/^\d{1,15}$/.test(raw)) {
+    throw new InvalidRequestError("Last-Event-ID must be an event id (a non-negative integer).", [
+      { path: "Last-Event-ID", message: "must be a non-negative integer" },
+    ]);
+  }
+  return Number(raw);
+}
+
+export function heartbeatMs(): number {
+  return Number(process.env.STREAM_HEARTBEAT_MS) || 15_000;
+}
+
+export async function eventStreamResponse(
+  request: Request,
+  filter: StreamFilter,
+): Promise<Response> {
+  const lastEventId = lastEventIdOf(request);
+  const tailer = getTailer();
+  let cursor = 0; // the highest seq sent (or skipped as invisible) so far
+  let replaying = true;
+  const buffered: EventRow[] = [];
+  let cleanup = () => {};
+
+  const stream = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      let closed = false;
+      const close = () => {
+        if (closed) return;
+        closed = true;
+        cleanup();
+        try {
+          controller.close();
+        } catch {
+          // already closed by the client
+        }
+      };
+      const send = (row: EventRow) => {
+        if (closed || row.seq <= cursor) return;
+        cursor = row.seq;
+        if (!filter.visible(row)) return;
+        if ((controller.desiredSize ?? 0) < -MAX_QUEUED_MESSAGES) return close();
+        controller.enqueue(sseMessage(row));
+      };
+
+      const unsubscribe = await tailer.subscribe((rows) => {
+        if (replaying) buffered.push(...rows);
+        else rows.forEach(send);
+      });
+      const heartbeat = setInterval(() => {
+        if (!closed) controller.enqueue(encoder.encode(": keep-alive\n\n"));
+      }, heartbeatMs());
+      const onAbort = () => close();
+      request.signal.addEventListener("abort", onAbort);
+      cleanup = () => {
+        unsubscribe();
+        clearInterval(heartbeat);
+        request.signal.removeEventListener("abort", onAbort);
+      };
+
+      controller.enqueue(encoder.encode("retry: 2000\n: connected\n\n"));
+      try {
+        cursor = await tailer.position();
+        if (lastEventId !== null) await replay(lastEventId, controller);
+      } catch (error) {
+        console.error("Replaying events failed:", error);
+        return close();
+      }
+      replaying = false;
+      buffered.splice(0).forEach(send);
+    },
+    cancel() {
+      cleanup();
+    },
+  });
+
+  async function replay(after: number, controller: ReadableStreamDefaultController<Uint8Array>) {
+    const live = cursor;
+    const [newest] = await getDb().select({ seq: max(events.seq) }).from(events);
+    if (after > (newest?.seq ?? 0)) {
+      // An id this log never gave out (say, from before a reset): the client must refetch.
+      controller.enqueue(encoder.encode(`event: resync\ndata: {"reason":"unknown_last_event_id"}\n\n`));
+      return;
+    }
+    let from = after;
+    for (;;) {
+      const rows = await getDb()
+        .select()
+        .from(events)
+        .where(and(gt(events.seq, from), filter.where))
+        .orderBy(asc(events.seq))
+        .limit(REPLAY_PAGE);
+      for (const row of rows) {
+        controller.enqueue(sseMessage(row));
+        from = row.seq;
+      }
+      if (rows.length < REPLAY_PAGE) break;
+    }
+    // Rows up to `live` came from the replay; later ones arrive through the buffer.
+    cursor = Math.max(live, from);
+  }
+
+  return new Response(stream, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      "x-accel-buffering": "no",
+      connection: "keep-alive",
+    },
+  });
+}
+
+export function queueFilter(queueIds: string[]): StreamFilter {
+  const set = new Set(queueIds);
+  return {
+    where: inArray(events.queueId, queueIds),
+    visible: (row) => row.queueId !== null && set.has(row.queueId),
+  };
+}

@@ -1,0 +1,34 @@
+import { getDb } from "@/db/client";
+import { authenticate, type Actor } from "@/lib/auth/actor";
+import { toResponse } from "@/lib/errors";
+import { readJsonBody } from "./read-body";
+
+type Params = Record<string, string>;
+
+type Handler<P extends Params> = (args: {
+  request: Request;
+  params: P;
+  /** the parsed JSON body (undefined for GET or an empty body) */
+  body: unknown;
+  actor: Actor;
+}) => Promise<Response>;
+
+/**
+ * The edge of every API route: read the body (413/415/400), authenticate (401), call the verb,
+ * and map any error to the contract's shape. Handlers stay one line of real work.
+ */
+export function apiRoute<P extends Params = Params>(handler: Handler<P>) {
+  return async (request: Request, context: { params: Promise<P> }): Promise<Response> => {
+    try {
+      const body = request.method === "GET" ? undefined : await readJsonBody(request);
+      const actor = await authenticate(getDb(), request.headers);
+      return await handler({ request, params: await context.params, body, actor });
+    } catch (error) {
+      return toResponse(error);
+    }
+  };
+}
+
+export function json(data: unknown, status = 200): Response {
+  return Response.json(data, { status, headers: { "cache-control": "no-store" } });
+}

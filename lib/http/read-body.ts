@@ -1,0 +1,46 @@
+import { InvalidJsonError, PayloadTooLargeError, UnsupportedMediaTypeError } from "@/lib/errors";
+
+export function maxBodyBytes(): number {
+  return Number(process.env.MAX_BODY_BYTES) || 4 * 1024 * 1024;
+}
+
+/**
+ * The request's JSON body. 415 unless it is `application/json`, 413 as soon as it passes the limit
+ * (nothing past the limit is read), 400 `invalid_json` when it does not parse. An empty body is
+ * `undefined` (endpoints whose fields are all optional accept it).
+ */
+export async function readJsonBody(request: Request): Promise<unknown> {
+  const limit = maxBodyBytes();
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) throw new PayloadTooLargeError(limit);
+  if (!request.body || declared === "0") return undefined;
+
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw new PayloadTooLargeError(limit);
+    }
+    chunks.push(value);
+  }
+  if (size === 0) return undefined;
+
+  const type = request.headers.get("content-type") ?? "";
+  if (!/^application\/(.+\+)?json\s*(;|$)/i.test(type.trim())) throw new UnsupportedMediaTypeError();
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InvalidJsonError(`The request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** The query string as a plain object (repeated keys keep their last value). */
+export function queryOf(request: Request): Record<string, string> {
+  return Object.fromEntries(new URL(request.url).searchParams);
+}

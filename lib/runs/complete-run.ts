@@ -1,0 +1,52 @@
+import { z } from "zod";
+import { findRunFor } from "@/lib/api/access";
+import { parseInput } from "@/lib/api/parse";
+import { loadRunView, type RunView } from "@/lib/api/views";
+import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
+import { appendEvent } from "@/lib/events/append-event";
+import { transact } from "@/lib/events/transact";
+import { updateUnderClaim } from "./claim-guard";
+
+export const CompleteRunInput = z.object({
+  claimToken: z.string().min(1).max(200),
+  outcome: z.enum(["completed", "failed"]),
+  result: z.unknown().optional(),
+  error: z.unknown().optional(),
+});
+export type CompleteRunInput = z.infer<typeof CompleteRunInput>;
+
+/** The claim holder ends the run; the claim ends with it. */
+export async function completeRun(actor: Actor, runId: string, body: unknown): Promise<RunView> {
+  const agent = requireAgent(actor);
+  const input = parseInput(CompleteRunInput, body);
+  return transact(async (tx) => {
+    const run = await findRunFor(tx, agent, runId);
+    // A rollback asked for before this claim began was handed to this worker with the claim,
+    // so finishing the claim answers it; one asked for later waits for the next claim.
+    const rollbackAnswered =
+      run.rollbackRequestedAt !== null && run.rollbackRequestedAt <= (run.claimedAt ?? 0);
+    const now = Date.now();
+    await updateUnderClaim(tx, run, input.claimToken, {
+      status: input.outcome,
+      result: input.result ?? null,
+      error: input.error ?? null,
+      claimTokenHash: null,
+      claimWorkerId: null,
+      leaseExpiresAt: null,
+      ...(rollbackAnswered && { rollbackRequestedAt: null, rollbackReason: null }),
+      updatedAt: now,
+    });
+    await appendEvent(tx, {
+      type: input.outcome === "completed" ? "run.completed" : "run.failed",
+      runId: run.id,
+      queueId: run.queueId,
+      actor: actorRef(agent),
+      data: {
+        ...(input.result !== undefined && { result: input.result }),
+        ...(input.error !== undefined && { error: input.error }),
+      },
+      at: now,
+    });
+    return (await loadRunView(tx, run.id, { withBatches: false }))!;
+  });
+}

@@ -1,0 +1,66 @@
+import { z } from "zod";
+import { runs } from "@/db/schema";
+import { idempotencyFor, previousResult, rememberResult } from "@/lib/api/idempotency";
+import { parseInput } from "@/lib/api/parse";
+import { loadRunView, type RunView } from "@/lib/api/views";
+import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
+import { CreateBatchInput } from "@/lib/batches/batch-input";
+import { openBatch, resolveQueue } from "@/lib/batches/open-batch";
+import { appendEvent } from "@/lib/events/append-event";
+import { transact } from "@/lib/events/transact";
+import { newId } from "@/lib/ids";
+
+export const CreateRunInput = z.object({
+  externalId: z.string().min(1).max(200).optional(),
+  conversationId: z.string().min(1).max(200).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  /** the run's first pause, created in the same transaction */
+  batch: CreateBatchInput.optional(),
+});
+export type CreateRunInput = z.infer<typeof CreateRunInput>;
+
+/** Starts a run for the calling agent, optionally paused at once with its first batch. */
+export async function createRun(
+  actor: Actor,
+  body: unknown,
+  options: { idempotencyKey?: string | null } = {},
+): Promise<{ run: RunView; replayed: boolean }> {
+  const agent = requireAgent(actor);
+  const input = parseInput(CreateRunInput, body);
+  const idempotency = idempotencyFor(options.idempotencyKey, "POST /runs", body);
+  const withBatches = input.batch !== undefined;
+
+  return transact(async (tx) => {
+    const earlier = await previousResult(tx, agent, idempotency, (id) =>
+      loadRunView(tx, id, { withBatches }),
+    );
+    if (earlier) return { run: (await loadRunView(tx, earlier, { withBatches }))!, replayed: true };
+
+    const queue = await resolveQueue(tx, agent, input.batch?.queue);
+    const now = Date.now();
+    const run = {
+      id: newId(),
+      agentKeyId: agent.id,
+      queueId: queue.id,
+      externalId: input.externalId ?? null,
+      conversationId: input.conversationId ?? null,
+      status: input.batch ? ("waiting_approval" as const) : ("running" as const),
+      metadata: input.metadata ?? null,
+      checkpoint: input.batch?.checkpoint ?? null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await tx.insert(runs).values(run);
+    await appendEvent(tx, {
+      type: "run.created",
+      runId: run.id,
+      queueId: queue.id,
+      actor: actorRef(agent),
+      data: { externalId: run.externalId, conversationId: run.conversationId, metadata: run.metadata },
+      at: now,
+    });
+    if (input.batch) await openBatch(tx, agent, run, queue, input.batch, now);
+    await rememberResult(tx, agent, idempotency, run.id);
+    return { run: (await loadRunView(tx, run.id, { withBatches }))!, replayed: false };
+  });
+}

@@ -1,0 +1,29 @@
+import { z } from "zod";
+import { findRunFor } from "@/lib/api/access";
+import { parseInput } from "@/lib/api/parse";
+import { requireAgent, type Actor } from "@/lib/auth/actor";
+import { transact } from "@/lib/events/transact";
+import { isoTime } from "@/lib/ids";
+import { updateUnderClaim } from "./claim-guard";
+
+export const HeartbeatInput = z.object({
+  claimToken: z.string().min(1).max(200),
+  leaseSecs: z.int().min(5).max(3600).default(60),
+});
+export type HeartbeatInput = z.infer<typeof HeartbeatInput>;
+
+/**
+ * Extends a live lease. Deliberately no event: a worker beats every few seconds and the log is
+ * for changes people care about; the lease itself is on the run.
+ */
+export async function heartbeat(actor: Actor, runId: string, body: unknown): Promise<{ leaseExpiresAt: string }> {
+  const agent = requireAgent(actor);
+  const input = parseInput(HeartbeatInput, body);
+  return transact(async (tx) => {
+    const run = await findRunFor(tx, agent, runId);
+    const updated = await updateUnderClaim(tx, run, input.claimToken, {
+      leaseExpiresAt: Date.now() + input.leaseSecs * 1000,
+    });
+    return { leaseExpiresAt: isoTime(updated.leaseExpiresAt!) };
+  });
+}

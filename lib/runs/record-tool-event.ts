@@ -1,0 +1,50 @@
+import { eq } from "drizzle-orm";
+import { z } from "zod";
+import { events } from "@/db/schema";
+import { findRunFor } from "@/lib/api/access";
+import { parseInput } from "@/lib/api/parse";
+import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
+import { appendEvent } from "@/lib/events/append-event";
+import { toWireEvent, type WireEvent } from "@/lib/events/wire";
+import { transact } from "@/lib/events/transact";
+import { updateUnderClaim } from "./claim-guard";
+
+export const RecordToolEventInput = z
+  .object({
+    claimToken: z.string().min(1).max(200),
+    type: z.enum(["tool.completed", "tool.failed", "action.reverted"]),
+    toolCallId: z.string().min(1).max(200),
+    result: z.unknown().optional(),
+    error: z.unknown().optional(),
+    /** how to undo this action later (kept for rollback) */
+    revert: z.unknown().optional(),
+  })
+  .refine((e) => e.type === "tool.completed" || e.revert === undefined, {
+    path: ["revert"],
+    message: "only a completed tool call can carry revert data",
+  });
+export type RecordToolEventInput = z.infer<typeof RecordToolEventInput>;
+
+/** The claim holder reports what a tool did (or that an action was reverted). */
+export async function recordToolEvent(actor: Actor, runId: string, body: unknown): Promise<WireEvent> {
+  const agent = requireAgent(actor);
+  const input = parseInput(RecordToolEventInput, body);
+  return transact(async (tx) => {
+    const run = await findRunFor(tx, agent, runId);
+    await updateUnderClaim(tx, run, input.claimToken, {});
+    const seq = await appendEvent(tx, {
+      type: input.type,
+      runId: run.id,
+      queueId: run.queueId,
+      actor: actorRef(agent),
+      data: {
+        toolCallId: input.toolCallId,
+        ...(input.result !== undefined && { result: input.result }),
+        ...(input.error !== undefined && { error: input.error }),
+        ...(input.revert !== undefined && { revert: input.revert }),
+      },
+    });
+    const [row] = await tx.select().from(events).where(eq(events.seq, seq));
+    return toWireEvent(row!);
+  });
+}

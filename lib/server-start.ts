@@ -1,0 +1,25 @@
+import { count } from "drizzle-orm";
+import { databaseUrl, getDb } from "@/db/client";
+import { migrateDatabase } from "@/db/migrate";
+import { users } from "@/db/schema";
+import { startBackgroundWork } from "./background";
+
+/** Start-up: migrate the database, start the background work, and tell a newcomer what to do. */
+export async function startServer(): Promise<void> {
+  await migrateDatabase();
+  await startBackgroundWork();
+  if (process.env.COUNTERSIGN_QUIET) return;
+  const [row] = await getDb().select({ n: count() }).from(users);
+  console.log(`Countersign: database ${databaseUrl()} is migrated.`);
+  if ((row?.n ?? 0) === 0) {
+    console.log(
+      [
+        "No reviewers yet. Create a queue, a reviewer and an agent key:",
+        "  npm run admin -- queue create support",
+        "  npm run admin -- reviewer create --email you@example.com --name 'You' --password 'choose-one' --queue support:admin",
+        "  npm run admin -- reviewer token --email you@example.com",
+        "  npm run admin -- agent create --name 'Support bot' --queue support",
+      ].join("\n"),
+    );
+  }
+}

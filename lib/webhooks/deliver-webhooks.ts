@@ -1,0 +1,95 @@
+import { and, asc, eq, lte } from "drizzle-orm";
+import { Webhook } from "standardwebhooks";
+import { getDb, writeTransaction } from "@/db/client";
+import { agentKeys, webhookDeliveries, type WebhookDelivery } from "@/db/schema";
+
+// The outbox worker: sends owed webhooks, signed with Standard Webhooks headers, and retries with
+// exponential backoff until the receiver answers 2xx. State lives in the outbox rows, so a restart
+// resumes where it stopped; receivers deduplicate on `webhook-id` (delivery is at least once).
+
+const IN_FLIGHT_MS = 30_000; // a claimed send that never reports back is retried after this
+const SEND_TIMEOUT_MS = 10_000;
+const GIVE_UP_AFTER_MS = 3 * 24 * 3600 * 1000;
+
+export function retryDelayMs(attempts: number): number {
+  const base = Number(process.env.WEBHOOK_RETRY_BASE_MS) || 1000;
+  return Math.min(base * 2 ** Math.max(0, attempts - 1), 3600_000);
+}
+
+/** Sends every delivery that is due; returns how many were attempted. */
+export async function deliverDueWebhooks(now = Date.now()): Promise<number> {
+  const due = await getDb()
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now)))
+    .orderBy(asc(webhookDeliveries.nextAttemptAt))
+    .limit(20);
+  await Promise.all(due.map((delivery) => attempt(delivery, now)));
+  return due.length;
+}
+
+async function attempt(delivery: WebhookDelivery, now: number): Promise<void> {
+  // Claim the send (compare-and-swap on the due time) so two processes never send it at once.
+  const claimed = await writeTransaction((tx) =>
+    tx
+      .update(webhookDeliveries)
+      .set({ attempts: delivery.attempts + 1, nextAttemptAt: now + IN_FLIGHT_MS })
+      .where(
+        and(
+          eq(webhookDeliveries.id, delivery.id),
+          eq(webhookDeliveries.status, "pending"),
+          eq(webhookDeliveries.nextAttemptAt, delivery.nextAttemptAt),
+        ),
+      )
+      .returning(),
+  );
+  if (claimed.length === 0) return;
+  const attempts = delivery.attempts + 1;
+
+  let statusCode: number | null = null;
+  let error: string | null = null;
+  try {
+    const response = await send(delivery);
+    statusCode = response.status;
+    if (!response.ok) error = `HTTP ${response.status}`;
+  } catch (cause) {
+    error = cause instanceof Error ? cause.message : String(cause);
+  }
+
+  const delivered = error === null;
+  const giveUp = !delivered && Date.now() - delivery.createdAt > GIVE_UP_AFTER_MS;
+  await writeTransaction((tx) =>
+    tx
+      .update(webhookDeliveries)
+      .set({
+        status: delivered ? "delivered" : giveUp ? "failed" : "pending",
+        lastStatusCode: statusCode,
+        lastError: error,
+        deliveredAt: delivered ? Date.now() : null,
+        nextAttemptAt: delivered || giveUp ? now : Date.now() + retryDelayMs(attempts),
+      })
+      .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.status, "pending"))),
+  );
+}
+
+async function send(delivery: WebhookDelivery): Promise<Response> {
+  const [key] = await getDb()
+    .select({ secret: agentKeys.webhookSecret })
+    .from(agentKeys)
+    .where(eq(agentKeys.id, delivery.agentKeyId));
+  const sentAt = new Date();
+  const signature = new Webhook(key!.secret).sign(delivery.id, sentAt, delivery.payload);
+  return fetch(delivery.url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "user-agent": "Countersign-Webhooks/1",
+      "webhook-id": delivery.id,
+      "webhook-timestamp": String(Math.floor(sentAt.getTime() / 1000)),
+      "webhook-signature": signature,
+    },
+    body: delivery.payload,
+    signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+    redirect: "manual",
+  });
+}
