@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshDatabase } from "../support/database";
+import { startServer, type TestServer } from "../support/server";
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startServer({ databaseUrl: await freshDatabase("health") });
+});
+afterAll(() => server?.stop());
+
+describe("GET /api/health", () => {
+  it("answers ok when the database answers", async () => {
+    const response = await fetch(`${server.baseUrl}/api/health`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ ok: true });
+  });
+});
+
+describe("GET /api/v1/openapi.json", () => {
+  it("is an OpenAPI 3.1 document describing every endpoint of the contract", async () => {
+    const doc = await (await fetch(`${server.baseUrl}/api/v1/openapi.json`)).json();
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths).sort()).toEqual(
+      [
+        "/batches/{batchId}",
+        "/batches/{batchId}/cancel",
+        "/batches/{batchId}/decision",
+        "/calls/{callId}/decision",
+        "/queue",
+        "/runs",
+        "/runs/{runId}",
+        "/runs/{runId}/batches",
+        "/runs/{runId}/claim",
+        "/runs/{runId}/complete",
+        "/runs/{runId}/events",
+        "/runs/{runId}/heartbeat",
+        "/runs/{runId}/rollback",
+        "/runs/{runId}/stream",
+        "/stream",
+      ].sort(),
+    );
+    // request bodies come from the zod schemas that validate them
+    const createBatch = doc.paths["/runs/{runId}/batches"].post.requestBody.content["application/json"].schema;
+    expect(createBatch.properties.calls.items.required).toEqual(expect.arrayContaining(["toolCallId", "toolName", "args"]));
+  });
+
+  it("answers unknown API paths with the contract's error shape", async () => {
+    const response = await fetch(`${server.baseUrl}/api/v1/nope`);
+    expect(response.status).toBe(404);
+    expect((await response.json()).error.code).toBe("not_found");
+  });
+});

@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+
+// Starts the real app (`next start`, the production build) on a free loopback port, over the
+// given database. Tests must stop what they start: use `afterAll(() => server.stop())`.
+
+export type TestServer = {
+  baseUrl: string;
+  port: number;
+  process: ChildProcess;
+  /** everything the server printed, for debugging a failure */
+  output: () => string;
+  stop: () => Promise<void>;
+  /** SIGKILL: the crash that loses whatever only lived in memory */
+  kill: () => Promise<void>;
+};
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.unref();
+    probe.on("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startServer(options: {
+  databaseUrl: string;
+  env?: Record<string, string>;
+  port?: number;
+}): Promise<TestServer> {
+  const root = process.cwd();
+  if (!existsSync(join(root, ".next", "BUILD_ID"))) {
+    throw new Error("No production build: run `npm run build` first (npm test does).");
+  }
+  const port = options.port ?? (await freePort());
+  const child = spawn(
+    process.execPath,
+    [join(root, "node_modules", "next", "dist", "bin", "next"), "start", "-H", "127.0.0.1", "-p", String(port)],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        NODE_ENV: "production",
+        DATABASE_URL: options.databaseUrl,
+        COUNTERSIGN_QUIET: "1",
+        PUBLIC_URL: `http://127.0.0.1:${port}`,
+        ...options.env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let output = "";
+  child.stdout!.on("data", (chunk) => (output += chunk));
+  child.stderr!.on("data", (chunk) => (output += chunk));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`The server exited during start-up:\n${output}`);
+    try {
+      const response = await fetch(`${baseUrl}/api/health`);
+      if (response.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`The server did not become healthy in 30 s:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  return {
+    baseUrl,
+    port,
+    process: child,
+    output: () => output,
+    stop: () => end("SIGTERM"),
+    kill: () => end("SIGKILL"),
+  };
+}
