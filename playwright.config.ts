@@ -1,0 +1,56 @@
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { defineConfig, devices } from "@playwright/test";
+
+// Playwright cannot download its own browser on these machines: use Debian's Chromium when it is
+// there (or CHROMIUM_PATH), else Playwright's own.
+const chromiumPath =
+  process.env.CHROMIUM_PATH || (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
+
+const port = Number(process.env.E2E_PORT) || 3100;
+
+// One fresh database per test run. Set once in the main process; workers inherit it.
+process.env.E2E_DATABASE_URL ??= `file:${join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "countersign.db")}`;
+
+export default defineConfig({
+  testDir: "./e2e",
+  fullyParallel: false,
+  workers: 1,
+  retries: process.env.CI ? 1 : 0,
+  reporter: [["list"]],
+  timeout: 30_000,
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    trace: "retain-on-failure",
+  },
+  projects: [
+    {
+      name: "chromium",
+      use: {
+        ...devices["Desktop Chrome"],
+        launchOptions: {
+          executablePath: chromiumPath,
+          args: [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+          ],
+        },
+      },
+    },
+  ],
+  webServer: {
+    command: `node node_modules/next/dist/bin/next start -H 127.0.0.1 -p ${port}`,
+    url: `http://127.0.0.1:${port}/api/health`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+    env: {
+      DATABASE_URL: process.env.E2E_DATABASE_URL,
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      COUNTERSIGN_QUIET: "1",
+    },
+  },
+});
