@@ -26,7 +26,7 @@ export async function createRun(
   options: { idempotencyKey?: string | null } = {},
 ): Promise<{ run: RunView; replayed: boolean }> {
   const agent = requireAgent(actor);
-  const input = parseInput(CreateRunInput, body);
+  const input = parseInput(CreateRunInput, body ?? {});
   const idempotency = idempotencyFor(options.idempotencyKey, "POST /runs", body);
   const withBatches = input.batch !== undefined;
 
