@@ -32,7 +32,8 @@ export class ApiError extends Error {
     this.name = new.target.name;
   }
 
-  toJSON() {
+  // Typed with the extra fields (`issues`, `current`, …): a spread index signature would drop them.
+  toJSON(): { error: { code: ErrorCode; message: string } & Record<string, unknown> } {
     return { error: { code: this.code, message: this.message, ...this.extra } };
   }
 }

@@ -64,6 +64,14 @@ export async function applyDecision(
   decision: Decision,
 ): Promise<void> {
   if (call.status !== "pending" || batch.status !== "pending") throw await alreadyDecided(tx, call);
+  if (batch.expiresAt <= Date.now()) {
+    // Fail closed: past the deadline only onTimeout settles the batch, swept or not yet.
+    throw new ConflictError(
+      "not_pending",
+      "This batch passed its deadline; it is settled by its onTimeout rule, not by a reviewer.",
+      await loadCallView(tx, call),
+    );
+  }
   if (call.revision !== decision.expectedRevision) {
     throw new ConflictError(
       "stale_revision",

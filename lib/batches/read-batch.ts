@@ -5,6 +5,7 @@ import { parseInput } from "@/lib/api/parse";
 import { loadBatchView, type BatchView } from "@/lib/api/views";
 import type { Actor } from "@/lib/auth/actor";
 import { watchEvents } from "@/lib/events/tailer";
+import { shutdownSignal } from "@/lib/shutdown";
 
 export const ReadBatchQuery = z.object({
   /** seconds to hold a pending batch until it settles */
@@ -28,14 +29,16 @@ export async function readBatch(
   if (batch.status !== "pending" || wait === 0) return (await loadBatchView(db, batch.id))!;
 
   const deadline = Date.now() + wait * 1000;
+  // Answer early (as still pending) if the client leaves or the server is stopping.
+  const ended = AbortSignal.any([signal ?? new AbortController().signal, shutdownSignal()]);
   // Watch before reading, so a settlement between the read and the watch is not missed.
   const watch = await watchEvents((row) => row.batchId === batchId && row.type.startsWith("batch."));
   try {
     for (;;) {
       const view = (await loadBatchView(db, batchId))!;
       const remaining = deadline - Date.now();
-      if (view.status !== "pending" || remaining <= 0 || signal?.aborted) return view;
-      await watch.next(remaining, signal);
+      if (view.status !== "pending" || remaining <= 0 || ended.aborted) return view;
+      await watch.next(remaining, ended);
     }
   } finally {
     watch.close();

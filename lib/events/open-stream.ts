@@ -4,6 +4,7 @@ import { events, type EventRow } from "@/db/schema";
 import { InvalidRequestError } from "@/lib/errors";
 import { sseMessage } from "./wire";
 import { getTailer } from "./tailer";
+import { shutdownSignal } from "@/lib/shutdown";
 
 // A server-sent-event stream over the event log: replay what the client missed (after its
 // Last-Event-ID), then follow new events as the tailer dispatches them. Only events `visible` to
@@ -77,18 +78,21 @@ export async function eventStreamResponse(
       const heartbeat = setInterval(() => {
         if (!closed) controller.enqueue(encoder.encode(": keep-alive\n\n"));
       }, heartbeatMs());
-      const onAbort = () => close();
-      request.signal.addEventListener("abort", onAbort);
+      // Ends when the client leaves or the server is stopping (see lib/shutdown.ts).
+      const ended = AbortSignal.any([request.signal, shutdownSignal()]);
+      const onEnd = () => close();
+      ended.addEventListener("abort", onEnd);
       cleanup = () => {
         unsubscribe();
         clearInterval(heartbeat);
-        request.signal.removeEventListener("abort", onAbort);
+        ended.removeEventListener("abort", onEnd);
       };
+      if (ended.aborted) return close();
 
       controller.enqueue(encoder.encode("retry: 2000\n: connected\n\n"));
       try {
         cursor = await tailer.position();
-        if (lastEventId !== null) await replay(lastEventId, controller);
+        if (lastEventId !== null) await replay(lastEventId, controller, () => closed);
       } catch (error) {
         console.error("Replaying events failed:", error);
         return close();
@@ -101,7 +105,11 @@ export async function eventStreamResponse(
     },
   });
 
-  async function replay(after: number, controller: ReadableStreamDefaultController<Uint8Array>) {
+  async function replay(
+    after: number,
+    controller: ReadableStreamDefaultController<Uint8Array>,
+    isClosed: () => boolean,
+  ) {
     const live = cursor;
     const [newest] = await getDb().select({ seq: max(events.seq) }).from(events);
     if (after > (newest?.seq ?? 0)) {
@@ -122,6 +130,11 @@ export async function eventStreamResponse(
         from = row.seq;
       }
       if (rows.length < REPLAY_PAGE) break;
+      // A long backlog is read a page at a time as the client takes it, not all into memory.
+      while ((controller.desiredSize ?? 0) < -REPLAY_PAGE && !isClosed()) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      if (isClosed()) return;
     }
     // Rows up to `live` came from the replay; later ones arrive through the buffer.
     cursor = Math.max(live, from);
@@ -132,7 +145,9 @@ export async function eventStreamResponse(
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache, no-transform",
       "x-accel-buffering": "no",
-      connection: "keep-alive",
+      // The connection carries this stream only: when the stream ends (the client left, or the
+      // server is stopping) close it rather than keep it idle until the keep-alive timeout.
+      connection: "close",
     },
   });
 }

@@ -23,7 +23,7 @@ export async function readJsonBody(request: Request): Promise<unknown> {
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => undefined);
+      void discardRest(reader, limit * 16);
       throw new PayloadTooLargeError(limit);
     }
     chunks.push(value);
@@ -37,6 +37,31 @@ export async function readJsonBody(request: Request): Promise<unknown> {
     return JSON.parse(text);
   } catch (error) {
     throw new InvalidJsonError(`The request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Consumes and drops what is left of an oversized body, as Node does for a body nobody read.
+ * Cancelling instead destroys the socket mid-upload: the client may get a reset instead of the
+ * 413, and a keep-alive connection breaks. Past `cap` more bytes, give up and cancel after all.
+ */
+async function discardRest(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  cap: number,
+): Promise<void> {
+  let discarded = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      discarded += value.byteLength;
+      if (discarded > cap) {
+        await reader.cancel();
+        return;
+      }
+    }
+  } catch {
+    // the client went away
   }
 }
 

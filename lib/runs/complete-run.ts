@@ -25,9 +25,12 @@ export async function completeRun(actor: Actor, runId: string, body: unknown): P
     // so finishing the claim answers it; one asked for later waits for the next claim.
     const rollbackAnswered =
       run.rollbackRequestedAt !== null && run.rollbackRequestedAt <= (run.claimedAt ?? 0);
+    // One asked for during this claim must still reach a worker: like a rollback of a finished
+    // run, it leaves the run ready to be claimed (a terminal run could never be claimed again).
+    const rollbackWaiting = run.rollbackRequestedAt !== null && !rollbackAnswered;
     const now = Date.now();
     await updateUnderClaim(tx, run, input.claimToken, {
-      status: input.outcome,
+      status: rollbackWaiting ? "ready" : input.outcome,
       result: input.result ?? null,
       error: input.error ?? null,
       claimTokenHash: null,

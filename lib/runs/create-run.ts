@@ -26,8 +26,10 @@ export async function createRun(
   options: { idempotencyKey?: string | null } = {},
 ): Promise<{ run: RunView; replayed: boolean }> {
   const agent = requireAgent(actor);
-  const input = parseInput(CreateRunInput, body ?? {});
-  const idempotency = idempotencyFor(options.idempotencyKey, "POST /runs", body);
+  // Every field is optional, so no body at all means the same as `{}` (retries included).
+  const request = body ?? {};
+  const input = parseInput(CreateRunInput, request);
+  const idempotency = idempotencyFor(options.idempotencyKey, "POST /runs", request);
   const withBatches = input.batch !== undefined;
 
   return transact(async (tx) => {

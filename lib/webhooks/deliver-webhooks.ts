@@ -9,7 +9,6 @@ import { agentKeys, webhookDeliveries, type WebhookDelivery } from "@/db/schema"
 
 const IN_FLIGHT_MS = 30_000; // a claimed send that never reports back is retried after this
 const SEND_TIMEOUT_MS = 10_000;
-const GIVE_UP_AFTER_MS = 3 * 24 * 3600 * 1000;
 
 export function retryDelayMs(attempts: number): number {
   const base = Number(process.env.WEBHOOK_RETRY_BASE_MS) || 1000;
@@ -56,17 +55,17 @@ async function attempt(delivery: WebhookDelivery, now: number): Promise<void> {
     error = cause instanceof Error ? cause.message : String(cause);
   }
 
+  // The contract retries until a 2xx, however long the receiver is down (at most hourly).
   const delivered = error === null;
-  const giveUp = !delivered && Date.now() - delivery.createdAt > GIVE_UP_AFTER_MS;
   await writeTransaction((tx) =>
     tx
       .update(webhookDeliveries)
       .set({
-        status: delivered ? "delivered" : giveUp ? "failed" : "pending",
+        status: delivered ? "delivered" : "pending",
         lastStatusCode: statusCode,
         lastError: error,
         deliveredAt: delivered ? Date.now() : null,
-        nextAttemptAt: delivered || giveUp ? now : Date.now() + retryDelayMs(attempts),
+        nextAttemptAt: delivered ? now : Date.now() + retryDelayMs(attempts),
       })
       .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.status, "pending"))),
   );

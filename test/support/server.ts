@@ -34,11 +34,27 @@ export async function startServer(options: {
   env?: Record<string, string>;
   port?: number;
 }): Promise<TestServer> {
+  // A port found free can be taken by another process before the server binds it; then our
+  // server exits and the port answers for someone else. Start again on another port.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options, options.port ?? (await freePort()));
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || options.port !== undefined || attempt === 5) throw error;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function startOnce(
+  options: { databaseUrl: string; env?: Record<string, string> },
+  port: number,
+): Promise<TestServer> {
   const root = process.cwd();
   if (!existsSync(join(root, ".next", "BUILD_ID"))) {
     throw new Error("No production build: run `npm run build` first (npm test does).");
   }
-  const port = options.port ?? (await freePort());
   const child = spawn(
     process.execPath,
     [join(root, "node_modules", "next", "dist", "bin", "next"), "start", "-H", "127.0.0.1", "-p", String(port)],
@@ -62,19 +78,25 @@ export async function startServer(options: {
 
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
+  // Healthy means: this child printed that it is listening, and the port answers.
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`The server exited during start-up:\n${output}`);
-    try {
-      const response = await fetch(`${baseUrl}/api/health`);
-      if (response.ok) break;
-    } catch {
-      // not listening yet
+    if (child.exitCode !== null || child.signalCode !== null) {
+      if (output.includes("EADDRINUSE")) throw new PortTakenError(`port ${port} was taken`);
+      throw new Error(`The server exited during start-up:\n${output}`);
+    }
+    if (output.includes("Ready in")) {
+      try {
+        const response = await fetch(`${baseUrl}/api/health`);
+        if (response.ok) break;
+      } catch {
+        // not answering yet
+      }
     }
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
       throw new Error(`The server did not become healthy in 30 s:\n${output}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 50));
   }
 
   const end = async (signal: NodeJS.Signals) => {
