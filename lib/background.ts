@@ -37,7 +37,11 @@ export async function startBackgroundWork(): Promise<void> {
   await sweepOnce();
   const stops = [
     every(Number(process.env.SWEEP_INTERVAL_MS) || 1000, () => sweepOnce(), "The deadline sweeper"),
-    every(Number(process.env.WEBHOOK_POLL_MS) || 500, () => deliverDueWebhooks(), "Webhook delivery"),
+    every(
+      Number(process.env.WEBHOOK_POLL_MS) || 500,
+      () => deliverDueWebhooks(),
+      "Webhook delivery",
+    ),
   ];
   globalWork.__countersignBackground = {
     stop: () => {

@@ -26,7 +26,11 @@ export const CreateQueueInput = z.object({
   name: z.string().trim().min(1).max(100),
   requiredApprovals: z.int().min(1).max(20).default(1),
   separationOfDuties: z.boolean().default(false),
-  defaultTimeoutSecs: z.int().min(1).max(30 * 24 * 3600).default(3600),
+  defaultTimeoutSecs: z
+    .int()
+    .min(1)
+    .max(30 * 24 * 3600)
+    .default(3600),
 });
 export type CreateQueueInput = z.input<typeof CreateQueueInput>;
 
@@ -34,14 +38,24 @@ export async function createQueue(input: CreateQueueInput): Promise<Queue> {
   const parsed = parseInput(CreateQueueInput, input);
   return writeTransaction(async (tx) => {
     const [existing] = await tx.select().from(queues).where(eq(queues.name, parsed.name));
-    if (existing) throw new ConflictError("idempotency_conflict", `A queue named '${parsed.name}' exists.`, existing);
-    const [queue] = await tx.insert(queues).values({ id: newId(), createdAt: Date.now(), ...parsed }).returning();
+    if (existing)
+      throw new ConflictError(
+        "idempotency_conflict",
+        `A queue named '${parsed.name}' exists.`,
+        existing,
+      );
+    const [queue] = await tx
+      .insert(queues)
+      .values({ id: newId(), createdAt: Date.now(), ...parsed })
+      .returning();
     return queue!;
   });
 }
 
 async function queuesByName(tx: Transaction, names: string[]): Promise<Map<string, Queue>> {
-  const rows = names.length ? await tx.select().from(queues).where(inArray(queues.name, names)) : [];
+  const rows = names.length
+    ? await tx.select().from(queues).where(inArray(queues.name, names))
+    : [];
   const byName = new Map(rows.map((q) => [q.name, q]));
   for (const name of names) if (!byName.has(name)) throw new NotFoundError(`Queue '${name}'`);
   return byName;
@@ -51,21 +65,43 @@ export const CreateReviewerInput = z.object({
   email: z.email().transform((e) => e.toLowerCase()),
   name: z.string().trim().min(1).max(100),
   password: z.string().min(8, "must be at least 8 characters").max(128),
-  queues: z.array(z.object({ name: z.string().min(1), role: z.enum(QUEUE_ROLES).default("reviewer") })).default([]),
+  queues: z
+    .array(z.object({ name: z.string().min(1), role: z.enum(QUEUE_ROLES).default("reviewer") }))
+    .default([]),
 });
 export type CreateReviewerInput = z.input<typeof CreateReviewerInput>;
 
 /** A reviewer account that can sign in to the web app (better-auth's credential account). */
-export async function createReviewer(input: CreateReviewerInput): Promise<{ id: string; email: string; name: string }> {
+export async function createReviewer(
+  input: CreateReviewerInput,
+): Promise<{ id: string; email: string; name: string }> {
   const parsed = parseInput(CreateReviewerInput, input);
   const passwordHash = await hashPassword(parsed.password);
   return writeTransaction(async (tx) => {
-    const [existing] = await tx.select({ id: users.id }).from(users).where(eq(users.email, parsed.email));
-    if (existing) throw new ConflictError("idempotency_conflict", `A reviewer with email ${parsed.email} exists.`, { id: existing.id });
-    const byName = await queuesByName(tx, parsed.queues.map((q) => q.name));
+    const [existing] = await tx
+      .select({ id: users.id })
+      .from(users)
+      .where(eq(users.email, parsed.email));
+    if (existing)
+      throw new ConflictError(
+        "idempotency_conflict",
+        `A reviewer with email ${parsed.email} exists.`,
+        { id: existing.id },
+      );
+    const byName = await queuesByName(
+      tx,
+      parsed.queues.map((q) => q.name),
+    );
     const now = new Date();
     const id = newId();
-    await tx.insert(users).values({ id, name: parsed.name, email: parsed.email, emailVerified: true, createdAt: now, updatedAt: now });
+    await tx.insert(users).values({
+      id,
+      name: parsed.name,
+      email: parsed.email,
+      emailVerified: true,
+      createdAt: now,
+      updatedAt: now,
+    });
     await tx.insert(accounts).values({
       id: newId(),
       accountId: id,
@@ -106,7 +142,9 @@ export async function createReviewerToken(email: string): Promise<string> {
 
 export const CreateAgentKeyInput = z.object({
   name: z.string().trim().min(1).max(100),
-  queues: z.array(z.string().min(1)).min(1, "an agent key needs at least one queue (the first is its default)"),
+  queues: z
+    .array(z.string().min(1))
+    .min(1, "an agent key needs at least one queue (the first is its default)"),
   ownerEmail: z.email().optional(),
 });
 export type CreateAgentKeyInput = z.input<typeof CreateAgentKeyInput>;
@@ -120,8 +158,14 @@ export async function createAgentKey(
     const byName = await queuesByName(tx, parsed.queues);
     let ownerUserId: string | null = null;
     if (parsed.ownerEmail) {
-      const [owner] = await tx.select({ id: users.id }).from(users).where(eq(users.email, parsed.ownerEmail.toLowerCase()));
-      if (!owner) throw new InvalidRequestError(`No reviewer has the email ${parsed.ownerEmail}.`, [{ path: "owner", message: "unknown reviewer" }]);
+      const [owner] = await tx
+        .select({ id: users.id })
+        .from(users)
+        .where(eq(users.email, parsed.ownerEmail.toLowerCase()));
+      if (!owner)
+        throw new InvalidRequestError(`No reviewer has the email ${parsed.ownerEmail}.`, [
+          { path: "owner", message: "unknown reviewer" },
+        ]);
       ownerUserId = owner.id;
     }
     const id = newId();

@@ -90,7 +90,9 @@ run(process.argv.slice(2))
     if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
     else if (error instanceof ApiError) {
       const issues = (error.extra.issues as { path: string; message: string }[] | undefined) ?? [];
-      console.error([error.message, ...issues.slice(1).map((i) => `  ${i.path}: ${i.message}`)].join("\n"));
+      console.error(
+        [error.message, ...issues.slice(1).map((i) => `  ${i.path}: ${i.message}`)].join("\n"),
+      );
     } else console.error(error instanceof Error ? error.message : error);
     closeDb();
     process.exit(1);

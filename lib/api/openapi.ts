@@ -30,49 +30,162 @@ const id = (name: string) => ({ name, in: "path", required: true, schema: { type
 
 const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] }>> = {
   "/runs": {
-    post: { summary: "Start a run (optionally paused at once with its first batch)", auth: "agent", body: CreateRunInput, idempotent: true, ok: { status: 201, schema: "Run", description: "The run; 200 with the same run when an Idempotency-Key repeats" }, errors: [400, 401, 403, 404, 409, 413, 415] },
+    post: {
+      summary: "Start a run (optionally paused at once with its first batch)",
+      auth: "agent",
+      body: CreateRunInput,
+      idempotent: true,
+      ok: {
+        status: 201,
+        schema: "Run",
+        description: "The run; 200 with the same run when an Idempotency-Key repeats",
+      },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
   },
   "/runs/{runId}": {
-    get: { summary: "A run with its batches", auth: "either", params: ["runId"], ok: { status: 200, schema: "Run" }, errors: [401, 404] },
+    get: {
+      summary: "A run with its batches",
+      auth: "either",
+      params: ["runId"],
+      ok: { status: 200, schema: "Run" },
+      errors: [401, 404],
+    },
   },
   "/runs/{runId}/batches": {
-    post: { summary: "Pause the run with a batch of tool calls", description: "The run becomes waiting_approval (or ready at once when every call was settled by a remembered approval). A worker holding the claim passes its claimToken; the claim ends.", auth: "agent", params: ["runId"], body: CreateBatchInput, idempotent: true, ok: { status: 201, schema: "Batch" }, errors: [400, 401, 403, 404, 409, 413, 415] },
+    post: {
+      summary: "Pause the run with a batch of tool calls",
+      description:
+        "The run becomes waiting_approval (or ready at once when every call was settled by a remembered approval). A worker holding the claim passes its claimToken; the claim ends.",
+      auth: "agent",
+      params: ["runId"],
+      body: CreateBatchInput,
+      idempotent: true,
+      ok: { status: 201, schema: "Batch" },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
   },
   "/batches/{batchId}": {
-    get: { summary: "A batch; with wait=N (0-60 s) a pending batch is held until it settles or the wait ends", auth: "either", params: ["batchId"], query: ReadBatchQuery, ok: { status: 200, schema: "Batch" }, errors: [400, 401, 404] },
+    get: {
+      summary:
+        "A batch; with wait=N (0-60 s) a pending batch is held until it settles or the wait ends",
+      auth: "either",
+      params: ["batchId"],
+      query: ReadBatchQuery,
+      ok: { status: 200, schema: "Batch" },
+      errors: [400, 401, 404],
+    },
   },
   "/batches/{batchId}/cancel": {
-    post: { summary: "Withdraw a pending batch", auth: "agent", params: ["batchId"], body: CancelBatchInput, ok: { status: 200, schema: "Batch" }, errors: [400, 401, 403, 404, 409] },
+    post: {
+      summary: "Withdraw a pending batch",
+      auth: "agent",
+      params: ["batchId"],
+      body: CancelBatchInput,
+      ok: { status: 200, schema: "Batch" },
+      errors: [400, 401, 403, 404, 409],
+    },
   },
   "/runs/{runId}/claim": {
-    post: { summary: "Claim a ready run (a lease with a token)", description: "Exactly one concurrent claimer wins; a lease that ran out can be taken over. `rollback` is null unless a rollback was requested.", auth: "agent", params: ["runId"], body: ClaimRunInput, ok: { status: 200, schema: "Claim" }, errors: [400, 401, 403, 404, 409] },
+    post: {
+      summary: "Claim a ready run (a lease with a token)",
+      description:
+        "Exactly one concurrent claimer wins; a lease that ran out can be taken over. `rollback` is null unless a rollback was requested.",
+      auth: "agent",
+      params: ["runId"],
+      body: ClaimRunInput,
+      ok: { status: 200, schema: "Claim" },
+      errors: [400, 401, 403, 404, 409],
+    },
   },
   "/runs/{runId}/heartbeat": {
-    post: { summary: "Extend the lease", auth: "agent", params: ["runId"], body: HeartbeatInput, ok: { status: 200, schema: "Lease" }, errors: [400, 401, 403, 404, 409] },
+    post: {
+      summary: "Extend the lease",
+      auth: "agent",
+      params: ["runId"],
+      body: HeartbeatInput,
+      ok: { status: 200, schema: "Lease" },
+      errors: [400, 401, 403, 404, 409],
+    },
   },
   "/runs/{runId}/events": {
-    post: { summary: "Report a tool result (or a reverted action)", auth: "agent", params: ["runId"], body: RecordToolEventInput, ok: { status: 201, schema: "Event" }, errors: [400, 401, 403, 404, 409] },
+    post: {
+      summary: "Report a tool result (or a reverted action)",
+      auth: "agent",
+      params: ["runId"],
+      body: RecordToolEventInput,
+      ok: { status: 201, schema: "Event" },
+      errors: [400, 401, 403, 404, 409],
+    },
   },
   "/runs/{runId}/complete": {
-    post: { summary: "End the run", auth: "agent", params: ["runId"], body: CompleteRunInput, ok: { status: 200, schema: "Run" }, errors: [400, 401, 403, 404, 409] },
+    post: {
+      summary: "End the run",
+      auth: "agent",
+      params: ["runId"],
+      body: CompleteRunInput,
+      ok: { status: 200, schema: "Run" },
+      errors: [400, 401, 403, 404, 409],
+    },
   },
   "/runs/{runId}/rollback": {
-    post: { summary: "Ask for the run's reported actions to be reverted", description: "The next claim lists the reported actions that carry revert data, newest first; a finished run becomes ready so a worker can claim it.", auth: "either", params: ["runId"], body: RequestRollbackInput, ok: { status: 202, schema: "Run" }, errors: [400, 401, 404, 409] },
+    post: {
+      summary: "Ask for the run's reported actions to be reverted",
+      description:
+        "The next claim lists the reported actions that carry revert data, newest first; a finished run becomes ready so a worker can claim it.",
+      auth: "either",
+      params: ["runId"],
+      body: RequestRollbackInput,
+      ok: { status: 202, schema: "Run" },
+      errors: [400, 401, 404, 409],
+    },
   },
   "/runs/{runId}/stream": {
-    get: { summary: "Server-sent events of this run", description: "Replays after Last-Event-ID (header or ?lastEventId=), then live.", auth: "either", params: ["runId"], ok: { status: 200, schema: "EventStream" }, errors: [400, 401, 404] },
+    get: {
+      summary: "Server-sent events of this run",
+      description: "Replays after Last-Event-ID (header or ?lastEventId=), then live.",
+      auth: "either",
+      params: ["runId"],
+      ok: { status: 200, schema: "EventStream" },
+      errors: [400, 401, 404],
+    },
   },
   "/queue": {
-    get: { summary: "Batches of the reviewer's queues, newest first", auth: "reviewer", query: ListQueueQuery, ok: { status: 200, schema: "QueuePage" }, errors: [400, 401, 403, 404] },
+    get: {
+      summary: "Batches of the reviewer's queues, newest first",
+      auth: "reviewer",
+      query: ListQueueQuery,
+      ok: { status: 200, schema: "QueuePage" },
+      errors: [400, 401, 403, 404],
+    },
   },
   "/calls/{callId}/decision": {
-    post: { summary: "Approve, reject or edit one call at the revision reviewed", auth: "reviewer", params: ["callId"], body: DecideCallInput, ok: { status: 200, schema: "CallDecision" }, errors: [400, 401, 403, 404, 409] },
+    post: {
+      summary: "Approve, reject or edit one call at the revision reviewed",
+      auth: "reviewer",
+      params: ["callId"],
+      body: DecideCallInput,
+      ok: { status: 200, schema: "CallDecision" },
+      errors: [400, 401, 403, 404, 409],
+    },
   },
   "/batches/{batchId}/decision": {
-    post: { summary: "Approve or reject every call of a batch, all or nothing", auth: "reviewer", params: ["batchId"], body: DecideBatchInput, ok: { status: 200, schema: "Batch" }, errors: [400, 401, 403, 404, 409] },
+    post: {
+      summary: "Approve or reject every call of a batch, all or nothing",
+      auth: "reviewer",
+      params: ["batchId"],
+      body: DecideBatchInput,
+      ok: { status: 200, schema: "Batch" },
+      errors: [400, 401, 403, 404, 409],
+    },
   },
   "/stream": {
-    get: { summary: "Server-sent events of the reviewer's queues (?queue=ID repeatable)", auth: "reviewer", ok: { status: 200, schema: "EventStream" }, errors: [400, 401, 403, 404] },
+    get: {
+      summary: "Server-sent events of the reviewer's queues (?queue=ID repeatable)",
+      auth: "reviewer",
+      ok: { status: 200, schema: "EventStream" },
+      errors: [400, 401, 403, 404],
+    },
   },
 };
 
@@ -86,7 +199,8 @@ const ERROR_TEXT: Record<number, string> = {
   415: "unsupported_media_type",
 };
 
-const schemaOf = (schema: z.ZodType) => z.toJSONSchema(schema, { io: "input", unrepresentable: "any", target: "draft-2020-12" });
+const schemaOf = (schema: z.ZodType) =>
+  z.toJSONSchema(schema, { io: "input", unrepresentable: "any", target: "draft-2020-12" });
 
 export function openApiDocument() {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -95,28 +209,62 @@ export function openApiDocument() {
     for (const [method, op] of Object.entries(methods)) {
       const parameters = [
         ...(op.params ?? []).map(id),
-        ...(op.idempotent ? [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", maxLength: 255 } }] : []),
+        ...(op.idempotent
+          ? [
+              {
+                name: "Idempotency-Key",
+                in: "header",
+                required: false,
+                schema: { type: "string", maxLength: 255 },
+              },
+            ]
+          : []),
         ...(op.query
-          ? Object.entries(op.query.shape).map(([name, field]) => ({ name, in: "query", required: false, schema: schemaOf(field as z.ZodType) }))
+          ? Object.entries(op.query.shape).map(([name, field]) => ({
+              name,
+              in: "query",
+              required: false,
+              schema: schemaOf(field as z.ZodType),
+            }))
           : []),
       ];
-      const security = op.auth === "agent" ? [{ agentKey: [] }] : op.auth === "reviewer" ? [{ reviewerToken: [] }, { session: [] }] : [{ agentKey: [] }, { reviewerToken: [] }, { session: [] }];
+      const security =
+        op.auth === "agent"
+          ? [{ agentKey: [] }]
+          : op.auth === "reviewer"
+            ? [{ reviewerToken: [] }, { session: [] }]
+            : [{ agentKey: [] }, { reviewerToken: [] }, { session: [] }];
       paths[path]![method] = {
         summary: op.summary,
         ...(op.description && { description: op.description }),
         security,
         parameters,
-        ...(op.body && { requestBody: { required: true, content: { "application/json": { schema: schemaOf(op.body) } } } }),
+        ...(op.body && {
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: schemaOf(op.body) } },
+          },
+        }),
         responses: {
           [op.ok.status]: {
             description: op.ok.description ?? op.ok.schema,
             content:
               op.ok.schema === "EventStream"
                 ? { "text/event-stream": { schema: { type: "string" } } }
-                : { "application/json": { schema: { $ref: `#/components/schemas/${op.ok.schema}` } } },
+                : {
+                    "application/json": {
+                      schema: { $ref: `#/components/schemas/${op.ok.schema}` },
+                    },
+                  },
           },
           ...Object.fromEntries(
-            op.errors.map((status) => [status, { description: ERROR_TEXT[status], content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } }]),
+            op.errors.map((status) => [
+              status,
+              {
+                description: ERROR_TEXT[status],
+                content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+              },
+            ]),
           ),
         },
       };
@@ -127,17 +275,27 @@ export function openApiDocument() {
     info: {
       title: "Countersign API",
       version: "1",
-      description: "Where AI agents ask people for permission. Times are ISO-8601 UTC; ids are opaque strings.",
+      description:
+        "Where AI agents ask people for permission. Times are ISO-8601 UTC; ids are opaque strings.",
     },
     servers: [{ url: "/api/v1" }],
     paths,
     components: {
       securitySchemes: {
         agentKey: { type: "http", scheme: "bearer", description: "An agent key (cs_agent_…)" },
-        reviewerToken: { type: "http", scheme: "bearer", description: "A reviewer's personal token (cs_rev_…)" },
+        reviewerToken: {
+          type: "http",
+          scheme: "bearer",
+          description: "A reviewer's personal token (cs_rev_…)",
+        },
         session: { type: "apiKey", in: "cookie", name: "better-auth.session_token" },
       },
-      schemas: Object.fromEntries(Object.entries(resourceSchemas).map(([name, schema]) => [name, z.toJSONSchema(schema, { unrepresentable: "any" })])),
+      schemas: Object.fromEntries(
+        Object.entries(resourceSchemas).map(([name, schema]) => [
+          name,
+          z.toJSONSchema(schema, { unrepresentable: "any" }),
+        ]),
+      ),
     },
   };
 }

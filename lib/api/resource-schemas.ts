@@ -5,7 +5,12 @@ import { z } from "zod";
 const Time = z.iso.datetime();
 const Ref = z.object({ id: z.string(), name: z.string() });
 
-const Vote = z.object({ reviewer: Ref, outcome: z.enum(["approved", "rejected"]), revision: z.int(), at: Time });
+const Vote = z.object({
+  reviewer: Ref,
+  outcome: z.enum(["approved", "rejected"]),
+  revision: z.int(),
+  at: Time,
+});
 
 const Decision = z.object({
   outcome: z.enum(["approved", "rejected"]),
@@ -30,7 +35,9 @@ const Call = z.object({
   metadata: z.record(z.string(), z.unknown()).nullable(),
   status: z.enum(["pending", "approved", "rejected", "expired", "cancelled"]),
   revision: z.int(),
-  actionHash: z.string().describe("SHA-256 of the tool name and the RFC 8785 canonical JSON of the args under review"),
+  actionHash: z
+    .string()
+    .describe("SHA-256 of the tool name and the RFC 8785 canonical JSON of the args under review"),
   requiredApprovals: z.int(),
   pendingEdit: z.unknown().describe("a reviewer's edit awaiting the rest of the quorum, else null"),
   votes: z.array(Vote),
@@ -68,7 +75,15 @@ const Run = z.object({
   agent: Ref,
   externalId: z.string().nullable(),
   conversationId: z.string().nullable(),
-  status: z.enum(["running", "waiting_approval", "ready", "resuming", "completed", "failed", "cancelled"]),
+  status: z.enum([
+    "running",
+    "waiting_approval",
+    "ready",
+    "resuming",
+    "completed",
+    "failed",
+    "cancelled",
+  ]),
   metadata: z.record(z.string(), z.unknown()).nullable(),
   claim: z.object({ workerId: z.string(), leaseExpiresAt: Time }).nullable(),
   rollbackRequestedAt: Time.nullable(),
@@ -87,7 +102,11 @@ const Event = z.object({
   batchId: z.string().nullable(),
   callId: z.string().nullable(),
   queueId: z.string().nullable(),
-  actor: z.object({ kind: z.enum(["reviewer", "agent", "system"]), id: z.string().nullable(), name: z.string().nullable() }),
+  actor: z.object({
+    kind: z.enum(["reviewer", "agent", "system"]),
+    id: z.string().nullable(),
+    name: z.string().nullable(),
+  }),
   data: z.record(z.string(), z.unknown()),
 });
 
@@ -103,7 +122,15 @@ export const resourceSchemas = {
     checkpoint: z.unknown(),
     batch: Batch.nullable(),
     rollback: z
-      .array(z.object({ toolCallId: z.string(), revert: z.unknown(), result: z.unknown(), reportedAt: Time, seq: z.int() }))
+      .array(
+        z.object({
+          toolCallId: z.string(),
+          revert: z.unknown(),
+          result: z.unknown(),
+          reportedAt: Time,
+          seq: z.int(),
+        }),
+      )
       .nullable(),
   }),
   Lease: z.object({ leaseExpiresAt: Time }),

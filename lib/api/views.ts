@@ -141,7 +141,12 @@ function callView(call: Call, callVotes: VoteView[], names: Map<string, string>)
 export async function loadBatchViews(db: Executor, ids: string[]): Promise<BatchView[]> {
   if (ids.length === 0) return [];
   const batchRows = await db
-    .select({ batch: batches, queueName: queues.name, agentId: runs.agentKeyId, agentName: agentKeys.name })
+    .select({
+      batch: batches,
+      queueName: queues.name,
+      agentId: runs.agentKeyId,
+      agentName: agentKeys.name,
+    })
     .from(batches)
     .innerJoin(queues, eq(queues.id, batches.queueId))
     .innerJoin(runs, eq(runs.id, batches.runId))

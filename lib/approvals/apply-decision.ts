@@ -40,7 +40,11 @@ async function alreadyDecided(tx: Transaction, call: Call): Promise<ConflictErro
   const current = await loadCallView(tx, call);
   const decision = current.decision;
   if (!decision || (call.status !== "approved" && call.status !== "rejected")) {
-    return new ConflictError("not_pending", `This call is ${call.status}; it can no longer be decided.`, current);
+    return new ConflictError(
+      "not_pending",
+      `This call is ${call.status}; it can no longer be decided.`,
+      current,
+    );
   }
   const verb = decision.outcome === "approved" ? "Approved" : "Rejected";
   const by = decision.by ? `by ${decision.by.name}` : `by ${decision.source}`;
@@ -82,12 +86,21 @@ export async function applyDecision(
   await assertMayDecide(tx, reviewer, batch);
 
   const now = Date.now();
-  const base = { runId: batch.runId, batchId: batch.id, callId: call.id, queueId: batch.queueId, actor: actorRef(reviewer), at: now };
+  const base = {
+    runId: batch.runId,
+    batchId: batch.id,
+    callId: call.id,
+    queueId: batch.queueId,
+    actor: actorRef(reviewer),
+    at: now,
+  };
   const decide = async (fields: Partial<Call>) => {
     const [updated] = await tx
       .update(calls)
       .set(fields)
-      .where(and(eq(calls.id, call.id), eq(calls.status, "pending"), eq(calls.revision, call.revision)))
+      .where(
+        and(eq(calls.id, call.id), eq(calls.status, "pending"), eq(calls.revision, call.revision)),
+      )
       .returning();
     if (!updated) throw await alreadyDecided(tx, call);
     return updated;
@@ -103,7 +116,16 @@ export async function applyDecision(
       decisionReason: decision.reason ?? null,
     });
     await castVote(tx, reviewer, call, call.revision, call.actionHash, "rejected", now);
-    await appendEvent(tx, { ...base, type: "call.decided", data: { outcome: "rejected", source: "reviewer", reason: decision.reason ?? null, revision: call.revision } });
+    await appendEvent(tx, {
+      ...base,
+      type: "call.decided",
+      data: {
+        outcome: "rejected",
+        source: "reviewer",
+        reason: decision.reason ?? null,
+        revision: call.revision,
+      },
+    });
     await settleBatchIfDone(tx, batch.id, actorRef(reviewer));
     return;
   }
@@ -121,7 +143,11 @@ export async function applyDecision(
 
   await castVote(tx, reviewer, call, revision, hash, "approved", now);
   const approvals = await approvalsAt(tx, call.id, revision);
-  await appendEvent(tx, { ...base, type: "call.voted", data: { outcome: "approved", revision, approvals, requiredApprovals: call.requiredApprovals } });
+  await appendEvent(tx, {
+    ...base,
+    type: "call.voted",
+    data: { outcome: "approved", revision, approvals, requiredApprovals: call.requiredApprovals },
+  });
   if (approvals < call.requiredApprovals) {
     // Still waiting for others; the vote itself is the change, guarded by the same condition.
     if (decision.outcome === "approve") await decide({ revision });
@@ -143,13 +169,26 @@ export async function applyDecision(
     .returning();
   if (decided.length === 0) throw await alreadyDecided(tx, call);
   await remember(tx, reviewer, call, hash, decision.scope, now);
-  await appendEvent(tx, { ...base, type: "call.decided", data: { outcome: "approved", source: "reviewer", reason: decision.reason ?? null, revision, scope: decision.scope ?? "once", edited: decision.outcome === "edit" } });
+  await appendEvent(tx, {
+    ...base,
+    type: "call.decided",
+    data: {
+      outcome: "approved",
+      source: "reviewer",
+      reason: decision.reason ?? null,
+      revision,
+      scope: decision.scope ?? "once",
+      edited: decision.outcome === "edit",
+    },
+  });
   await settleBatchIfDone(tx, batch.id, actorRef(reviewer));
 }
 
 function checkedEdit(call: Call, editedArgs: Record<string, unknown> | undefined) {
   if (editedArgs === undefined) {
-    throw new InvalidRequestError("An edit needs editedArgs.", [{ path: "editedArgs", message: "required when outcome is edit" }]);
+    throw new InvalidRequestError("An edit needs editedArgs.", [
+      { path: "editedArgs", message: "required when outcome is edit" },
+    ]);
   }
   const violations = call.inputSchema ? schemaViolations(call.inputSchema, editedArgs) : [];
   if (violations.length > 0) {
@@ -170,7 +209,9 @@ async function assertMayDecide(tx: Transaction, reviewer: ReviewerActor, batch: 
     .innerJoin(queues, eq(queues.id, batch.queueId))
     .where(eq(runs.id, batch.runId));
   if (row?.separationOfDuties && row.ownerUserId === reviewer.id) {
-    throw new ForbiddenError("Separation of duties: you own this agent, so someone else must decide its requests.");
+    throw new ForbiddenError(
+      "Separation of duties: you own this agent, so someone else must decide its requests.",
+    );
   }
 }
 
@@ -185,7 +226,15 @@ async function castVote(
 ) {
   const inserted = await tx
     .insert(votes)
-    .values({ id: newId(), callId: call.id, reviewerId: reviewer.id, outcome, revision, actionHash: hash, createdAt: now })
+    .values({
+      id: newId(),
+      callId: call.id,
+      reviewerId: reviewer.id,
+      outcome,
+      revision,
+      actionHash: hash,
+      createdAt: now,
+    })
     .onConflictDoNothing()
     .returning({ id: votes.id });
   if (inserted.length === 0) {
@@ -201,7 +250,9 @@ async function approvalsAt(tx: Transaction, callId: string, revision: number): P
   const [row] = await tx
     .select({ n: count() })
     .from(votes)
-    .where(and(eq(votes.callId, callId), eq(votes.revision, revision), eq(votes.outcome, "approved")));
+    .where(
+      and(eq(votes.callId, callId), eq(votes.revision, revision), eq(votes.outcome, "approved")),
+    );
   return row?.n ?? 0;
 }
 
@@ -217,9 +268,10 @@ async function remember(
   const [run] = await tx.select().from(runs).where(eq(runs.id, call.runId));
   const scopeKey = scope === "run" ? run!.id : run!.conversationId;
   if (!scopeKey) {
-    throw new InvalidRequestError("This run has no conversationId, so an approval cannot be remembered for its conversation.", [
-      { path: "scope", message: "the run has no conversationId" },
-    ]);
+    throw new InvalidRequestError(
+      "This run has no conversationId, so an approval cannot be remembered for its conversation.",
+      [{ path: "scope", message: "the run has no conversationId" }],
+    );
   }
   await tx.insert(rememberedApprovals).values({
     id: newId(),

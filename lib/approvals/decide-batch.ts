@@ -19,7 +19,11 @@ export const DecideBatchInput = z.object({
 export type DecideBatchInput = z.infer<typeof DecideBatchInput>;
 
 /** Approves or rejects every call of a batch at once: all of them, or (on any conflict) none. */
-export async function decideBatch(actor: Actor, batchId: string, body: unknown): Promise<BatchView> {
+export async function decideBatch(
+  actor: Actor,
+  batchId: string,
+  body: unknown,
+): Promise<BatchView> {
   const reviewer = requireReviewer(actor);
   const input = parseInput(DecideBatchInput, body);
   try {
@@ -30,7 +34,10 @@ export async function decideBatch(actor: Actor, batchId: string, body: unknown):
         .from(calls)
         .where(eq(calls.batchId, batch.id))
         .orderBy(asc(calls.position));
-      assertNamesEveryCall(batchCalls.map((c) => c.id), Object.keys(input.expectedRevisions));
+      assertNamesEveryCall(
+        batchCalls.map((c) => c.id),
+        Object.keys(input.expectedRevisions),
+      );
       for (const call of batchCalls) {
         try {
           await applyDecision(tx, reviewer, call, batch, {
@@ -74,7 +81,10 @@ function assertNamesEveryCall(callIds: string[], listed: string[]) {
     "expectedRevisions must name every call of the batch, and only those.",
     [
       ...missing.map((id) => ({ path: `expectedRevisions.${id}`, message: "missing" })),
-      ...unknown.map((id) => ({ path: `expectedRevisions.${id}`, message: "not a call of this batch" })),
+      ...unknown.map((id) => ({
+        path: `expectedRevisions.${id}`,
+        message: "not a call of this batch",
+      })),
     ],
   );
 }

@@ -47,7 +47,11 @@ export const CreateBatchInput = z
   })
   .superRefine((batch, ctx) => {
     if (batch.kind === "action" && batch.calls.length === 0) {
-      ctx.addIssue({ code: "custom", path: ["calls"], message: "an action batch needs at least one call" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["calls"],
+        message: "an action batch needs at least one call",
+      });
     }
     if (batch.kind === "plan" && !batch.plan) {
       ctx.addIssue({ code: "custom", path: ["plan"], message: "a plan batch needs a plan" });
@@ -56,13 +60,18 @@ export const CreateBatchInput = z
       ctx.addIssue({
         code: "custom",
         path: ["onTimeout"],
-        message: "escalate needs team queues with an escalation queue, which are not available yet; use reject or approve",
+        message:
+          "escalate needs team queues with an escalation queue, which are not available yet; use reject or approve",
       });
     }
     const seen = new Set<string>();
     batch.calls.forEach((call, index) => {
       if (seen.has(call.toolCallId)) {
-        ctx.addIssue({ code: "custom", path: ["calls", index, "toolCallId"], message: "duplicate toolCallId in this batch" });
+        ctx.addIssue({
+          code: "custom",
+          path: ["calls", index, "toolCallId"],
+          message: "duplicate toolCallId in this batch",
+        });
       }
       seen.add(call.toolCallId);
     });

@@ -15,7 +15,11 @@ export const CancelBatchInput = z.object({ reason: z.string().max(4000).optional
 export type CancelBatchInput = z.infer<typeof CancelBatchInput>;
 
 /** The agent withdraws a pending batch; its open calls are cancelled and the run is back in its hands. */
-export async function cancelBatch(actor: Actor, batchId: string, body: unknown): Promise<BatchView> {
+export async function cancelBatch(
+  actor: Actor,
+  batchId: string,
+  body: unknown,
+): Promise<BatchView> {
   const agent = requireAgent(actor);
   const input = parseInput(CancelBatchInput, body ?? {});
   return transact(async (tx) => {
@@ -27,7 +31,11 @@ export async function cancelBatch(actor: Actor, batchId: string, body: unknown):
       .where(and(eq(batches.id, batch.id), eq(batches.status, "pending")))
       .returning();
     if (!cancelled) {
-      throw new ConflictError("not_pending", `This batch is already ${batch.status}.`, await loadBatchView(tx, batch.id));
+      throw new ConflictError(
+        "not_pending",
+        `This batch is already ${batch.status}.`,
+        await loadBatchView(tx, batch.id),
+      );
     }
     await tx
       .update(calls)

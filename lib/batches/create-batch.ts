@@ -49,15 +49,15 @@ export async function createBatch(
         ...(input.checkpoint !== undefined && { checkpoint: input.checkpoint }),
       })
       .where(
-        and(
-          eq(runs.id, run.id),
-          eq(runs.status, run.status),
-          eq(runs.updatedAt, run.updatedAt),
-        ),
+        and(eq(runs.id, run.id), eq(runs.status, run.status), eq(runs.updatedAt, run.updatedAt)),
       )
       .returning();
     if (!moved) {
-      throw new ConflictError("not_ready", "The run changed while pausing; fetch it and retry.", await loadRunView(tx, run.id, { withBatches: false }));
+      throw new ConflictError(
+        "not_ready",
+        "The run changed while pausing; fetch it and retry.",
+        await loadRunView(tx, run.id, { withBatches: false }),
+      );
     }
     const batchId = await openBatch(tx, agent, run, queue, input, now);
     await rememberResult(tx, agent, idempotency, batchId);
@@ -68,7 +68,11 @@ export async function createBatch(
 async function assertInAgentsHands(tx: Transaction, run: Run, claimToken: string | undefined) {
   const current = () => loadRunView(tx, run.id, { withBatches: false });
   if (TERMINAL.has(run.status)) {
-    throw new ConflictError("run_terminal", `The run is ${run.status}; start a new run.`, await current());
+    throw new ConflictError(
+      "run_terminal",
+      `The run is ${run.status}; start a new run.`,
+      await current(),
+    );
   }
   if (run.status === "running") return;
   if (run.status === "resuming") {
@@ -78,13 +82,20 @@ async function assertInAgentsHands(tx: Transaction, run: Run, claimToken: string
       (run.leaseExpiresAt ?? 0) > Date.now();
     if (live) return;
     if (claimToken !== undefined) {
-      throw new ConflictError("claim_lost", "That claim is no longer live; claim the run again.", await current());
+      throw new ConflictError(
+        "claim_lost",
+        "That claim is no longer live; claim the run again.",
+        await current(),
+      );
     }
     throw new ConflictError(
       "already_claimed",
       `The run is claimed by worker '${run.claimWorkerId}'; pass its claimToken to pause it.`,
       await current(),
-      { holder: run.claimWorkerId, leaseExpiresAt: run.leaseExpiresAt ? new Date(run.leaseExpiresAt).toISOString() : null },
+      {
+        holder: run.claimWorkerId,
+        leaseExpiresAt: run.leaseExpiresAt ? new Date(run.leaseExpiresAt).toISOString() : null,
+      },
     );
   }
   throw new ConflictError(

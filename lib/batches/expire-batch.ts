@@ -15,7 +15,9 @@ export async function expireBatch(batchId: string, now = Date.now()): Promise<bo
     const [batch] = await tx
       .select()
       .from(batches)
-      .where(and(eq(batches.id, batchId), eq(batches.status, "pending"), lte(batches.expiresAt, now)));
+      .where(
+        and(eq(batches.id, batchId), eq(batches.status, "pending"), lte(batches.expiresAt, now)),
+      );
     if (!batch) return false;
     const approve = batch.onTimeout === "approve";
     const timedOut = await tx

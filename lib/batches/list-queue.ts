@@ -19,7 +19,9 @@ export type ListQueueQuery = z.infer<typeof ListQueueQuery>;
 function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, "base64url").toString("utf8");
   if (!/^[0-9a-f-]{36}$/.test(id)) {
-    throw new InvalidRequestError("That cursor is not one this API gave out.", [{ path: "cursor", message: "invalid cursor" }]);
+    throw new InvalidRequestError("That cursor is not one this API gave out.", [
+      { path: "cursor", message: "invalid cursor" },
+    ]);
   }
   return id;
 }
@@ -33,13 +35,15 @@ export async function listQueue(
   const input = parseInput(ListQueueQuery, query);
   const db = getDb();
   const memberOf = await reviewerQueueIds(db, reviewer.id);
-  if (input.queue !== undefined && !memberOf.includes(input.queue)) throw new NotFoundError("Queue");
+  if (input.queue !== undefined && !memberOf.includes(input.queue))
+    throw new NotFoundError("Queue");
   const queueIds = input.queue !== undefined ? [input.queue] : memberOf;
   if (queueIds.length === 0) return { batches: [], nextCursor: null };
 
   const conditions: SQL[] = [inArray(batches.queueId, queueIds)];
   if (input.status === "pending") conditions.push(eq(batches.status, "pending"));
-  if (input.status === "decided") conditions.push(inArray(batches.status, ["decided", "expired", "cancelled"]));
+  if (input.status === "decided")
+    conditions.push(inArray(batches.status, ["decided", "expired", "cancelled"]));
   if (input.cursor) conditions.push(lt(batches.id, decodeCursor(input.cursor)));
   const rows = await db
     .select({ id: batches.id })
@@ -50,7 +54,11 @@ export async function listQueue(
   const page = rows.slice(0, input.limit);
   const last = page[page.length - 1];
   return {
-    batches: await loadBatchViews(db, page.map((r) => r.id)),
-    nextCursor: rows.length > input.limit && last ? Buffer.from(last.id).toString("base64url") : null,
+    batches: await loadBatchViews(
+      db,
+      page.map((r) => r.id),
+    ),
+    nextCursor:
+      rows.length > input.limit && last ? Buffer.from(last.id).toString("base64url") : null,
   };
 }

@@ -32,7 +32,13 @@ export async function resolveQueue(
 }
 
 function planAsCall(plan: NonNullable<CreateBatchInput["plan"]>): CallInput {
-  return { toolCallId: "plan", toolName: "plan", args: plan, summary: plan.summary, risks: plan.risks };
+  return {
+    toolCallId: "plan",
+    toolName: "plan",
+    args: plan,
+    summary: plan.summary,
+    risks: plan.risks,
+  };
 }
 
 /**
@@ -62,7 +68,8 @@ export async function openBatch(
     expiresAt: now + (input.timeoutSecs ?? queue.defaultTimeoutSecs) * 1000,
   });
 
-  const remembered: { callId: string; approvedBy: string | null; scope: "run" | "conversation" }[] = [];
+  const remembered: { callId: string; approvedBy: string | null; scope: "run" | "conversation" }[] =
+    [];
   for (const [position, call] of batchCalls.entries()) {
     const callId = newId();
     const hash = actionHash(call.toolName, call.args);

@@ -32,7 +32,9 @@ export async function readBatch(
   // Answer early (as still pending) if the client leaves or the server is stopping.
   const ended = AbortSignal.any([signal ?? new AbortController().signal, shutdownSignal()]);
   // Watch before reading, so a settlement between the read and the watch is not missed.
-  const watch = await watchEvents((row) => row.batchId === batchId && row.type.startsWith("batch."));
+  const watch = await watchEvents(
+    (row) => row.batchId === batchId && row.type.startsWith("batch."),
+  );
   try {
     for (;;) {
       const view = (await loadBatchView(db, batchId))!;

@@ -111,10 +111,14 @@ export async function eventStreamResponse(
     isClosed: () => boolean,
   ) {
     const live = cursor;
-    const [newest] = await getDb().select({ seq: max(events.seq) }).from(events);
+    const [newest] = await getDb()
+      .select({ seq: max(events.seq) })
+      .from(events);
     if (after > (newest?.seq ?? 0)) {
       // An id this log never gave out (say, from before a reset): the client must refetch.
-      controller.enqueue(encoder.encode(`event: resync\ndata: {"reason":"unknown_last_event_id"}\n\n`));
+      controller.enqueue(
+        encoder.encode(`event: resync\ndata: {"reason":"unknown_last_event_id"}\n\n`),
+      );
       return;
     }
     let from = after;

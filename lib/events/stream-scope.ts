@@ -10,7 +10,8 @@ import { queueFilter, type StreamFilter } from "./open-stream";
 export async function queueStreamFilter(actor: Actor, requested: string[]): Promise<StreamFilter> {
   const reviewer = requireReviewer(actor);
   const memberOf = await reviewerQueueIds(getDb(), reviewer.id);
-  for (const queueId of requested) if (!memberOf.includes(queueId)) throw new NotFoundError(`Queue '${queueId}'`);
+  for (const queueId of requested)
+    if (!memberOf.includes(queueId)) throw new NotFoundError(`Queue '${queueId}'`);
   return queueFilter(requested.length > 0 ? [...new Set(requested)] : memberOf);
 }
 

@@ -47,7 +47,9 @@ class EventTailer {
 
   private async ensureStarted(): Promise<void> {
     if (this.lastSeq !== null) return;
-    const [row] = await getDb().select({ last: max(events.seq) }).from(events);
+    const [row] = await getDb()
+      .select({ last: max(events.seq) })
+      .from(events);
     this.lastSeq ??= row?.last ?? 0;
     if (!this.timer) {
       this.timer = setInterval(() => this.wake(), this.pollMs);

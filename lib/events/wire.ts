@@ -35,7 +35,9 @@ const encoded = new WeakMap<EventRow, Uint8Array>();
 export function sseMessage(row: EventRow): Uint8Array {
   let bytes = encoded.get(row);
   if (!bytes) {
-    bytes = encoder.encode(`id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(toWireEvent(row))}\n\n`);
+    bytes = encoder.encode(
+      `id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(toWireEvent(row))}\n\n`,
+    );
     encoded.set(row, bytes);
   }
   return bytes;

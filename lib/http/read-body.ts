@@ -31,7 +31,8 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   if (size === 0) return undefined;
 
   const type = request.headers.get("content-type") ?? "";
-  if (!/^application\/(.+\+)?json\s*(;|$)/i.test(type.trim())) throw new UnsupportedMediaTypeError();
+  if (!/^application\/(.+\+)?json\s*(;|$)/i.test(type.trim()))
+    throw new UnsupportedMediaTypeError();
   const text = new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
   try {
     return JSON.parse(text);

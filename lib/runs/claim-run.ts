@@ -61,7 +61,9 @@ export async function claimRun(actor: Actor, runId: string, body: unknown): Prom
         claimedAt: now,
         updatedAt: now,
       })
-      .where(and(eq(runs.id, run.id), eq(runs.status, run.status), eq(runs.updatedAt, run.updatedAt)))
+      .where(
+        and(eq(runs.id, run.id), eq(runs.status, run.status), eq(runs.updatedAt, run.updatedAt)),
+      )
       .returning();
     if (!claimed) throw await notClaimable(tx, run);
 
@@ -129,7 +131,9 @@ export async function actionsToRevert(tx: Transaction, runId: string): Promise<R
   const rows = await tx
     .select()
     .from(events)
-    .where(and(eq(events.runId, runId), inArray(events.type, ["tool.completed", "action.reverted"])))
+    .where(
+      and(eq(events.runId, runId), inArray(events.type, ["tool.completed", "action.reverted"])),
+    )
     .orderBy(desc(events.seq));
   const reverted = new Set(
     rows.filter((r) => r.type === "action.reverted").map((r) => String(r.data.toolCallId)),

@@ -58,7 +58,11 @@ export async function createRun(
       runId: run.id,
       queueId: queue.id,
       actor: actorRef(agent),
-      data: { externalId: run.externalId, conversationId: run.conversationId, metadata: run.metadata },
+      data: {
+        externalId: run.externalId,
+        conversationId: run.conversationId,
+        metadata: run.metadata,
+      },
       at: now,
     });
     if (input.batch) await openBatch(tx, agent, run, queue, input.batch, now);

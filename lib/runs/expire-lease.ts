@@ -11,10 +11,19 @@ import { isoTime } from "@/lib/ids";
  */
 export async function expireLease(runId: string, now = Date.now()): Promise<boolean> {
   return transact(async (tx) => {
-    const [before] = await tx.select({ workerId: runs.claimWorkerId }).from(runs).where(eq(runs.id, runId));
+    const [before] = await tx
+      .select({ workerId: runs.claimWorkerId })
+      .from(runs)
+      .where(eq(runs.id, runId));
     const [run] = await tx
       .update(runs)
-      .set({ status: "ready", claimTokenHash: null, claimWorkerId: null, leaseExpiresAt: null, updatedAt: now })
+      .set({
+        status: "ready",
+        claimTokenHash: null,
+        claimWorkerId: null,
+        leaseExpiresAt: null,
+        updatedAt: now,
+      })
       .where(and(eq(runs.id, runId), eq(runs.status, "resuming"), lte(runs.leaseExpiresAt, now)))
       .returning();
     if (!run) return false;

@@ -16,7 +16,11 @@ export type HeartbeatInput = z.infer<typeof HeartbeatInput>;
  * Extends a live lease. Deliberately no event: a worker beats every few seconds and the log is
  * for changes people care about; the lease itself is on the run.
  */
-export async function heartbeat(actor: Actor, runId: string, body: unknown): Promise<{ leaseExpiresAt: string }> {
+export async function heartbeat(
+  actor: Actor,
+  runId: string,
+  body: unknown,
+): Promise<{ leaseExpiresAt: string }> {
   const agent = requireAgent(actor);
   const input = parseInput(HeartbeatInput, body);
   return transact(async (tx) => {

@@ -26,7 +26,11 @@ export const RecordToolEventInput = z
 export type RecordToolEventInput = z.infer<typeof RecordToolEventInput>;
 
 /** The claim holder reports what a tool did (or that an action was reverted). */
-export async function recordToolEvent(actor: Actor, runId: string, body: unknown): Promise<WireEvent> {
+export async function recordToolEvent(
+  actor: Actor,
+  runId: string,
+  body: unknown,
+): Promise<WireEvent> {
   const agent = requireAgent(actor);
   const input = parseInput(RecordToolEventInput, body);
   return transact(async (tx) => {

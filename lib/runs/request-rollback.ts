@@ -16,12 +16,20 @@ export type RequestRollbackInput = z.infer<typeof RequestRollbackInput>;
  * Asks for the run's reported actions to be undone. The next claim hands the worker the list
  * (newest first); a finished run becomes `ready` again so a worker can claim it to revert.
  */
-export async function requestRollback(actor: Actor, runId: string, body: unknown): Promise<RunView> {
+export async function requestRollback(
+  actor: Actor,
+  runId: string,
+  body: unknown,
+): Promise<RunView> {
   const input = parseInput(RequestRollbackInput, body ?? {});
   return transact(async (tx) => {
     const run = await findRunFor(tx, actor, runId);
     if (run.status === "cancelled") {
-      throw new ConflictError("run_terminal", "The run was cancelled.", await loadRunView(tx, run.id, { withBatches: false }));
+      throw new ConflictError(
+        "run_terminal",
+        "The run was cancelled.",
+        await loadRunView(tx, run.id, { withBatches: false }),
+      );
     }
     const now = Date.now();
     const finished = run.status === "completed" || run.status === "failed";
@@ -33,10 +41,16 @@ export async function requestRollback(actor: Actor, runId: string, body: unknown
         updatedAt: now,
         ...(finished && { status: "ready" as const }),
       })
-      .where(and(eq(runs.id, run.id), eq(runs.status, run.status), eq(runs.updatedAt, run.updatedAt)))
+      .where(
+        and(eq(runs.id, run.id), eq(runs.status, run.status), eq(runs.updatedAt, run.updatedAt)),
+      )
       .returning();
     if (!updated) {
-      throw new ConflictError("not_ready", "The run changed meanwhile; try again.", await loadRunView(tx, run.id, { withBatches: false }));
+      throw new ConflictError(
+        "not_ready",
+        "The run changed meanwhile; try again.",
+        await loadRunView(tx, run.id, { withBatches: false }),
+      );
     }
     await appendEvent(tx, {
       type: "rollback.requested",

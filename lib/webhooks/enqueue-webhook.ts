@@ -27,7 +27,11 @@ export async function enqueueBatchWebhook(
     batchId: batch.id,
     url: batch.callbackUrl,
     eventType,
-    payload: JSON.stringify({ type: eventType, timestamp: new Date(now).toISOString(), data: view }),
+    payload: JSON.stringify({
+      type: eventType,
+      timestamp: new Date(now).toISOString(),
+      data: view,
+    }),
     status: "pending",
     nextAttemptAt: now,
     createdAt: now,

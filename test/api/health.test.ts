@@ -41,8 +41,11 @@ describe("GET /api/v1/openapi.json", () => {
       ].sort(),
     );
     // request bodies come from the zod schemas that validate them
-    const createBatch = doc.paths["/runs/{runId}/batches"].post.requestBody.content["application/json"].schema;
-    expect(createBatch.properties.calls.items.required).toEqual(expect.arrayContaining(["toolCallId", "toolName", "args"]));
+    const createBatch =
+      doc.paths["/runs/{runId}/batches"].post.requestBody.content["application/json"].schema;
+    expect(createBatch.properties.calls.items.required).toEqual(
+      expect.arrayContaining(["toolCallId", "toolName", "args"]),
+    );
   });
 
   it("answers unknown API paths with the contract's error shape", async () => {

@@ -12,7 +12,12 @@ import type { QueueRole } from "@/db/schema";
 const unique = () => randomUUID().slice(0, 8);
 
 export async function makeQueue(
-  options: { name?: string; requiredApprovals?: number; separationOfDuties?: boolean; defaultTimeoutSecs?: number } = {},
+  options: {
+    name?: string;
+    requiredApprovals?: number;
+    separationOfDuties?: boolean;
+    defaultTimeoutSecs?: number;
+  } = {},
 ) {
   return createQueue({ name: options.name ?? `queue-${unique()}`, ...options });
 }
@@ -34,7 +39,11 @@ export async function makeReviewer(
 
 export type TestAgent = { id: string; key: string; webhookSecret: string };
 
-export async function makeAgentKey(options: { name?: string; queues: string[]; ownerEmail?: string }): Promise<TestAgent> {
+export async function makeAgentKey(options: {
+  name?: string;
+  queues: string[];
+  ownerEmail?: string;
+}): Promise<TestAgent> {
   return createAgentKey({ name: options.name ?? `Agent ${unique()}`, ...options });
 }
 

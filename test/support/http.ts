@@ -4,7 +4,11 @@ export type ApiResponse<T = any> = { status: number; body: T; headers: Headers }
 
 export type ApiClient = {
   get: <T = any>(path: string, headers?: Record<string, string>) => Promise<ApiResponse<T>>;
-  post: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) => Promise<ApiResponse<T>>;
+  post: <T = any>(
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ) => Promise<ApiResponse<T>>;
   raw: (path: string, init?: RequestInit) => Promise<Response>;
 };
 
@@ -30,7 +34,10 @@ export function apiClient(baseUrl: string, token?: string): ApiClient {
         body: body === undefined ? undefined : JSON.stringify(body),
       }),
     raw: (path, init = {}) =>
-      fetch(`${baseUrl}/api/v1${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) } }),
+      fetch(`${baseUrl}/api/v1${path}`, {
+        ...init,
+        headers: { ...auth, ...(init.headers as Record<string, string>) },
+      }),
   };
 }
 

@@ -40,7 +40,8 @@ export async function startServer(options: {
     try {
       return await startOnce(options, options.port ?? (await freePort()));
     } catch (error) {
-      if (!(error instanceof PortTakenError) || options.port !== undefined || attempt === 5) throw error;
+      if (!(error instanceof PortTakenError) || options.port !== undefined || attempt === 5)
+        throw error;
     }
   }
 }
@@ -57,7 +58,14 @@ async function startOnce(
   }
   const child = spawn(
     process.execPath,
-    [join(root, "node_modules", "next", "dist", "bin", "next"), "start", "-H", "127.0.0.1", "-p", String(port)],
+    [
+      join(root, "node_modules", "next", "dist", "bin", "next"),
+      "start",
+      "-H",
+      "127.0.0.1",
+      "-p",
+      String(port),
+    ],
     {
       cwd: root,
       env: {

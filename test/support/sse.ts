@@ -89,7 +89,11 @@ export async function openSse(
         const waiter = { test, resolve: (m: SseMessage) => (clearTimeout(timer), resolve(m)) };
         const timer = setTimeout(() => {
           waiters.splice(waiters.indexOf(waiter), 1);
-          reject(new Error(`No matching SSE message in ${timeoutMs} ms; got: ${messages.map((m) => m.event).join(", ")}`));
+          reject(
+            new Error(
+              `No matching SSE message in ${timeoutMs} ms; got: ${messages.map((m) => m.event).join(", ")}`,
+            ),
+          );
         }, timeoutMs);
         waiters.push(waiter);
       });

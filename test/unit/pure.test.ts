@@ -11,7 +11,10 @@ import { retryDelayMs } from "@/lib/webhooks/deliver-webhooks";
 describe("actionHash", () => {
   it("ignores key order and whitespace (RFC 8785 canonical JSON)", () => {
     const a = actionHash("refund", { orderId: "A-1", amount: 25, meta: { b: 1, a: [1, 2] } });
-    const b = actionHash("refund", JSON.parse('{ "meta": {"a":[1, 2],"b":1}, "amount":25,  "orderId":"A-1" }'));
+    const b = actionHash(
+      "refund",
+      JSON.parse('{ "meta": {"a":[1, 2],"b":1}, "amount":25,  "orderId":"A-1" }'),
+    );
     expect(a).toBe(b);
     expect(a).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -59,7 +62,10 @@ describe("parseInput", () => {
       expect(error).toBeInstanceOf(InvalidRequestError);
       const body = (error as InvalidRequestError).toJSON().error;
       expect(body.code).toBe("invalid_request");
-      expect((body.issues as { path: string }[]).map((i) => i.path).sort()).toEqual(["count", "name"]);
+      expect((body.issues as { path: string }[]).map((i) => i.path).sort()).toEqual([
+        "count",
+        "name",
+      ]);
     }
   });
 });

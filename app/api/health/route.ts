@@ -8,6 +8,9 @@ export async function GET() {
     await getDb().run(sql`select 1`);
     return Response.json({ ok: true }, { headers: { "cache-control": "no-store" } });
   } catch {
-    return Response.json({ ok: false, error: { code: "unavailable", message: "The database does not answer." } }, { status: 503 });
+    return Response.json(
+      { ok: false, error: { code: "unavailable", message: "The database does not answer." } },
+      { status: 503 },
+    );
   }
 }

@@ -4,4 +4,6 @@ import { queryOf } from "@/lib/http/read-body";
 
 export const dynamic = "force-dynamic";
 
-export const GET = apiRoute(async ({ request, actor }) => json(await listQueue(actor, queryOf(request))));
+export const GET = apiRoute(async ({ request, actor }) =>
+  json(await listQueue(actor, queryOf(request))),
+);
