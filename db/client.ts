@@ -48,10 +48,6 @@ export function getDb(): Database {
   return handle().db;
 }
 
-export function getClient(): Client {
-  return handle().client;
-}
-
 /** Applies the connection settings the embedded database needs (WAL lets readers run beside the writer). */
 export async function configureDatabase(): Promise<void> {
   const { client, url } = handle();
@@ -65,16 +61,18 @@ export function closeDb(): void {
 }
 
 /**
- * Runs `work` in one write transaction (BEGIN IMMEDIATE).
+ * Runs `work` in one write transaction: `@libsql/client` opens its default "write" transactions
+ * with BEGIN IMMEDIATE, so the write lock is taken up front and reads inside see the latest commit.
  *
- * Writes inside one process are queued here first: the embedded driver waits for SQLite's write
- * lock synchronously, so two transactions of the same process contending for it would block the
- * event loop the first one needs to commit. Other processes are kept apart by SQLite's own lock.
- * The queue is only about throughput; correctness comes from the conditional writes.
+ * Writes inside one process are queued here first, and they must be: the embedded driver waits
+ * for SQLite's write lock synchronously, so a second transaction of the same process would block
+ * the event loop that the first one needs in order to commit, until the busy timeout fails it.
+ * Other processes are kept apart by SQLite's own lock. Correctness comes from the conditional
+ * writes; the queue is what keeps one process live.
  */
 export async function writeTransaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
   const { db, writeLock } = handle();
-  return writeLock.run(() => db.transaction(work, { behavior: "immediate" }));
+  return writeLock.run(() => db.transaction(work));
 }
 
 class Mutex {

@@ -8,7 +8,16 @@ const migrationsFolder = join(process.cwd(), "db", "migrations");
 /** Creates or upgrades the schema with the committed drizzle-kit migrations. Safe to run twice. */
 export async function migrateDatabase(): Promise<void> {
   await configureDatabase();
-  await migrate(getDb(), { migrationsFolder });
+  try {
+    await migrate(getDb(), { migrationsFolder });
+  } catch (error) {
+    // Several processes started at once over a fresh database may race to apply the same
+    // migration (drizzle reads what was applied outside its transaction); the loser fails on
+    // "already exists". A second pass sees the winner's record and has nothing left to do.
+    await migrate(getDb(), { migrationsFolder }).catch(() => {
+      throw error;
+    });
+  }
 }
 
 // `npm run db:migrate`

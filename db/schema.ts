@@ -171,6 +171,8 @@ export const RUN_STATUSES = [
   "cancelled",
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+/** A run in one of these is over: nothing may pause, claim or complete it. */
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ["completed", "failed", "cancelled"];
 
 export const runs = sqliteTable(
   "runs",
@@ -281,7 +283,7 @@ export const calls = sqliteTable(
     position: integer("position").notNull(),
     toolCallId: text("tool_call_id").notNull(),
     toolName: text("tool_name").notNull(),
-    args: text("args", { mode: "json" }).$type<unknown>().notNull(),
+    args: text("args", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     inputSchema: text("input_schema", { mode: "json" }).$type<Record<string, unknown>>(),
     summary: text("summary"),
     risks: text("risks", { mode: "json" }).$type<string[]>().notNull(),
@@ -289,11 +291,11 @@ export const calls = sqliteTable(
     metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>(),
     status: text("status", { enum: CALL_STATUSES }).notNull(),
     revision: integer("revision").notNull().default(1),
-    // SHA-256 over the tool name and the canonical JSON of the args under review (edited or not).
+    // SHA-256 over the tool name and the canonical JSON of `args` (as the agent asked them).
     actionHash: text("action_hash").notNull(),
     requiredApprovals: integer("required_approvals").notNull(),
-    // A reviewer's edit of the args: what the current revision asks to approve.
-    editedArgs: text("edited_args", { mode: "json" }).$type<unknown>(),
+    // A reviewer's edit of the args: what the current revision asks to approve (votes carry its hash).
+    editedArgs: text("edited_args", { mode: "json" }).$type<Record<string, unknown>>(),
     decisionOutcome: text("decision_outcome", { enum: ["approved", "rejected"] }),
     decisionSource: text("decision_source", { enum: DECISION_SOURCES }),
     decidedBy: text("decided_by").references(() => users.id),
@@ -339,6 +341,10 @@ export const rememberedApprovals = sqliteTable(
     agentKeyId: text("agent_key_id")
       .notNull()
       .references(() => agentKeys.id),
+    // A memory holds only in the queue that approved: another queue's quorum and rules still apply.
+    queueId: text("queue_id")
+      .notNull()
+      .references(() => queues.id),
     actionHash: text("action_hash").notNull(),
     callId: text("call_id")
       .notNull()
@@ -348,7 +354,7 @@ export const rememberedApprovals = sqliteTable(
   },
   (t) => [
     // looked up for every call at batch creation
-    index("remembered_lookup_idx").on(t.scope, t.scopeKey, t.agentKeyId, t.actionHash),
+    index("remembered_lookup_idx").on(t.scope, t.scopeKey, t.agentKeyId, t.actionHash, t.queueId),
   ],
 );
 
@@ -402,7 +408,8 @@ export const idempotencyKeys = sqliteTable(
   (t) => [primaryKey({ columns: [t.agentKeyId, t.scope, t.key] })],
 );
 
-export const WEBHOOK_STATUSES = ["pending", "delivered", "failed"] as const;
+// Deliveries are retried until answered 2xx, so a delivery is only ever owed or done.
+export const WEBHOOK_STATUSES = ["pending", "delivered"] as const;
 
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",

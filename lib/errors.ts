@@ -14,6 +14,7 @@ export type ErrorCode =
   | "claim_lost"
   | "run_terminal"
   | "idempotency_conflict"
+  | "already_exists"
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"
@@ -86,6 +87,7 @@ export class ConflictError extends ApiError {
       | "claim_lost"
       | "run_terminal"
       | "idempotency_conflict"
+      | "already_exists"
     >,
     message: string,
     current: unknown,

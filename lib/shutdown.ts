@@ -16,3 +16,23 @@ export function shutdownSignal(): AbortSignal {
 export function beginShutdown(): void {
   controller().abort();
 }
+
+/**
+ * Calls `onEnd` once, when `signal` aborts or the server begins to stop; returns the function that
+ * stops listening. (Not `AbortSignal.any`: on Node 20 every signal derived from the long-lived
+ * shutdown signal stays reachable from it, a leak per request.)
+ */
+export function onRequestEnd(signal: AbortSignal | undefined, onEnd: () => void): () => void {
+  const signals = [shutdownSignal(), ...(signal ? [signal] : [])];
+  let called = false;
+  const listener = () => {
+    if (called) return;
+    called = true;
+    stop();
+    onEnd();
+  };
+  const stop = () => signals.forEach((s) => s.removeEventListener("abort", listener));
+  signals.forEach((s) => s.addEventListener("abort", listener));
+  if (signals.some((s) => s.aborted)) listener();
+  return stop;
+}

@@ -144,16 +144,18 @@ CREATE TABLE `remembered_approvals` (
 	`scope` text NOT NULL,
 	`scope_key` text NOT NULL,
 	`agent_key_id` text NOT NULL,
+	`queue_id` text NOT NULL,
 	`action_hash` text NOT NULL,
 	`call_id` text NOT NULL,
 	`approved_by` text,
 	`created_at` integer NOT NULL,
 	FOREIGN KEY (`agent_key_id`) REFERENCES `agent_keys`(`id`) ON UPDATE no action ON DELETE no action,
+	FOREIGN KEY (`queue_id`) REFERENCES `queues`(`id`) ON UPDATE no action ON DELETE no action,
 	FOREIGN KEY (`call_id`) REFERENCES `calls`(`id`) ON UPDATE no action ON DELETE no action,
 	FOREIGN KEY (`approved_by`) REFERENCES `user`(`id`) ON UPDATE no action ON DELETE no action
 );
 --> statement-breakpoint
-CREATE INDEX `remembered_lookup_idx` ON `remembered_approvals` (`scope`,`scope_key`,`agent_key_id`,`action_hash`);--> statement-breakpoint
+CREATE INDEX `remembered_lookup_idx` ON `remembered_approvals` (`scope`,`scope_key`,`agent_key_id`,`action_hash`,`queue_id`);--> statement-breakpoint
 CREATE TABLE `reviewer_tokens` (
 	`id` text PRIMARY KEY NOT NULL,
 	`user_id` text NOT NULL,

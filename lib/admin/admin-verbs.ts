@@ -39,11 +39,7 @@ export async function createQueue(input: CreateQueueInput): Promise<Queue> {
   return writeTransaction(async (tx) => {
     const [existing] = await tx.select().from(queues).where(eq(queues.name, parsed.name));
     if (existing)
-      throw new ConflictError(
-        "idempotency_conflict",
-        `A queue named '${parsed.name}' exists.`,
-        existing,
-      );
+      throw new ConflictError("already_exists", `A queue named '${parsed.name}' exists.`, existing);
     const [queue] = await tx
       .insert(queues)
       .values({ id: newId(), createdAt: Date.now(), ...parsed })
@@ -83,11 +79,9 @@ export async function createReviewer(
       .from(users)
       .where(eq(users.email, parsed.email));
     if (existing)
-      throw new ConflictError(
-        "idempotency_conflict",
-        `A reviewer with email ${parsed.email} exists.`,
-        { id: existing.id },
-      );
+      throw new ConflictError("already_exists", `A reviewer with email ${parsed.email} exists.`, {
+        id: existing.id,
+      });
     const byName = await queuesByName(
       tx,
       parsed.queues.map((q) => q.name),

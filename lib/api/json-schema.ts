@@ -1,17 +1,22 @@
 import { Ajv, type ValidateFunction } from "ajv";
 
 // Tool calls may carry a JSON Schema of their args; reviewers' edits are checked against it.
-const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true });
+// Schemas come from agents, so each is compiled by its own Ajv: one shared instance would keep
+// every schema forever and refuse a second schema reusing another's `$id`.
+
+const MAX_CACHED = 500;
 const compiled = new Map<string, ValidateFunction>();
 
 function compile(schema: Record<string, unknown>): ValidateFunction {
   const key = JSON.stringify(schema);
   let validate = compiled.get(key);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    if (compiled.size > 1000) compiled.clear();
-    compiled.set(key, validate);
+  if (validate) {
+    compiled.delete(key); // re-insert: the map's order is least recently used first
+  } else {
+    validate = new Ajv({ allErrors: true, strict: false, validateSchema: true }).compile(schema);
+    if (compiled.size >= MAX_CACHED) compiled.delete(compiled.keys().next().value!);
   }
+  compiled.set(key, validate);
   return validate;
 }
 

@@ -5,14 +5,15 @@ import { z } from "zod";
 const Time = z.iso.datetime();
 const Ref = z.object({ id: z.string(), name: z.string() });
 
-const Vote = z.object({
+export const VoteResource = z.object({
   reviewer: Ref,
   outcome: z.enum(["approved", "rejected"]),
   revision: z.int(),
+  actionHash: z.string().describe("the hash of the exact action this vote approved or rejected"),
   at: Time,
 });
 
-const Decision = z.object({
+export const DecisionResource = z.object({
   outcome: z.enum(["approved", "rejected"]),
   source: z.enum(["reviewer", "policy", "memory", "timeout"]),
   by: Ref.nullable(),
@@ -22,7 +23,7 @@ const Decision = z.object({
   scope: z.enum(["once", "run", "conversation"]).nullable(),
 });
 
-const Call = z.object({
+export const CallResource = z.object({
   id: z.string(),
   batchId: z.string(),
   toolCallId: z.string(),
@@ -40,11 +41,11 @@ const Call = z.object({
     .describe("SHA-256 of the tool name and the RFC 8785 canonical JSON of the args under review"),
   requiredApprovals: z.int(),
   pendingEdit: z.unknown().describe("a reviewer's edit awaiting the rest of the quorum, else null"),
-  votes: z.array(Vote),
-  decision: Decision.nullable(),
+  votes: z.array(VoteResource),
+  decision: DecisionResource.nullable(),
 });
 
-const Plan = z.object({
+export const PlanResource = z.object({
   summary: z.string(),
   rationale: z.string().optional(),
   resources: z.array(z.string()).optional(),
@@ -52,7 +53,7 @@ const Plan = z.object({
   rollback: z.string().optional(),
 });
 
-const Batch = z.object({
+export const BatchResource = z.object({
   id: z.string(),
   runId: z.string(),
   kind: z.enum(["action", "plan"]),
@@ -60,8 +61,8 @@ const Batch = z.object({
   outcome: z.enum(["approved", "rejected", "mixed"]).nullable(),
   queue: Ref,
   agent: Ref,
-  plan: Plan.nullable(),
-  calls: z.array(Call),
+  plan: PlanResource.nullable(),
+  calls: z.array(CallResource),
   createdAt: Time,
   expiresAt: Time,
   onTimeout: z.enum(["reject", "approve", "escalate"]),
@@ -70,7 +71,7 @@ const Batch = z.object({
   reviewUrl: z.string(),
 });
 
-const Run = z.object({
+export const RunResource = z.object({
   id: z.string(),
   agent: Ref,
   externalId: z.string().nullable(),
@@ -91,10 +92,10 @@ const Run = z.object({
   error: z.unknown(),
   createdAt: Time,
   updatedAt: Time,
-  batches: z.array(Batch).optional(),
+  batches: z.array(BatchResource).optional(),
 });
 
-const Event = z.object({
+export const EventResource = z.object({
   seq: z.int(),
   type: z.string(),
   at: Time,
@@ -111,16 +112,16 @@ const Event = z.object({
 });
 
 export const resourceSchemas = {
-  Run,
-  Batch,
-  Call,
-  Event,
+  Run: RunResource,
+  Batch: BatchResource,
+  Call: CallResource,
+  Event: EventResource,
   Claim: z.object({
     claimToken: z.string(),
     leaseExpiresAt: Time,
-    run: Run,
+    run: RunResource,
     checkpoint: z.unknown(),
-    batch: Batch.nullable(),
+    batch: BatchResource.nullable(),
     rollback: z
       .array(
         z.object({
@@ -134,8 +135,8 @@ export const resourceSchemas = {
       .nullable(),
   }),
   Lease: z.object({ leaseExpiresAt: Time }),
-  QueuePage: z.object({ batches: z.array(Batch), nextCursor: z.string().nullable() }),
-  CallDecision: z.object({ call: Call, batch: Batch }),
+  QueuePage: z.object({ batches: z.array(BatchResource), nextCursor: z.string().nullable() }),
+  CallDecision: z.object({ call: CallResource, batch: BatchResource }),
   Error: z.object({
     error: z.object({
       code: z.string(),

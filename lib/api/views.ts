@@ -1,4 +1,5 @@
-import { asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
+import type { z } from "zod";
 import type { Executor } from "@/db/client";
 import {
   agentKeys,
@@ -8,85 +9,18 @@ import {
   runs,
   users,
   votes,
-  type Batch,
   type Call,
-  type Run,
 } from "@/db/schema";
 import { isoTime } from "@/lib/ids";
+import type { BatchResource, CallResource, RunResource, VoteResource } from "./resource-schemas";
 
-// The API's resources as the contract shows them, loaded from the database in a few queries.
+// The API's resources as the contract shows them (shapes in resource-schemas.ts), loaded from
+// the database in a few queries.
 
-export type VoteView = {
-  reviewer: { id: string; name: string };
-  outcome: "approved" | "rejected";
-  revision: number;
-  at: string;
-};
-
-export type DecisionView = {
-  outcome: "approved" | "rejected";
-  source: "reviewer" | "policy" | "memory" | "timeout";
-  by: { id: string; name: string } | null;
-  at: string;
-  reason: string | null;
-  editedArgs: unknown;
-  scope: "once" | "run" | "conversation" | null;
-};
-
-export type CallView = {
-  id: string;
-  batchId: string;
-  toolCallId: string;
-  toolName: string;
-  args: unknown;
-  inputSchema: Record<string, unknown> | null;
-  summary: string | null;
-  risks: string[];
-  costEstimate: number | null;
-  metadata: Record<string, unknown> | null;
-  status: Call["status"];
-  revision: number;
-  actionHash: string;
-  requiredApprovals: number;
-  /** a reviewer's edit awaiting the rest of the quorum (null when none) */
-  pendingEdit: unknown;
-  votes: VoteView[];
-  decision: DecisionView | null;
-};
-
-export type BatchView = {
-  id: string;
-  runId: string;
-  kind: Batch["kind"];
-  status: Batch["status"];
-  outcome: Batch["outcome"];
-  queue: { id: string; name: string };
-  agent: { id: string; name: string };
-  plan: Batch["plan"] | null;
-  calls: CallView[];
-  createdAt: string;
-  expiresAt: string;
-  onTimeout: Batch["onTimeout"];
-  decidedAt: string | null;
-  cancelReason: string | null;
-  reviewUrl: string;
-};
-
-export type RunView = {
-  id: string;
-  agent: { id: string; name: string };
-  externalId: string | null;
-  conversationId: string | null;
-  status: Run["status"];
-  metadata: Record<string, unknown> | null;
-  claim: { workerId: string; leaseExpiresAt: string } | null;
-  rollbackRequestedAt: string | null;
-  result: unknown;
-  error: unknown;
-  createdAt: string;
-  updatedAt: string;
-  batches?: BatchView[];
-};
+export type VoteView = z.infer<typeof VoteResource>;
+export type CallView = z.infer<typeof CallResource>;
+export type BatchView = z.infer<typeof BatchResource>;
+export type RunView = z.infer<typeof RunResource>;
 
 export function publicBaseUrl(): string {
   return (process.env.PUBLIC_URL || "http://localhost:3000").replace(/\/+$/, "");
@@ -181,6 +115,7 @@ export async function loadBatchViews(db: Executor, ids: string[]): Promise<Batch
       reviewer: { id: v.reviewerId, name: names.get(v.reviewerId) ?? "unknown" },
       outcome: v.outcome,
       revision: v.revision,
+      actionHash: v.actionHash,
       at: isoTime(v.createdAt),
     });
     votesByCall.set(v.callId, list);
@@ -231,7 +166,11 @@ export async function loadCallView(db: Executor, call: Call): Promise<CallView> 
 export async function loadRunView(
   db: Executor,
   id: string,
-  options: { withBatches: boolean },
+  options: {
+    withBatches: boolean;
+    /** for a reviewer: only the batches of these queues */
+    batchQueueIds?: string[];
+  },
 ): Promise<RunView | null> {
   const [row] = await db
     .select({ run: runs, agentName: agentKeys.name })
@@ -261,7 +200,11 @@ export async function loadRunView(
     const batchIds = await db
       .select({ id: batches.id })
       .from(batches)
-      .where(eq(batches.runId, id))
+      .where(
+        options.batchQueueIds
+          ? and(eq(batches.runId, id), inArray(batches.queueId, options.batchQueueIds))
+          : eq(batches.runId, id),
+      )
       .orderBy(asc(batches.createdAt), asc(batches.id));
     view.batches = await loadBatchViews(
       db,

@@ -130,14 +130,15 @@ export async function applyDecision(
     return;
   }
 
+  // Each vote is tied to the exact action it approves: the agent's args, or a reviewer's edit.
   let revision = call.revision;
-  let hash = call.actionHash;
+  let hash = call.editedArgs == null ? call.actionHash : actionHash(call.toolName, call.editedArgs);
   if (decision.outcome === "edit") {
     const editedArgs = checkedEdit(call, decision.editedArgs);
     revision = call.revision + 1;
     hash = actionHash(call.toolName, editedArgs);
     // An edit is a new revision: approvals of the old args no longer count toward the quorum.
-    await decide({ revision, editedArgs, actionHash: hash });
+    await decide({ revision, editedArgs });
     await appendEvent(tx, { ...base, type: "call.edited", data: { revision, editedArgs } });
   }
 
@@ -168,7 +169,7 @@ export async function applyDecision(
     .where(and(eq(calls.id, call.id), eq(calls.status, "pending"), eq(calls.revision, revision)))
     .returning();
   if (decided.length === 0) throw await alreadyDecided(tx, call);
-  await remember(tx, reviewer, call, hash, decision.scope, now);
+  await remember(tx, reviewer, call, batch.queueId, hash, decision.scope, now);
   await appendEvent(tx, {
     ...base,
     type: "call.decided",
@@ -260,6 +261,7 @@ async function remember(
   tx: Transaction,
   reviewer: ReviewerActor,
   call: Call,
+  queueId: string,
   hash: string,
   scope: Decision["scope"],
   now: number,
@@ -278,6 +280,7 @@ async function remember(
     scope,
     scopeKey,
     agentKeyId: run!.agentKeyId,
+    queueId,
     actionHash: hash,
     callId: call.id,
     approvedBy: reviewer.id,

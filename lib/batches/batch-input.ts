@@ -37,7 +37,12 @@ export const CreateBatchInput = z
     /** a queue id or name; it must be one the agent key may target */
     queue: z.string().min(1).max(200).optional(),
     timeoutSecs: z.int().min(1).max(MAX_TIMEOUT_SECS).optional(),
-    onTimeout: z.enum(["reject", "approve", "escalate"]).default("reject"),
+    onTimeout: z
+      .enum(["reject", "approve", "escalate"])
+      .default("reject")
+      .describe(
+        "What settles the batch at its deadline: reject (fail closed) or approve. escalate is refused with 400 until team queues with escalation queues exist.",
+      ),
     checkpoint: z.unknown().optional(),
     callbackUrl: z
       .url({ protocol: /^https?$/, error: "must be an http(s) URL" })

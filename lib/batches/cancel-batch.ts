@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
-import { batches, calls, runs } from "@/db/schema";
+import { batches, calls } from "@/db/schema";
 import { findBatchFor } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
 import { loadBatchView, type BatchView } from "@/lib/api/views";
@@ -9,7 +9,7 @@ import { ConflictError } from "@/lib/errors";
 import { appendEvent } from "@/lib/events/append-event";
 import { transact } from "@/lib/events/transact";
 import { enqueueBatchWebhook } from "@/lib/webhooks/enqueue-webhook";
-import { sql } from "drizzle-orm";
+import { releaseRunIfSettled } from "./settle-batch";
 
 export const CancelBatchInput = z.object({ reason: z.string().max(4000).optional() });
 export type CancelBatchInput = z.infer<typeof CancelBatchInput>;
@@ -41,16 +41,7 @@ export async function cancelBatch(
       .update(calls)
       .set({ status: "cancelled" })
       .where(and(eq(calls.batchId, batch.id), eq(calls.status, "pending")));
-    await tx
-      .update(runs)
-      .set({ status: "running", updatedAt: now })
-      .where(
-        and(
-          eq(runs.id, batch.runId),
-          eq(runs.status, "waiting_approval"),
-          sql`not exists (select 1 from ${batches} where ${batches.runId} = ${batch.runId} and ${batches.status} = 'pending')`,
-        ),
-      );
+    await releaseRunIfSettled(tx, batch.runId, "running", now);
     await appendEvent(tx, {
       type: "batch.cancelled",
       runId: batch.runId,

@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import { runs, type Run } from "@/db/schema";
+import { runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
 import type { Transaction } from "@/db/client";
 import { findRunFor } from "@/lib/api/access";
 import { idempotencyFor, previousResult, rememberResult } from "@/lib/api/idempotency";
@@ -13,8 +13,6 @@ import { CreateBatchInput } from "./batch-input";
 import { openBatch, resolveQueue } from "./open-batch";
 
 export { CreateBatchInput };
-
-const TERMINAL = new Set<Run["status"]>(["completed", "failed", "cancelled"]);
 
 /**
  * Pauses a run with a new batch of calls. The run must be in the agent's hands: `running`, or
@@ -67,7 +65,7 @@ export async function createBatch(
 
 async function assertInAgentsHands(tx: Transaction, run: Run, claimToken: string | undefined) {
   const current = () => loadRunView(tx, run.id, { withBatches: false });
-  if (TERMINAL.has(run.status)) {
+  if (TERMINAL_RUN_STATUSES.includes(run.status)) {
     throw new ConflictError(
       "run_terminal",
       `The run is ${run.status}; start a new run.`,

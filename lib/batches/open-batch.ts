@@ -3,7 +3,7 @@ import type { Transaction } from "@/db/client";
 import { batches, calls, queues, rememberedApprovals, type Queue, type Run } from "@/db/schema";
 import { actionHash } from "@/lib/approvals/action-hash";
 import { actorRef, type AgentActor } from "@/lib/auth/actor";
-import { ForbiddenError, NotFoundError } from "@/lib/errors";
+import { NotFoundError } from "@/lib/errors";
 import { appendEvent, SYSTEM_ACTOR } from "@/lib/events/append-event";
 import { loadBatchView } from "@/lib/api/views";
 import { newId } from "@/lib/ids";
@@ -24,9 +24,10 @@ export async function resolveQueue(
     .select()
     .from(queues)
     .where(or(eq(queues.id, requested), eq(queues.name, requested)));
-  if (!queue) throw new NotFoundError(`Queue '${requested}'`);
-  if (!agent.queueIds.includes(queue.id)) {
-    throw new ForbiddenError(`This agent key may not send batches to queue '${queue.name}'.`);
+  // A queue the key may not target is answered exactly like one that does not exist (404), so
+  // keys cannot probe other teams' queue names.
+  if (!queue || !agent.queueIds.includes(queue.id)) {
+    throw new NotFoundError(`Queue '${requested}' (among the queues this agent key may target)`);
   }
   return queue;
 }
@@ -73,7 +74,7 @@ export async function openBatch(
   for (const [position, call] of batchCalls.entries()) {
     const callId = newId();
     const hash = actionHash(call.toolName, call.args);
-    const memory = await findRememberedApproval(tx, agent, run, hash);
+    const memory = await findRememberedApproval(tx, agent, run, queue, hash);
     await tx.insert(calls).values({
       id: callId,
       batchId,
@@ -130,6 +131,7 @@ async function findRememberedApproval(
   tx: Transaction,
   agent: AgentActor,
   run: Pick<Run, "id" | "conversationId">,
+  queue: Queue,
   hash: string,
 ) {
   const inRun = and(eq(rememberedApprovals.scope, "run"), eq(rememberedApprovals.scopeKey, run.id));
@@ -145,6 +147,7 @@ async function findRememberedApproval(
     .where(
       and(
         eq(rememberedApprovals.agentKeyId, agent.id),
+        eq(rememberedApprovals.queueId, queue.id),
         eq(rememberedApprovals.actionHash, hash),
         inConversation ? or(inRun, inConversation) : inRun,
       ),

@@ -5,7 +5,7 @@ import { parseInput } from "@/lib/api/parse";
 import { loadBatchView, type BatchView } from "@/lib/api/views";
 import type { Actor } from "@/lib/auth/actor";
 import { watchEvents } from "@/lib/events/tailer";
-import { shutdownSignal } from "@/lib/shutdown";
+import { onRequestEnd } from "@/lib/shutdown";
 
 export const ReadBatchQuery = z.object({
   /** seconds to hold a pending batch until it settles */
@@ -30,7 +30,9 @@ export async function readBatch(
 
   const deadline = Date.now() + wait * 1000;
   // Answer early (as still pending) if the client leaves or the server is stopping.
-  const ended = AbortSignal.any([signal ?? new AbortController().signal, shutdownSignal()]);
+  const ending = new AbortController();
+  const ended = ending.signal;
+  const stopListening = onRequestEnd(signal, () => ending.abort());
   // Watch before reading, so a settlement between the read and the watch is not missed.
   const watch = await watchEvents(
     (row) => row.batchId === batchId && row.type.startsWith("batch."),
@@ -44,5 +46,6 @@ export async function readBatch(
     }
   } finally {
     watch.close();
+    stopListening();
   }
 }

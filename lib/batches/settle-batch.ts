@@ -46,16 +46,24 @@ export async function settleBatchIfDone(
     data: { outcome: batch.outcome, batch: view },
     at: now,
   });
-  await markRunReadyIfSettled(tx, batch.runId, now);
+  await releaseRunIfSettled(tx, batch.runId, "ready", now);
   await enqueueBatchWebhook(tx, batch, settleAs === "expired" ? "batch.expired" : "batch.decided");
   return batch;
 }
 
-/** waiting_approval → ready once the run has no pending batch left. */
-async function markRunReadyIfSettled(tx: Transaction, runId: string, now: number): Promise<void> {
+/**
+ * Moves a waiting run on once it has no pending batch left: to `ready` (a batch settled, the run
+ * is to be claimed) or back to `running` (the agent withdrew its batch and holds the run again).
+ */
+export async function releaseRunIfSettled(
+  tx: Transaction,
+  runId: string,
+  status: "ready" | "running",
+  now: number,
+): Promise<void> {
   await tx
     .update(runs)
-    .set({ status: "ready", updatedAt: now })
+    .set({ status, updatedAt: now })
     .where(
       and(
         eq(runs.id, runId),

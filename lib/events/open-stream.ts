@@ -4,7 +4,7 @@ import { events, type EventRow } from "@/db/schema";
 import { InvalidRequestError } from "@/lib/errors";
 import { sseMessage } from "./wire";
 import { getTailer } from "./tailer";
-import { shutdownSignal } from "@/lib/shutdown";
+import { onRequestEnd } from "@/lib/shutdown";
 
 // A server-sent-event stream over the event log: replay what the client missed (after its
 // Last-Event-ID), then follow new events as the tailer dispatches them. Only events `visible` to
@@ -72,22 +72,23 @@ export async function eventStreamResponse(
       };
 
       const unsubscribe = await tailer.subscribe((rows) => {
-        if (replaying) buffered.push(...rows);
-        else rows.forEach(send);
+        if (!replaying) return rows.forEach(send);
+        buffered.push(...rows);
+        // Live events waiting behind a long replay are capped like a slow client's queue.
+        if (buffered.length > MAX_QUEUED_MESSAGES) close();
       });
       const heartbeat = setInterval(() => {
         if (!closed) controller.enqueue(encoder.encode(": keep-alive\n\n"));
       }, heartbeatMs());
-      // Ends when the client leaves or the server is stopping (see lib/shutdown.ts).
-      const ended = AbortSignal.any([request.signal, shutdownSignal()]);
-      const onEnd = () => close();
-      ended.addEventListener("abort", onEnd);
+      let stopListening = () => {};
       cleanup = () => {
         unsubscribe();
         clearInterval(heartbeat);
-        ended.removeEventListener("abort", onEnd);
+        stopListening();
       };
-      if (ended.aborted) return close();
+      // Ends when the client leaves or the server is stopping (see lib/shutdown.ts).
+      stopListening = onRequestEnd(request.signal, close);
+      if (closed) return;
 
       controller.enqueue(encoder.encode("retry: 2000\n: connected\n\n"));
       try {
@@ -129,6 +130,7 @@ export async function eventStreamResponse(
         .where(and(gt(events.seq, from), filter.where))
         .orderBy(asc(events.seq))
         .limit(REPLAY_PAGE);
+      if (isClosed()) return;
       for (const row of rows) {
         controller.enqueue(sseMessage(row));
         from = row.seq;

@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import type { Transaction } from "@/db/client";
-import { batches, events, runs, type Run } from "@/db/schema";
+import { batches, events, runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
 import { findRunFor } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
 import { loadBatchView, loadRunView, type BatchView, type RunView } from "@/lib/api/views";
@@ -114,7 +114,7 @@ async function notClaimable(tx: Transaction, run: Run): Promise<ConflictError> {
       { holder: fresh!.claimWorkerId, leaseExpiresAt: isoTime(fresh!.leaseExpiresAt) },
     );
   }
-  if (["completed", "failed", "cancelled"].includes(fresh!.status)) {
+  if (TERMINAL_RUN_STATUSES.includes(fresh!.status)) {
     return new ConflictError("run_terminal", `The run is ${fresh!.status}.`, current);
   }
   return new ConflictError(

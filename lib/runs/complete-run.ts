@@ -5,10 +5,11 @@ import { loadRunView, type RunView } from "@/lib/api/views";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { appendEvent } from "@/lib/events/append-event";
 import { transact } from "@/lib/events/transact";
-import { updateUnderClaim } from "./claim-guard";
+import { updateWhileHeld } from "./claim-guard";
 
 export const CompleteRunInput = z.object({
-  claimToken: z.string().min(1).max(200),
+  /** required once the run was claimed; a run that never paused is held by its creator */
+  claimToken: z.string().min(1).max(200).optional(),
   outcome: z.enum(["completed", "failed"]),
   result: z.unknown().optional(),
   error: z.unknown().optional(),
@@ -29,7 +30,7 @@ export async function completeRun(actor: Actor, runId: string, body: unknown): P
     // run, it leaves the run ready to be claimed (a terminal run could never be claimed again).
     const rollbackWaiting = run.rollbackRequestedAt !== null && !rollbackAnswered;
     const now = Date.now();
-    await updateUnderClaim(tx, run, input.claimToken, {
+    await updateWhileHeld(tx, run, input.claimToken, {
       status: rollbackWaiting ? "ready" : input.outcome,
       result: input.result ?? null,
       error: input.error ?? null,

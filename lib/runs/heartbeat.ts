@@ -4,7 +4,7 @@ import { parseInput } from "@/lib/api/parse";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { transact } from "@/lib/events/transact";
 import { isoTime } from "@/lib/ids";
-import { updateUnderClaim } from "./claim-guard";
+import { updateWhileHeld } from "./claim-guard";
 
 export const HeartbeatInput = z.object({
   claimToken: z.string().min(1).max(200),
@@ -25,7 +25,7 @@ export async function heartbeat(
   const input = parseInput(HeartbeatInput, body);
   return transact(async (tx) => {
     const run = await findRunFor(tx, agent, runId);
-    const updated = await updateUnderClaim(tx, run, input.claimToken, {
+    const updated = await updateWhileHeld(tx, run, input.claimToken, {
       leaseExpiresAt: Date.now() + input.leaseSecs * 1000,
     });
     return { leaseExpiresAt: isoTime(updated.leaseExpiresAt!) };

@@ -7,11 +7,12 @@ import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { appendEvent } from "@/lib/events/append-event";
 import { toWireEvent, type WireEvent } from "@/lib/events/wire";
 import { transact } from "@/lib/events/transact";
-import { updateUnderClaim } from "./claim-guard";
+import { updateWhileHeld } from "./claim-guard";
 
 export const RecordToolEventInput = z
   .object({
-    claimToken: z.string().min(1).max(200),
+    /** required once the run was claimed; a run that never paused is held by its creator */
+    claimToken: z.string().min(1).max(200).optional(),
     type: z.enum(["tool.completed", "tool.failed", "action.reverted"]),
     toolCallId: z.string().min(1).max(200),
     result: z.unknown().optional(),
@@ -35,7 +36,7 @@ export async function recordToolEvent(
   const input = parseInput(RecordToolEventInput, body);
   return transact(async (tx) => {
     const run = await findRunFor(tx, agent, runId);
-    await updateUnderClaim(tx, run, input.claimToken, {});
+    await updateWhileHeld(tx, run, input.claimToken, {});
     const seq = await appendEvent(tx, {
       type: input.type,
       runId: run.id,

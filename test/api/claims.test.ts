@@ -283,12 +283,18 @@ describe("POST /runs/{runId}/events", () => {
         { claimToken: claim.claimToken, type: "tool.failed", toolCallId: "c", revert: { x: 1 } },
         "revert",
       ],
-      [{ type: "tool.completed", toolCallId: "c" }, "claimToken"],
     ] as const) {
       const answer = await agent.post(`/runs/${run.id}/events`, body);
       expect(answer.status, JSON.stringify(body)).toBe(400);
       expect(answer.body.error.issues.map((i: { path: string }) => i.path)).toContain(path);
     }
+    // A claimed run takes reports only from its claim holder.
+    const tokenless = await agent.post(`/runs/${run.id}/events`, {
+      type: "tool.completed",
+      toolCallId: "c",
+    });
+    expect(tokenless.status).toBe(409);
+    expect(tokenless.body.error.code).toBe("already_claimed");
     expect(
       (
         await reviewer.post(`/runs/${run.id}/events`, {
@@ -348,6 +354,24 @@ describe("POST /runs/{runId}/complete", () => {
       error: { message: "refund API down" },
       result: null,
     });
+  });
+
+  it("lets the creator of a run that never paused report and complete it without a claim", async () => {
+    const { agent } = await team();
+    const run = (await agent.post("/runs", {})).body;
+    const reported = await agent.post(`/runs/${run.id}/events`, {
+      type: "tool.completed",
+      toolCallId: "read-1",
+      result: { rows: 3 },
+      revert: { undo: "nothing" },
+    });
+    expect(reported.status).toBe(201);
+    const done = await agent.post(`/runs/${run.id}/complete`, { outcome: "completed" });
+    expect(done.status).toBe(200);
+    expect(done.body.status).toBe("completed");
+    const again = await agent.post(`/runs/${run.id}/complete`, { outcome: "completed" });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe("run_terminal");
   });
 
   it("is 409 claim_lost for a wrong token, 400 for a bad outcome — the run stays claimed", async () => {

@@ -229,7 +229,13 @@ describe("POST /calls/{callId}/decision", () => {
       pendingEdit: { orderId: "A-1", amount: 40 },
       args: { amount: 80 },
     });
-    expect(edited.body.call.actionHash).not.toBe(batch.calls[0].actionHash);
+    // The call's hash stays that of the agent's args; each vote carries the hash of what it approved.
+    expect(edited.body.call.actionHash).toBe(batch.calls[0].actionHash);
+    const [oldVote, editVote] = edited.body.call.votes;
+    expect(oldVote).toMatchObject({ revision: 1, actionHash: batch.calls[0].actionHash });
+    expect(editVote.revision).toBe(2);
+    expect(editVote.actionHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(editVote.actionHash).not.toBe(batch.calls[0].actionHash);
 
     const before = await writeSnapshot();
     const rowsBefore = await rowsOf(batch.runId);

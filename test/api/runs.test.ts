@@ -131,12 +131,12 @@ describe("POST /runs", () => {
     expect(batch.calls[0].status).toBe("pending");
   });
 
-  it("is 403 for a queue the key may not target, 404 for one that does not exist, and writes nothing", async () => {
+  it("is 404 for a queue the key may not target, just as for one that does not exist, and writes nothing", async () => {
     const foreign = await makeQueue();
     const before = await writeSnapshot();
     const forbidden = await agent.post("/runs", { batch: refundBatch({ queue: foreign.name }) });
-    expect(forbidden.status).toBe(403);
-    expect(forbidden.body.error.code).toBe("forbidden");
+    expect(forbidden.status).toBe(404);
+    expect(forbidden.body.error.code).toBe("not_found");
     const missing = await agent.post("/runs", { batch: refundBatch({ queue: "no-such-queue" }) });
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe("not_found");
@@ -324,7 +324,7 @@ describe("POST /runs/{runId}/batches", () => {
     expect(await writeSnapshot()).toEqual(before);
   });
 
-  it("is 404 on another agent's run and 403 for a queue the key may not target, writing nothing", async () => {
+  it("is 404 on another agent's run and for a queue the key may not target, writing nothing", async () => {
     const run = (await agent.post("/runs", {})).body;
     const otherTeam = await makeQuickTeam();
     const before = await writeSnapshot();
@@ -338,8 +338,8 @@ describe("POST /runs/{runId}/batches", () => {
       `/runs/${run.id}/batches`,
       refundBatch({ queue: otherTeam.queue.id }),
     );
-    expect(forbidden.status).toBe(403);
-    expect(forbidden.body.error.code).toBe("forbidden");
+    expect(forbidden.status).toBe(404);
+    expect(forbidden.body.error.code).toBe("not_found");
     const unknown = await agent.post(
       `/runs/00000000-0000-7000-8000-000000000000/batches`,
       refundBatch(),

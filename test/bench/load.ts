@@ -1,0 +1,358 @@
+import { readdirSync, readFileSync } from "node:fs";
+import http from "node:http";
+import { performance } from "node:perf_hooks";
+
+// The load generator, shared by every target: raw node:http over keep-alive agents (no fetch, to
+// keep the client's own cost low and comparable), a minimal SSE reader, an open-loop pacer and
+// percentiles. Nothing here knows which server it talks to.
+
+export const now = () => performance.now();
+
+export type Endpoint = { host: string; port: number };
+
+export function keepAliveAgent(maxSockets: number): http.Agent {
+  return new http.Agent({
+    keepAlive: true,
+    maxSockets,
+    maxFreeSockets: maxSockets,
+    scheduling: "fifo",
+  });
+}
+
+export type HttpResult = {
+  status: number;
+  text: string;
+  sentAt: number;
+  doneAt: number;
+  error?: string;
+};
+
+/** One JSON request; never rejects (a failed request resolves with status 0 and `error`). */
+export function request(
+  endpoint: Endpoint,
+  agent: http.Agent,
+  options: { method: "GET" | "POST"; path: string; token?: string; body?: unknown },
+): Promise<HttpResult> {
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const headers: Record<string, string | number> = { accept: "application/json" };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (payload !== undefined) {
+    headers["content-type"] = "application/json";
+    headers["content-length"] = Buffer.byteLength(payload);
+  }
+  return new Promise((resolve) => {
+    let sentAt = 0;
+    const req = http.request(
+      {
+        host: endpoint.host,
+        port: endpoint.port,
+        method: options.method,
+        path: options.path,
+        headers,
+        agent,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            text: Buffer.concat(chunks).toString("utf8"),
+            sentAt,
+            doneAt: now(),
+          }),
+        );
+        res.on("error", (error) =>
+          resolve({ status: 0, text: "", sentAt, doneAt: now(), error: error.message }),
+        );
+      },
+    );
+    req.on("error", (error) =>
+      resolve({ status: 0, text: "", sentAt, doneAt: now(), error: error.message }),
+    );
+    sentAt = now();
+    req.end(payload);
+  });
+}
+
+export function parseJson<T>(result: HttpResult, what: string, expected: number[] = [200, 201]): T {
+  if (!expected.includes(result.status)) {
+    throw new Error(`${what}: HTTP ${result.status} ${result.error ?? result.text.slice(0, 300)}`);
+  }
+  return JSON.parse(result.text) as T;
+}
+
+/* ------------------------------------------------------------------ SSE clients */
+
+/** Called for every `batch.created` message a stream client receives, with the call's toolCallId. */
+export type BatchCreatedListener = (client: number, toolCallId: string, receivedAt: number) => void;
+
+export type StreamPool = {
+  connected: number;
+  /** messages of any kind received, across clients */
+  messages: () => number;
+  close: () => void;
+};
+
+const EVENT_LINE = "event: batch.created";
+const TOOL_CALL_ID = '"toolCallId":"';
+
+/**
+ * Opens `count` SSE connections (`connectConcurrency` at a time) and resolves once every one has
+ * answered 200 and sent its first bytes. Parsing is minimal on purpose: split on blank lines, look
+ * for the event line, pull the toolCallId out of the data without JSON.parse.
+ */
+export async function openStreams(
+  endpoint: Endpoint,
+  options: {
+    path: string;
+    token: string;
+    count: number;
+    onBatchCreated: BatchCreatedListener;
+    connectConcurrency?: number;
+  },
+): Promise<StreamPool> {
+  const agent = keepAliveAgent(options.count + 16);
+  const requests: http.ClientRequest[] = [];
+  let messages = 0;
+  let closing = false;
+
+  const connect = (client: number) =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: endpoint.host,
+          port: endpoint.port,
+          path: options.path,
+          headers: { accept: "text/event-stream", authorization: `Bearer ${options.token}` },
+          agent,
+        },
+        (res) => {
+          if (res.statusCode !== 200) {
+            res.resume();
+            reject(new Error(`stream client ${client}: HTTP ${res.statusCode}`));
+            return;
+          }
+          res.setEncoding("utf8");
+          let buffer = "";
+          let first = true;
+          res.on("data", (chunk: string) => {
+            const receivedAt = now();
+            if (first) {
+              first = false;
+              resolve();
+            }
+            buffer = buffer.length === 0 ? chunk : buffer + chunk;
+            let end: number;
+            while ((end = buffer.indexOf("\n\n")) >= 0) {
+              const block = buffer.slice(0, end);
+              buffer = buffer.slice(end + 2);
+              if (block.charCodeAt(0) === 58 /* ':' */) continue; // a comment
+              messages++;
+              if (block.indexOf(EVENT_LINE) < 0) continue;
+              const start = block.indexOf(TOOL_CALL_ID);
+              if (start < 0) continue;
+              const from = start + TOOL_CALL_ID.length;
+              options.onBatchCreated(
+                client,
+                block.slice(from, block.indexOf('"', from)),
+                receivedAt,
+              );
+            }
+          });
+          res.on("error", () => undefined);
+          res.on("end", () => {
+            if (!closing) console.error(`  ! stream client ${client} ended early`);
+          });
+        },
+      );
+      req.on("error", (error) => (closing ? undefined : reject(error)));
+      req.setTimeout(0);
+      requests.push(req);
+      req.end();
+    });
+
+  const pool: StreamPool = {
+    connected: 0,
+    messages: () => messages,
+    close: () => {
+      closing = true;
+      for (const req of requests) req.destroy();
+      agent.destroy();
+    },
+  };
+  try {
+    let nextClient = 0;
+    const workers = Array.from(
+      { length: Math.min(options.connectConcurrency ?? 50, options.count) },
+      async () => {
+        while (nextClient < options.count) {
+          await connect(nextClient++);
+          pool.connected++;
+        }
+      },
+    );
+    await Promise.all(workers);
+  } catch (error) {
+    pool.close();
+    throw error;
+  }
+  return pool;
+}
+
+/* ------------------------------------------------------------------ pacing */
+
+/**
+ * Open loop: calls `fire(i)` at `start + i / rate` whatever the responses do, `total` times, or
+ * until `stop()` says the target has fallen too far behind. Resolves with how late each firing
+ * was against its schedule (one entry per firing).
+ */
+export function openLoop(
+  rate: number,
+  total: number,
+  fire: (i: number) => void,
+  stop: () => boolean = () => false,
+): Promise<number[]> {
+  const interval = 1000 / rate;
+  const lateness: number[] = [];
+  const start = now();
+  let i = 0;
+  return new Promise((resolve) => {
+    const tick = () => {
+      const t = now();
+      while (i < total && start + i * interval <= t) {
+        if (stop()) return resolve(lateness);
+        lateness.push(t - (start + i * interval));
+        fire(i++);
+      }
+      if (i >= total) return resolve(lateness);
+      setTimeout(tick, Math.max(0, start + i * interval - now()));
+    };
+    tick();
+  });
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until the server process is nearly idle (a backlog from the last load has drained). */
+export async function waitIdle(pid: number | undefined, maxMs: number): Promise<void> {
+  if (pid === undefined) return;
+  const deadline = now() + maxMs;
+  while (now() < deadline) {
+    const before = processTicks(pid);
+    await sleep(300);
+    const after = processTicks(pid);
+    if (!before || !after || (after.ticks - before.ticks) * TICK_MS < 0.15 * 300) return;
+  }
+}
+
+/** Polls `done` every 10 ms until it is true or `timeoutMs` passes; returns whether it got there. */
+export async function until(done: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = now() + timeoutMs;
+  while (!done()) {
+    if (now() > deadline) return false;
+    await sleep(10);
+  }
+  return true;
+}
+
+/* ------------------------------------------------------------------ statistics */
+
+/** Nearest-rank percentile (p in 0..100) of unsorted samples; NaN when there are none. */
+export function percentile(samples: ArrayLike<number>, p: number): number {
+  if (samples.length === 0) return NaN;
+  const sorted = Float64Array.from(samples).sort();
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+}
+
+export type Summary = { n: number; p50: number; p99: number; max: number };
+
+export function summarize(samples: ArrayLike<number>): Summary {
+  if (samples.length === 0) return { n: 0, p50: NaN, p99: NaN, max: NaN };
+  const sorted = Float64Array.from(samples).sort();
+  const at = (p: number) =>
+    sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1]!;
+  return { n: sorted.length, p50: at(50), p99: at(99), max: sorted[sorted.length - 1]! };
+}
+
+/* ------------------------------------------------------------------ CPU accounting */
+
+// The bench shares its cores with whatever else runs on the machine. To tell a slow server from
+// a busy machine, each scenario records how much CPU this process tree used and how much went to
+// everything else (Linux /proc; zeros elsewhere).
+
+type CpuTicks = { total: number; idle: number; ours: number };
+
+function readFile(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+/** utime + stime of `pid`, and its parent pid. */
+function processTicks(pid: number): { ticks: number; ppid: number } | null {
+  const stat = readFile(`/proc/${pid}/stat`);
+  if (!stat) return null;
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+}
+
+function sampleCpu(): CpuTicks | null {
+  const line = readFile("/proc/stat")?.split("\n")[0];
+  if (!line?.startsWith("cpu ")) return null;
+  const values = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = values.reduce((a, b) => a + b, 0);
+  const idle = values[3]! + values[4]!;
+  // this process and every descendant (the servers it started)
+  const all = new Map<number, { ticks: number; ppid: number }>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const info = processTicks(Number(name));
+    if (info) all.set(Number(name), info);
+  }
+  const ours = new Set([process.pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [pid, info] of all) {
+      if (!ours.has(pid) && ours.has(info.ppid)) {
+        ours.add(pid);
+        grew = true;
+      }
+    }
+  }
+  let oursTicks = 0;
+  for (const pid of ours) oursTicks += all.get(pid)?.ticks ?? 0;
+  return { total, idle, ours: oursTicks };
+}
+
+export type CpuShare = {
+  /** shares of the whole machine (100% = all cores): this process tree, everything else */
+  oursPct: number;
+  otherPct: number;
+  /** CPU time the server process used, in ms (robust to a busy machine, unlike latency) */
+  serverMs: number;
+};
+
+const TICK_MS = 10; // USER_HZ = 100 on Linux
+
+/** Starts measuring; the returned function gives the CPU used since then. */
+export function cpuMeter(serverPid?: number): () => CpuShare {
+  const start = sampleCpu();
+  const serverStart = serverPid === undefined ? null : processTicks(serverPid);
+  return () => {
+    const end = sampleCpu();
+    const serverEnd = serverPid === undefined ? null : processTicks(serverPid);
+    const serverMs =
+      serverStart && serverEnd ? (serverEnd.ticks - serverStart.ticks) * TICK_MS : NaN;
+    if (!start || !end || end.total <= start.total)
+      return { oursPct: NaN, otherPct: NaN, serverMs };
+    const total = end.total - start.total;
+    const busy = total - (end.idle - start.idle);
+    // exited processes drop out of `ours`; clamp rather than report a negative share
+    const ours = Math.max(0, Math.min(busy, end.ours - start.ours));
+    return { oursPct: (100 * ours) / total, otherPct: (100 * (busy - ours)) / total, serverMs };
+  };
+}

@@ -1,0 +1,87 @@
+import { rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { performance } from "node:perf_hooks";
+import { closeDb, getDb } from "@/db/client";
+import { decideCall } from "@/lib/approvals/decide-call";
+import { authenticate } from "@/lib/auth/actor";
+import { createRun } from "@/lib/runs/create-run";
+import { freshDatabase } from "../support/database";
+import { makeTeam } from "../support/factories";
+import { pauseBody } from "./targets";
+
+// `npx tsx test/bench/statements.ts [N] [--sql]`: the domain verbs behind a pause and a decision,
+// called in-process (no HTTP, no Next.js), N times each, with the SQL statements each one runs
+// and its CPU time. A quick check of what a change to lib/ does to the per-request cost.
+
+const require = createRequire(import.meta.url);
+// The native driver under @libsql/client: every statement goes through Database.prepare.
+const Database = require("libsql") as { prototype: { prepare: (sql: string) => unknown } };
+const statements = new Map<string, number>();
+const prepare = Database.prototype.prepare;
+Database.prototype.prepare = function (this: unknown, sql: string) {
+  statements.set(sql, (statements.get(sql) ?? 0) + 1);
+  return prepare.call(this, sql);
+};
+
+async function measure(label: string, n: number, work: (i: number) => Promise<void>) {
+  for (let i = 0; i < Math.min(50, n); i++) await work(i); // warm-up
+  statements.clear();
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < n; i++) await work(i);
+  const used = process.cpuUsage(cpu);
+  const wall = performance.now() - started;
+  const count = [...statements.values()].reduce((a, b) => a + b, 0);
+  console.log(
+    `${label}: ${(count / n).toFixed(1)} statements, ${((used.user + used.system) / 1000 / n).toFixed(2)} ms CPU, ${(wall / n).toFixed(2)} ms wall each`,
+  );
+  if (process.argv.includes("--sql")) {
+    for (const [sql, times] of statements)
+      console.log(`  ${(times / n).toFixed(1)}× ${sql.slice(0, 140)}`);
+  }
+}
+
+let databaseDir: string | undefined;
+
+async function main() {
+  const n = Number(process.argv[2]) || 300;
+  databaseDir = dirname((await freshDatabase("statements")).slice("file:".length));
+  const { agent, reviewer } = await makeTeam();
+  const agentActor = await authenticate(
+    getDb(),
+    new Headers({ authorization: `Bearer ${agent.key}` }),
+  );
+  const reviewerActor = await authenticate(
+    getDb(),
+    new Headers({ authorization: `Bearer ${reviewer.token}` }),
+  );
+  const pending: { callId: string; revision: number }[] = [];
+  const pause = async (i: number) => {
+    const { run } = await createRun(agentActor, pauseBody(`statements-${i}-${pending.length}`));
+    const call = run.batches![0]!.calls[0]!;
+    pending.push({ callId: call.id, revision: call.revision });
+  };
+  await measure("authenticate (agent key)", n, async () => {
+    await authenticate(getDb(), new Headers({ authorization: `Bearer ${agent.key}` }));
+  });
+  await measure("createRun with a one-call batch (a pause)", n, pause);
+  let next = 0;
+  await measure("decideCall approve (a decision)", n, async () => {
+    const call = pending[next++]!;
+    await decideCall(reviewerActor, call.callId, {
+      outcome: "approve",
+      expectedRevision: call.revision,
+    });
+  });
+}
+
+main()
+  .catch((error) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    closeDb();
+    if (databaseDir) rmSync(databaseDir, { recursive: true, force: true });
+  });
