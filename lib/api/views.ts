@@ -1,16 +1,7 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import type { z } from "zod";
 import type { Executor } from "@/db/client";
-import {
-  agentKeys,
-  batches,
-  calls,
-  queues,
-  runs,
-  users,
-  votes,
-  type Call,
-} from "@/db/schema";
+import { agentKeys, batches, calls, queues, runs, users, votes, type Call } from "@/db/schema";
 import { isoTime } from "@/lib/ids";
 import type { BatchResource, CallResource, RunResource, VoteResource } from "./resource-schemas";
 
