@@ -1,6 +1,16 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Executor } from "@/db/client";
-import { batches, calls, queueMembers, runs, type Batch, type Call, type Run } from "@/db/schema";
+import {
+  agentKeys,
+  batches,
+  calls,
+  queueMembers,
+  queues,
+  runs,
+  type Batch,
+  type Call,
+  type Run,
+} from "@/db/schema";
 import type { Actor, ReviewerActor } from "@/lib/auth/actor";
 import { NotFoundError } from "@/lib/errors";
 
@@ -50,19 +60,60 @@ export async function findBatchFor(db: Executor, actor: Actor, batchId: string):
   return row.batch;
 }
 
+/** What deciding a call needs to know besides the call: its batch, and who may decide it. */
+export type DecisionTarget = {
+  batch: Batch;
+  separationOfDuties: boolean;
+  agentOwnerId: string | null;
+  agentKeyId: string;
+  conversationId: string | null;
+};
+
+// One query for the call or batch, its rules, and the reviewer's membership: this is the hot path.
+function decisionTargetFields(reviewer: ReviewerActor) {
+  return {
+    batch: batches,
+    separationOfDuties: queues.separationOfDuties,
+    agentOwnerId: agentKeys.ownerUserId,
+    agentKeyId: runs.agentKeyId,
+    conversationId: runs.conversationId,
+    isMember: sql<number>`exists (select 1 from ${queueMembers} where ${queueMembers.queueId} = ${batches.queueId} and ${queueMembers.userId} = ${reviewer.id})`,
+  };
+}
+
 /** A reviewer may decide only the calls of their queues. */
 export async function findCallForReviewer(
   db: Executor,
   reviewer: ReviewerActor,
   callId: string,
-): Promise<{ call: Call; batch: Batch }> {
+): Promise<{ call: Call; target: DecisionTarget }> {
   const [row] = await db
-    .select({ call: calls, batch: batches })
+    .select({ call: calls, ...decisionTargetFields(reviewer) })
     .from(calls)
     .innerJoin(batches, eq(batches.id, calls.batchId))
+    .innerJoin(runs, eq(runs.id, batches.runId))
+    .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
+    .innerJoin(queues, eq(queues.id, batches.queueId))
     .where(eq(calls.id, callId));
-  if (!row || !(await isMember(db, reviewer.id, [row.batch.queueId]))) {
-    throw new NotFoundError("Call");
-  }
-  return row;
+  if (!row || !row.isMember) throw new NotFoundError("Call");
+  const { call, isMember: _, ...target } = row;
+  return { call, target };
+}
+
+/** A reviewer may decide only the batches of their queues. */
+export async function findBatchForReviewer(
+  db: Executor,
+  reviewer: ReviewerActor,
+  batchId: string,
+): Promise<DecisionTarget> {
+  const [row] = await db
+    .select(decisionTargetFields(reviewer))
+    .from(batches)
+    .innerJoin(runs, eq(runs.id, batches.runId))
+    .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
+    .innerJoin(queues, eq(queues.id, batches.queueId))
+    .where(eq(batches.id, batchId));
+  if (!row || !row.isMember) throw new NotFoundError("Batch");
+  const { isMember: _, ...target } = row;
+  return target;
 }

@@ -1,7 +1,17 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import type { z } from "zod";
 import type { Executor } from "@/db/client";
-import { agentKeys, batches, calls, queues, runs, users, votes, type Call } from "@/db/schema";
+import {
+  agentKeys,
+  batches,
+  calls,
+  queues,
+  runs,
+  users,
+  votes,
+  type Call,
+  type Run,
+} from "@/db/schema";
 import { isoTime } from "@/lib/ids";
 import type { BatchResource, CallResource, RunResource, VoteResource } from "./resource-schemas";
 
@@ -17,17 +27,7 @@ export function publicBaseUrl(): string {
   return (process.env.PUBLIC_URL || "http://localhost:3000").replace(/\/+$/, "");
 }
 
-async function namesOf(db: Executor, ids: Iterable<string>): Promise<Map<string, string>> {
-  const unique = [...new Set(ids)];
-  if (unique.length === 0) return new Map();
-  const rows = await db
-    .select({ id: users.id, name: users.name })
-    .from(users)
-    .where(inArray(users.id, unique));
-  return new Map(rows.map((r) => [r.id, r.name]));
-}
-
-function callView(call: Call, callVotes: VoteView[], names: Map<string, string>): CallView {
+function callView(call: Call, callVotes: VoteView[], deciderName: string | null): CallView {
   const decided = call.decisionOutcome !== null && call.decidedAt !== null;
   return {
     id: call.id,
@@ -50,9 +50,7 @@ function callView(call: Call, callVotes: VoteView[], names: Map<string, string>)
       ? {
           outcome: call.decisionOutcome!,
           source: call.decisionSource!,
-          by: call.decidedBy
-            ? { id: call.decidedBy, name: names.get(call.decidedBy) ?? "unknown" }
-            : null,
+          by: call.decidedBy ? { id: call.decidedBy, name: deciderName ?? "unknown" } : null,
           at: isoTime(call.decidedAt!),
           reason: call.decisionReason,
           editedArgs: call.decisionOutcome === "approved" ? (call.editedArgs ?? null) : null,
@@ -78,32 +76,26 @@ export async function loadBatchViews(db: Executor, ids: string[]): Promise<Batch
     .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
     .where(inArray(batches.id, ids));
   const callRows = await db
-    .select()
+    .select({ call: calls, deciderName: users.name })
     .from(calls)
+    .leftJoin(users, eq(users.id, calls.decidedBy))
     .where(inArray(calls.batchId, ids))
     .orderBy(asc(calls.batchId), asc(calls.position));
   const voteRows = callRows.length
     ? await db
-        .select()
+        .select({ vote: votes, reviewerName: users.name })
         .from(votes)
-        .where(
-          inArray(
-            votes.callId,
-            callRows.map((c) => c.id),
-          ),
-        )
+        .innerJoin(calls, eq(calls.id, votes.callId))
+        .innerJoin(users, eq(users.id, votes.reviewerId))
+        .where(inArray(calls.batchId, ids))
         .orderBy(asc(votes.createdAt))
     : [];
-  const names = await namesOf(db, [
-    ...voteRows.map((v) => v.reviewerId),
-    ...callRows.flatMap((c) => (c.decidedBy ? [c.decidedBy] : [])),
-  ]);
 
   const votesByCall = new Map<string, VoteView[]>();
-  for (const v of voteRows) {
+  for (const { vote: v, reviewerName } of voteRows) {
     const list = votesByCall.get(v.callId) ?? [];
     list.push({
-      reviewer: { id: v.reviewerId, name: names.get(v.reviewerId) ?? "unknown" },
+      reviewer: { id: v.reviewerId, name: reviewerName },
       outcome: v.outcome,
       revision: v.revision,
       actionHash: v.actionHash,
@@ -112,9 +104,9 @@ export async function loadBatchViews(db: Executor, ids: string[]): Promise<Batch
     votesByCall.set(v.callId, list);
   }
   const callsByBatch = new Map<string, CallView[]>();
-  for (const c of callRows) {
+  for (const { call: c, deciderName } of callRows) {
     const list = callsByBatch.get(c.batchId) ?? [];
-    list.push(callView(c, votesByCall.get(c.id) ?? [], names));
+    list.push(callView(c, votesByCall.get(c.id) ?? [], deciderName));
     callsByBatch.set(c.batchId, list);
   }
 
@@ -169,24 +161,7 @@ export async function loadRunView(
     .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
     .where(eq(runs.id, id));
   if (!row) return null;
-  const { run } = row;
-  const view: RunView = {
-    id: run.id,
-    agent: { id: run.agentKeyId, name: row.agentName },
-    externalId: run.externalId,
-    conversationId: run.conversationId,
-    status: run.status,
-    metadata: run.metadata ?? null,
-    claim:
-      run.status === "resuming" && run.claimWorkerId && run.leaseExpiresAt
-        ? { workerId: run.claimWorkerId, leaseExpiresAt: isoTime(run.leaseExpiresAt) }
-        : null,
-    rollbackRequestedAt: isoTime(run.rollbackRequestedAt),
-    result: run.result ?? null,
-    error: run.error ?? null,
-    createdAt: isoTime(run.createdAt),
-    updatedAt: isoTime(run.updatedAt),
-  };
+  const view = runView(row.run, row.agentName);
   if (options.withBatches) {
     const batchIds = await db
       .select({ id: batches.id })
@@ -203,4 +178,25 @@ export async function loadRunView(
     );
   }
   return view;
+}
+
+/** A run row as the API shows it (without its batches). */
+export function runView(run: Run, agentName: string): RunView {
+  return {
+    id: run.id,
+    agent: { id: run.agentKeyId, name: agentName },
+    externalId: run.externalId,
+    conversationId: run.conversationId,
+    status: run.status,
+    metadata: run.metadata ?? null,
+    claim:
+      run.status === "resuming" && run.claimWorkerId && run.leaseExpiresAt
+        ? { workerId: run.claimWorkerId, leaseExpiresAt: isoTime(run.leaseExpiresAt) }
+        : null,
+    rollbackRequestedAt: isoTime(run.rollbackRequestedAt),
+    result: run.result ?? null,
+    error: run.error ?? null,
+    createdAt: isoTime(run.createdAt),
+    updatedAt: isoTime(run.updatedAt),
+  };
 }

@@ -1,17 +1,9 @@
 import { and, count, eq } from "drizzle-orm";
 import type { Transaction } from "@/db/client";
-import {
-  agentKeys,
-  calls,
-  queues,
-  rememberedApprovals,
-  runs,
-  votes,
-  type Batch,
-  type Call,
-} from "@/db/schema";
+import { calls, rememberedApprovals, votes, type Call } from "@/db/schema";
+import type { DecisionTarget } from "@/lib/api/access";
 import { schemaViolations } from "@/lib/api/json-schema";
-import { loadCallView } from "@/lib/api/views";
+import { loadCallView, type BatchView } from "@/lib/api/views";
 import { actorRef, type ReviewerActor } from "@/lib/auth/actor";
 import { settleBatchIfDone } from "@/lib/batches/settle-batch";
 import { ConflictError, ForbiddenError, InvalidRequestError } from "@/lib/errors";
@@ -59,14 +51,16 @@ async function alreadyDecided(tx: Transaction, call: Call): Promise<ConflictErro
  * One reviewer's decision on one call, inside the caller's transaction. Every write is conditional
  * on the call still being pending at `expectedRevision`: a reviewer who lost a race, or whose tab
  * shows an older revision, gets a 409 with the call as it is now and changes nothing.
+ * Returns the batch's view when this decision settled the whole batch, else null.
  */
 export async function applyDecision(
   tx: Transaction,
   reviewer: ReviewerActor,
   call: Call,
-  batch: Batch,
+  target: DecisionTarget,
   decision: Decision,
-): Promise<void> {
+): Promise<BatchView | null> {
+  const { batch } = target;
   if (call.status !== "pending" || batch.status !== "pending") throw await alreadyDecided(tx, call);
   if (batch.expiresAt <= Date.now()) {
     // Fail closed: past the deadline only onTimeout settles the batch, swept or not yet.
@@ -83,7 +77,11 @@ export async function applyDecision(
       await loadCallView(tx, call),
     );
   }
-  await assertMayDecide(tx, reviewer, batch);
+  if (target.separationOfDuties && target.agentOwnerId === reviewer.id) {
+    throw new ForbiddenError(
+      "Separation of duties: you own this agent, so someone else must decide its requests.",
+    );
+  }
 
   const now = Date.now();
   const base = {
@@ -94,27 +92,29 @@ export async function applyDecision(
     actor: actorRef(reviewer),
     at: now,
   };
-  const decide = async (fields: Partial<Call>) => {
+  // The compare-and-swap: only a pending call still at the revision this write expects.
+  const update = async (atRevision: number, fields: Partial<Call>) => {
     const [updated] = await tx
       .update(calls)
       .set(fields)
       .where(
-        and(eq(calls.id, call.id), eq(calls.status, "pending"), eq(calls.revision, call.revision)),
+        and(eq(calls.id, call.id), eq(calls.status, "pending"), eq(calls.revision, atRevision)),
       )
-      .returning();
+      .returning({ id: calls.id });
     if (!updated) throw await alreadyDecided(tx, call);
-    return updated;
   };
+  const decided = (outcome: "approved" | "rejected") => ({
+    status: outcome,
+    decisionOutcome: outcome,
+    decisionSource: "reviewer" as const,
+    decidedBy: reviewer.id,
+    decidedAt: now,
+    decisionReason: decision.reason ?? null,
+  });
 
   if (decision.outcome === "reject") {
-    await decide({
-      status: "rejected",
-      decisionOutcome: "rejected",
-      decisionSource: "reviewer",
-      decidedBy: reviewer.id,
-      decidedAt: now,
-      decisionReason: decision.reason ?? null,
-    });
+    // One rejection rejects, whatever the quorum.
+    await update(call.revision, decided("rejected"));
     await castVote(tx, reviewer, call, call.revision, call.actionHash, "rejected", now);
     await appendEvent(tx, {
       ...base,
@@ -126,8 +126,7 @@ export async function applyDecision(
         revision: call.revision,
       },
     });
-    await settleBatchIfDone(tx, batch.id, actorRef(reviewer));
-    return;
+    return settleBatchIfDone(tx, batch.id, actorRef(reviewer));
   }
 
   // Each vote is tied to the exact action it approves: the agent's args, or a reviewer's edit.
@@ -138,38 +137,25 @@ export async function applyDecision(
     revision = call.revision + 1;
     hash = actionHash(call.toolName, editedArgs);
     // An edit is a new revision: approvals of the old args no longer count toward the quorum.
-    await decide({ revision, editedArgs });
+    await update(call.revision, { revision, editedArgs });
     await appendEvent(tx, { ...base, type: "call.edited", data: { revision, editedArgs } });
   }
 
   await castVote(tx, reviewer, call, revision, hash, "approved", now);
-  const approvals = await approvalsAt(tx, call.id, revision);
-  await appendEvent(tx, {
-    ...base,
-    type: "call.voted",
-    data: { outcome: "approved", revision, approvals, requiredApprovals: call.requiredApprovals },
-  });
+  const approvals = call.requiredApprovals === 1 ? 1 : await approvalsAt(tx, call.id, revision);
   if (approvals < call.requiredApprovals) {
-    // Still waiting for others; the vote itself is the change, guarded by the same condition.
-    if (decision.outcome === "approve") await decide({ revision });
-    return;
+    // Still waiting for others; the vote is the change, guarded by the same condition.
+    if (decision.outcome === "approve") await update(revision, { revision });
+    await appendEvent(tx, {
+      ...base,
+      type: "call.voted",
+      data: { outcome: "approved", revision, approvals, requiredApprovals: call.requiredApprovals },
+    });
+    return null;
   }
 
-  const decided = await tx
-    .update(calls)
-    .set({
-      status: "approved",
-      decisionOutcome: "approved",
-      decisionSource: "reviewer",
-      decidedBy: reviewer.id,
-      decidedAt: now,
-      decisionReason: decision.reason ?? null,
-      decisionScope: decision.scope ?? "once",
-    })
-    .where(and(eq(calls.id, call.id), eq(calls.status, "pending"), eq(calls.revision, revision)))
-    .returning();
-  if (decided.length === 0) throw await alreadyDecided(tx, call);
-  await remember(tx, reviewer, call, batch.queueId, hash, decision.scope, now);
+  await update(revision, { ...decided("approved"), decisionScope: decision.scope ?? "once" });
+  await remember(tx, reviewer, call, target, hash, decision.scope, now);
   await appendEvent(tx, {
     ...base,
     type: "call.decided",
@@ -178,11 +164,13 @@ export async function applyDecision(
       source: "reviewer",
       reason: decision.reason ?? null,
       revision,
+      approvals,
+      requiredApprovals: call.requiredApprovals,
       scope: decision.scope ?? "once",
       edited: decision.outcome === "edit",
     },
   });
-  await settleBatchIfDone(tx, batch.id, actorRef(reviewer));
+  return settleBatchIfDone(tx, batch.id, actorRef(reviewer));
 }
 
 function checkedEdit(call: Call, editedArgs: Record<string, unknown> | undefined) {
@@ -199,21 +187,6 @@ function checkedEdit(call: Call, editedArgs: Record<string, unknown> | undefined
     );
   }
   return editedArgs;
-}
-
-/** With separation of duties, whoever owns the agent key may not decide its requests. */
-async function assertMayDecide(tx: Transaction, reviewer: ReviewerActor, batch: Batch) {
-  const [row] = await tx
-    .select({ separationOfDuties: queues.separationOfDuties, ownerUserId: agentKeys.ownerUserId })
-    .from(runs)
-    .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
-    .innerJoin(queues, eq(queues.id, batch.queueId))
-    .where(eq(runs.id, batch.runId));
-  if (row?.separationOfDuties && row.ownerUserId === reviewer.id) {
-    throw new ForbiddenError(
-      "Separation of duties: you own this agent, so someone else must decide its requests.",
-    );
-  }
 }
 
 async function castVote(
@@ -261,14 +234,13 @@ async function remember(
   tx: Transaction,
   reviewer: ReviewerActor,
   call: Call,
-  queueId: string,
+  target: DecisionTarget,
   hash: string,
   scope: Decision["scope"],
   now: number,
 ) {
   if (scope !== "run" && scope !== "conversation") return;
-  const [run] = await tx.select().from(runs).where(eq(runs.id, call.runId));
-  const scopeKey = scope === "run" ? run!.id : run!.conversationId;
+  const scopeKey = scope === "run" ? call.runId : target.conversationId;
   if (!scopeKey) {
     throw new InvalidRequestError(
       "This run has no conversationId, so an approval cannot be remembered for its conversation.",
@@ -279,8 +251,8 @@ async function remember(
     id: newId(),
     scope,
     scopeKey,
-    agentKeyId: run!.agentKeyId,
-    queueId,
+    agentKeyId: target.agentKeyId,
+    queueId: target.batch.queueId,
     actionHash: hash,
     callId: call.id,
     approvedBy: reviewer.id,

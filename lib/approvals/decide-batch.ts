@@ -2,7 +2,7 @@ import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { calls } from "@/db/schema";
-import { findBatchFor } from "@/lib/api/access";
+import { findBatchForReviewer } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
 import { loadBatchView, type BatchView } from "@/lib/api/views";
 import { requireReviewer, type Actor } from "@/lib/auth/actor";
@@ -28,19 +28,20 @@ export async function decideBatch(
   const input = parseInput(DecideBatchInput, body);
   try {
     return await transact(async (tx) => {
-      const batch = await findBatchFor(tx, reviewer, batchId);
+      const target = await findBatchForReviewer(tx, reviewer, batchId);
       const batchCalls = await tx
         .select()
         .from(calls)
-        .where(eq(calls.batchId, batch.id))
+        .where(eq(calls.batchId, batchId))
         .orderBy(asc(calls.position));
       assertNamesEveryCall(
         batchCalls.map((c) => c.id),
         Object.keys(input.expectedRevisions),
       );
+      let settled: BatchView | null = null;
       for (const call of batchCalls) {
         try {
-          await applyDecision(tx, reviewer, call, batch, {
+          settled = await applyDecision(tx, reviewer, call, target, {
             outcome: input.outcome,
             expectedRevision: input.expectedRevisions[call.id]!,
             reason: input.reason,
@@ -49,7 +50,7 @@ export async function decideBatch(
           throw error instanceof ConflictError ? new BatchConflict(error, call.id) : error;
         }
       }
-      return (await loadBatchView(tx, batch.id))!;
+      return settled ?? (await loadBatchView(tx, batchId))!;
     });
   } catch (error) {
     if (!(error instanceof BatchConflict)) throw error;

@@ -37,9 +37,9 @@ export async function decideCall(
   const reviewer = requireReviewer(actor);
   const input = parseInput(DecideCallInput, body);
   return transact(async (tx) => {
-    const { call, batch } = await findCallForReviewer(tx, reviewer, callId);
-    await applyDecision(tx, reviewer, call, batch, input);
-    const view = (await loadBatchView(tx, batch.id))!;
-    return { call: view.calls.find((c) => c.id === callId)!, batch: view };
+    const { call, target } = await findCallForReviewer(tx, reviewer, callId);
+    const settled = await applyDecision(tx, reviewer, call, target, input);
+    const batch = settled ?? (await loadBatchView(tx, target.batch.id))!;
+    return { call: batch.calls.find((c) => c.id === callId)!, batch };
   });
 }

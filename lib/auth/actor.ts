@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { agentKeyQueues, agentKeys, queueMembers, reviewerTokens, users } from "@/db/schema";
 import type { Executor } from "@/db/client";
 import { sha256Hex } from "@/lib/ids";
@@ -48,23 +48,26 @@ export async function authenticate(db: Executor, headers: Headers): Promise<Acto
 }
 
 async function findAgentByKey(db: Executor, key: string): Promise<AgentActor | null> {
+  // One query (every request authenticates): the key and the queues it may target.
   const [row] = await db
-    .select()
+    .select({
+      key: agentKeys,
+      targets: sql<
+        string | null
+      >`(select group_concat(${agentKeyQueues.queueId}) from ${agentKeyQueues} where ${agentKeyQueues.agentKeyId} = ${agentKeys.id})`,
+    })
     .from(agentKeys)
     .where(and(eq(agentKeys.keyHash, sha256Hex(key)), isNull(agentKeys.revokedAt)));
   if (!row) return null;
-  const targets = await db
-    .select({ queueId: agentKeyQueues.queueId })
-    .from(agentKeyQueues)
-    .where(eq(agentKeyQueues.agentKeyId, row.id));
-  const queueIds = [...new Set([row.defaultQueueId, ...targets.map((t) => t.queueId)])];
+  const { key: agent, targets } = row;
+  const queueIds = [...new Set([agent.defaultQueueId, ...(targets ? targets.split(",") : [])])];
   return {
     kind: "agent",
-    id: row.id,
-    name: row.name,
-    defaultQueueId: row.defaultQueueId,
+    id: agent.id,
+    name: agent.name,
+    defaultQueueId: agent.defaultQueueId,
     queueIds,
-    ownerUserId: row.ownerUserId,
+    ownerUserId: agent.ownerUserId,
   };
 }
 

@@ -51,7 +51,8 @@ export async function cancelBatch(
       data: { reason: input.reason ?? null },
       at: now,
     });
-    await enqueueBatchWebhook(tx, cancelled, "batch.cancelled");
-    return (await loadBatchView(tx, batch.id))!;
+    const view = (await loadBatchView(tx, batch.id))!;
+    await enqueueBatchWebhook(tx, cancelled, "batch.cancelled", view);
+    return view;
   });
 }

@@ -57,9 +57,9 @@ export async function createBatch(
         await loadRunView(tx, run.id, { withBatches: false }),
       );
     }
-    const batchId = await openBatch(tx, agent, run, queue, input, now);
-    await rememberResult(tx, agent, idempotency, batchId);
-    return { batch: (await loadBatchView(tx, batchId))!, replayed: false };
+    const batch = await openBatch(tx, agent, run, queue, input, now);
+    await rememberResult(tx, agent, idempotency, batch.id);
+    return { batch, replayed: false };
   });
 }
 

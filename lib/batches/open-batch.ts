@@ -1,11 +1,11 @@
-import { and, eq, or } from "drizzle-orm";
+import { and, eq, inArray, or } from "drizzle-orm";
 import type { Transaction } from "@/db/client";
 import { batches, calls, queues, rememberedApprovals, type Queue, type Run } from "@/db/schema";
 import { actionHash } from "@/lib/approvals/action-hash";
 import { actorRef, type AgentActor } from "@/lib/auth/actor";
 import { NotFoundError } from "@/lib/errors";
-import { appendEvent, SYSTEM_ACTOR } from "@/lib/events/append-event";
-import { loadBatchView } from "@/lib/api/views";
+import { appendEvents, SYSTEM_ACTOR } from "@/lib/events/append-event";
+import { loadBatchView, type BatchView } from "@/lib/api/views";
 import { newId } from "@/lib/ids";
 import type { CallInput, CreateBatchInput } from "./batch-input";
 import { settleBatchIfDone } from "./settle-batch";
@@ -44,7 +44,8 @@ function planAsCall(plan: NonNullable<CreateBatchInput["plan"]>): CallInput {
 
 /**
  * Inserts a pending batch and its calls for `run` (whose status the caller has already moved),
- * settles at once the calls a reviewer asked to remember, and appends the events. Returns the id.
+ * settles at once the calls a reviewer asked to remember, and appends the events. Returns the
+ * batch's view as it stands after that.
  */
 export async function openBatch(
   tx: Transaction,
@@ -53,7 +54,7 @@ export async function openBatch(
   queue: Queue,
   input: CreateBatchInput,
   now: number,
-): Promise<string> {
+): Promise<BatchView> {
   const batchId = newId();
   const batchCalls = input.calls.length > 0 ? input.calls : [planAsCall(input.plan!)];
   await tx.insert(batches).values({
@@ -69,14 +70,12 @@ export async function openBatch(
     expiresAt: now + (input.timeoutSecs ?? queue.defaultTimeoutSecs) * 1000,
   });
 
-  const remembered: { callId: string; approvedBy: string | null; scope: "run" | "conversation" }[] =
-    [];
-  for (const [position, call] of batchCalls.entries()) {
-    const callId = newId();
-    const hash = actionHash(call.toolName, call.args);
-    const memory = await findRememberedApproval(tx, agent, run, queue, hash);
-    await tx.insert(calls).values({
-      id: callId,
+  const hashes = batchCalls.map((call) => actionHash(call.toolName, call.args));
+  const memories = await rememberedApprovalsFor(tx, agent, run, queue, hashes);
+  const rows = batchCalls.map((call, position) => {
+    const memory = memories.get(hashes[position]!);
+    return {
+      id: newId(),
       batchId,
       runId: run.id,
       position,
@@ -88,8 +87,8 @@ export async function openBatch(
       risks: call.risks ?? [],
       costEstimate: call.costEstimate ?? null,
       metadata: call.metadata ?? null,
-      status: memory ? "approved" : "pending",
-      actionHash: hash,
+      status: memory ? ("approved" as const) : ("pending" as const),
+      actionHash: hashes[position]!,
       requiredApprovals: queue.requiredApprovals,
       ...(memory && {
         decisionOutcome: "approved" as const,
@@ -98,41 +97,46 @@ export async function openBatch(
         decidedAt: now,
         decisionScope: memory.scope,
       }),
-    });
-    if (memory) remembered.push({ callId, approvedBy: memory.approvedBy, scope: memory.scope });
-  }
-
-  await appendEvent(tx, {
-    type: "batch.created",
-    runId: run.id,
-    batchId,
-    queueId: queue.id,
-    actor: actorRef(agent),
-    data: { batch: await loadBatchView(tx, batchId) },
-    at: now,
+    };
   });
-  for (const { callId, scope } of remembered) {
-    await appendEvent(tx, {
+  await tx.insert(calls).values(rows);
+
+  const view = (await loadBatchView(tx, batchId))!;
+  const remembered = rows.filter((row) => row.decisionSource === "memory");
+  await appendEvents(tx, [
+    {
+      type: "batch.created",
+      runId: run.id,
+      batchId,
+      queueId: queue.id,
+      actor: actorRef(agent),
+      data: { batch: view },
+      at: now,
+    },
+    ...remembered.map((row) => ({
       type: "call.decided",
       runId: run.id,
       batchId,
-      callId,
+      callId: row.id,
       queueId: queue.id,
       actor: SYSTEM_ACTOR,
-      data: { outcome: "approved", source: "memory", scope },
+      data: { outcome: "approved", source: "memory", scope: row.decisionScope },
       at: now,
-    });
-  }
-  if (remembered.length > 0) await settleBatchIfDone(tx, batchId, SYSTEM_ACTOR);
-  return batchId;
+    })),
+  ]);
+  if (remembered.length === 0) return view;
+  return (
+    (await settleBatchIfDone(tx, batchId, SYSTEM_ACTOR)) ?? (await loadBatchView(tx, batchId))!
+  );
 }
 
-async function findRememberedApproval(
+/** The remembered approvals (by action hash) that settle calls of this batch at creation. */
+async function rememberedApprovalsFor(
   tx: Transaction,
   agent: AgentActor,
   run: Pick<Run, "id" | "conversationId">,
   queue: Queue,
-  hash: string,
+  hashes: string[],
 ) {
   const inRun = and(eq(rememberedApprovals.scope, "run"), eq(rememberedApprovals.scopeKey, run.id));
   const inConversation = run.conversationId
@@ -141,17 +145,20 @@ async function findRememberedApproval(
         eq(rememberedApprovals.scopeKey, run.conversationId),
       )
     : undefined;
-  const [row] = await tx
-    .select({ approvedBy: rememberedApprovals.approvedBy, scope: rememberedApprovals.scope })
+  const rows = await tx
+    .select({
+      actionHash: rememberedApprovals.actionHash,
+      approvedBy: rememberedApprovals.approvedBy,
+      scope: rememberedApprovals.scope,
+    })
     .from(rememberedApprovals)
     .where(
       and(
         eq(rememberedApprovals.agentKeyId, agent.id),
         eq(rememberedApprovals.queueId, queue.id),
-        eq(rememberedApprovals.actionHash, hash),
+        inArray(rememberedApprovals.actionHash, hashes),
         inConversation ? or(inRun, inConversation) : inRun,
       ),
-    )
-    .limit(1);
-  return row ?? null;
+    );
+  return new Map(rows.map((row) => [row.actionHash, row]));
 }

@@ -1,44 +1,42 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Transaction } from "@/db/client";
-import { batches, calls, runs, type Batch, type BatchOutcome } from "@/db/schema";
+import { batches, calls, runs } from "@/db/schema";
+import { loadBatchView, type BatchView } from "@/lib/api/views";
 import { appendEvent, type EventActor } from "@/lib/events/append-event";
-import { loadBatchView } from "@/lib/api/views";
 import { enqueueBatchWebhook } from "@/lib/webhooks/enqueue-webhook";
 
-export function outcomeOf(callOutcomes: ("approved" | "rejected" | null)[]): BatchOutcome {
-  if (callOutcomes.every((o) => o === "approved")) return "approved";
-  if (callOutcomes.every((o) => o === "rejected" || o === null)) return "rejected";
-  return "mixed";
-}
+const noCallPending = (batchId: string) =>
+  sql`not exists (select 1 from ${calls} where ${calls.batchId} = ${batchId} and ${calls.status} = 'pending')`;
+
+// approved when every call was approved, rejected when none was, mixed otherwise
+const outcomeOfCalls = (batchId: string) => sql<"approved" | "rejected" | "mixed">`(case
+  when not exists (select 1 from ${calls} where ${calls.batchId} = ${batchId} and coalesce(${calls.decisionOutcome}, 'rejected') <> 'approved') then 'approved'
+  when not exists (select 1 from ${calls} where ${calls.batchId} = ${batchId} and ${calls.decisionOutcome} = 'approved') then 'rejected'
+  else 'mixed' end)`;
 
 /**
  * Settles a pending batch once none of its calls is pending: the batch becomes `decided` (or
  * `expired`), its run becomes `ready` to be claimed, and the webhook is queued. A no-op while a
- * call is still open. Returns the settled batch row, or null.
+ * call is still open. Returns the settled batch's view, or null.
  */
 export async function settleBatchIfDone(
   tx: Transaction,
   batchId: string,
   actor: EventActor,
   settleAs: "decided" | "expired" = "decided",
-): Promise<Batch | null> {
-  const callRows = await tx
-    .select({ status: calls.status, outcome: calls.decisionOutcome })
-    .from(calls)
-    .where(eq(calls.batchId, batchId));
-  if (callRows.some((c) => c.status === "pending")) return null;
-
+): Promise<BatchView | null> {
   const now = Date.now();
   const [batch] = await tx
     .update(batches)
-    .set({ status: settleAs, outcome: outcomeOf(callRows.map((c) => c.outcome)), decidedAt: now })
-    .where(and(eq(batches.id, batchId), eq(batches.status, "pending")))
+    .set({ status: settleAs, outcome: outcomeOfCalls(batchId), decidedAt: now })
+    .where(and(eq(batches.id, batchId), eq(batches.status, "pending"), noCallPending(batchId)))
     .returning();
   if (!batch) return null;
 
-  const view = await loadBatchView(tx, batch.id);
+  const view = (await loadBatchView(tx, batch.id))!;
+  const type = settleAs === "expired" ? "batch.expired" : "batch.decided";
   await appendEvent(tx, {
-    type: settleAs === "expired" ? "batch.expired" : "batch.decided",
+    type,
     runId: batch.runId,
     batchId: batch.id,
     queueId: batch.queueId,
@@ -47,8 +45,8 @@ export async function settleBatchIfDone(
     at: now,
   });
   await releaseRunIfSettled(tx, batch.runId, "ready", now);
-  await enqueueBatchWebhook(tx, batch, settleAs === "expired" ? "batch.expired" : "batch.decided");
-  return batch;
+  await enqueueBatchWebhook(tx, batch, type, view);
+  return view;
 }
 
 /**

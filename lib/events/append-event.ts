@@ -16,22 +16,26 @@ export type NewEvent = {
   at?: number;
 };
 
+const toRow = (event: NewEvent) => ({
+  type: event.type,
+  at: event.at ?? Date.now(),
+  runId: event.runId ?? null,
+  batchId: event.batchId ?? null,
+  callId: event.callId ?? null,
+  queueId: event.queueId,
+  actorKind: event.actor.kind,
+  actorId: event.actor.id,
+  actorName: event.actor.name,
+  data: event.data ?? {},
+});
+
 /** Appends one row to the event log inside the caller's transaction; returns its `seq`. */
 export async function appendEvent(tx: Executor, event: NewEvent): Promise<number> {
-  const [row] = await tx
-    .insert(events)
-    .values({
-      type: event.type,
-      at: event.at ?? Date.now(),
-      runId: event.runId ?? null,
-      batchId: event.batchId ?? null,
-      callId: event.callId ?? null,
-      queueId: event.queueId,
-      actorKind: event.actor.kind,
-      actorId: event.actor.id,
-      actorName: event.actor.name,
-      data: event.data ?? {},
-    })
-    .returning({ seq: events.seq });
+  const [row] = await tx.insert(events).values(toRow(event)).returning({ seq: events.seq });
   return row!.seq;
+}
+
+/** Appends several rows, in order, in one statement. */
+export async function appendEvents(tx: Executor, batch: NewEvent[]): Promise<void> {
+  if (batch.length > 0) await tx.insert(events).values(batch.map(toRow));
 }

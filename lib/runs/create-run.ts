@@ -2,7 +2,7 @@ import { z } from "zod";
 import { runs } from "@/db/schema";
 import { idempotencyFor, previousResult, rememberResult } from "@/lib/api/idempotency";
 import { parseInput } from "@/lib/api/parse";
-import { loadRunView, type RunView } from "@/lib/api/views";
+import { loadRunView, runView, type RunView } from "@/lib/api/views";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { CreateBatchInput } from "@/lib/batches/batch-input";
 import { openBatch, resolveQueue } from "@/lib/batches/open-batch";
@@ -52,7 +52,7 @@ export async function createRun(
       createdAt: now,
       updatedAt: now,
     };
-    await tx.insert(runs).values(run);
+    const [inserted] = await tx.insert(runs).values(run).returning();
     await appendEvent(tx, {
       type: "run.created",
       runId: run.id,
@@ -65,8 +65,13 @@ export async function createRun(
       },
       at: now,
     });
-    if (input.batch) await openBatch(tx, agent, run, queue, input.batch, now);
+    const batch = input.batch ? await openBatch(tx, agent, run, queue, input.batch, now) : null;
     await rememberResult(tx, agent, idempotency, run.id);
-    return { run: (await loadRunView(tx, run.id, { withBatches }))!, replayed: false };
+    if (batch && batch.status !== "pending") {
+      // Remembered approvals settled the batch at once, and moved the run on with it.
+      return { run: (await loadRunView(tx, run.id, { withBatches }))!, replayed: false };
+    }
+    const view = runView(inserted!, agent.name);
+    return { run: batch ? { ...view, batches: [batch] } : view, replayed: false };
   });
 }

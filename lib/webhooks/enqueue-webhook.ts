@@ -1,7 +1,6 @@
-import { eq } from "drizzle-orm";
 import type { Transaction } from "@/db/client";
-import { runs, webhookDeliveries, type Batch } from "@/db/schema";
-import { loadBatchView } from "@/lib/api/views";
+import { webhookDeliveries, type Batch } from "@/db/schema";
+import type { BatchView } from "@/lib/api/views";
 import { newId } from "@/lib/ids";
 
 /**
@@ -12,18 +11,13 @@ export async function enqueueBatchWebhook(
   tx: Transaction,
   batch: Batch,
   eventType: string,
+  view: BatchView,
 ): Promise<void> {
   if (!batch.callbackUrl) return;
-  const [run] = await tx
-    .select({ agentKeyId: runs.agentKeyId })
-    .from(runs)
-    .where(eq(runs.id, batch.runId));
-  const view = await loadBatchView(tx, batch.id);
   const now = Date.now();
-  const id = `msg_${newId()}`;
   await tx.insert(webhookDeliveries).values({
-    id,
-    agentKeyId: run!.agentKeyId,
+    id: `msg_${newId()}`,
+    agentKeyId: view.agent.id,
     batchId: batch.id,
     url: batch.callbackUrl,
     eventType,

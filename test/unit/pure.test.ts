@@ -4,7 +4,6 @@ import { actionHash } from "@/lib/approvals/action-hash";
 import { formatAgo } from "@/lib/approvals/apply-decision";
 import { parseInput } from "@/lib/api/parse";
 import { schemaProblem, schemaViolations } from "@/lib/api/json-schema";
-import { outcomeOf } from "@/lib/batches/settle-batch";
 import { InvalidRequestError } from "@/lib/errors";
 import { retryDelayMs } from "@/lib/webhooks/deliver-webhooks";
 
@@ -25,16 +24,6 @@ describe("actionHash", () => {
     expect(actionHash("refund", { orderId: "A-1", amount: "25" })).not.toBe(base);
     expect(actionHash("refund_v2", { orderId: "A-1", amount: 25 })).not.toBe(base);
     expect(actionHash("t", { list: [1, 2] })).not.toBe(actionHash("t", { list: [2, 1] }));
-  });
-});
-
-describe("outcomeOf", () => {
-  it("is approved only when every call is, rejected when none is, mixed otherwise", () => {
-    expect(outcomeOf(["approved", "approved"])).toBe("approved");
-    expect(outcomeOf(["rejected", "rejected"])).toBe("rejected");
-    expect(outcomeOf(["rejected", null])).toBe("rejected");
-    expect(outcomeOf(["approved", "rejected"])).toBe("mixed");
-    expect(outcomeOf(["approved", null])).toBe("mixed");
   });
 });
 
