@@ -96,8 +96,8 @@ export async function findCallForReviewer(
     .innerJoin(queues, eq(queues.id, batches.queueId))
     .where(eq(calls.id, callId));
   if (!row || !row.isMember) throw new NotFoundError("Call");
-  const { call, isMember: _, ...target } = row;
-  return { call, target };
+  const { call, batch, separationOfDuties, agentOwnerId, agentKeyId, conversationId } = row;
+  return { call, target: { batch, separationOfDuties, agentOwnerId, agentKeyId, conversationId } };
 }
 
 /** A reviewer may decide only the batches of their queues. */
@@ -114,6 +114,6 @@ export async function findBatchForReviewer(
     .innerJoin(queues, eq(queues.id, batches.queueId))
     .where(eq(batches.id, batchId));
   if (!row || !row.isMember) throw new NotFoundError("Batch");
-  const { isMember: _, ...target } = row;
-  return target;
+  const { batch, separationOfDuties, agentOwnerId, agentKeyId, conversationId } = row;
+  return { batch, separationOfDuties, agentOwnerId, agentKeyId, conversationId };
 }
