@@ -2,7 +2,7 @@ import { and, asc, gt, inArray, max, type SQL } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { events, type EventRow } from "@/db/schema";
 import { InvalidRequestError } from "@/lib/errors";
-import { sseMessage } from "./wire";
+import { sseMessage, sseMessages } from "./wire";
 import { getTailer } from "./tailer";
 import { onRequestEnd } from "@/lib/shutdown";
 
@@ -63,16 +63,23 @@ export async function eventStreamResponse(
           // already closed by the client
         }
       };
-      const send = (row: EventRow) => {
-        if (closed || row.seq <= cursor) return;
-        cursor = row.seq;
-        if (!filter.visible(row)) return;
+      // Everything new and visible in `rows`, in one write: one chunk per tailer read, shared by
+      // every stream that sees all of it (the common case), costs far less than one per event.
+      const send = (rows: EventRow[]) => {
+        if (closed) return;
+        const fresh = rows.filter((row) => row.seq > cursor);
+        if (fresh.length === 0) return;
+        cursor = fresh[fresh.length - 1]!.seq;
+        const visible = fresh.filter(filter.visible);
+        if (visible.length === 0) return;
         if ((controller.desiredSize ?? 0) < -MAX_QUEUED_MESSAGES) return close();
-        controller.enqueue(sseMessage(row));
+        controller.enqueue(
+          visible.length === rows.length ? sseMessages(rows) : sseMessages(visible),
+        );
       };
 
       const unsubscribe = await tailer.subscribe((rows) => {
-        if (!replaying) return rows.forEach(send);
+        if (!replaying) return send(rows);
         buffered.push(...rows);
         // Live events waiting behind a long replay are capped like a slow client's queue.
         if (buffered.length > MAX_QUEUED_MESSAGES) close();
@@ -99,7 +106,7 @@ export async function eventStreamResponse(
         return close();
       }
       replaying = false;
-      buffered.splice(0).forEach(send);
+      send(buffered.splice(0));
     },
     cancel() {
       cleanup();

@@ -31,6 +31,19 @@ export function toWireEvent(row: EventRow): WireEvent {
 const encoder = new TextEncoder();
 const encoded = new WeakMap<EventRow, Uint8Array>();
 
+const encodedTogether = new WeakMap<EventRow[], Uint8Array>();
+
+/** The SSE messages of several events as one chunk; cached per array, as the tailer hands the same one to every stream. */
+export function sseMessages(rows: EventRow[]): Uint8Array {
+  if (rows.length === 1) return sseMessage(rows[0]!);
+  let bytes = encodedTogether.get(rows);
+  if (!bytes) {
+    bytes = Buffer.concat(rows.map(sseMessage));
+    encodedTogether.set(rows, bytes);
+  }
+  return bytes;
+}
+
 /** The SSE message for an event, encoded once however many streams send it. */
 export function sseMessage(row: EventRow): Uint8Array {
   let bytes = encoded.get(row);
