@@ -1,0 +1,172 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { eq } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "@/db/client";
+import { agentKeys, queueMembers, queues, users } from "@/db/schema";
+import { authenticate } from "@/lib/auth/actor";
+import { freshDatabase } from "../support/database";
+
+// `npm run admin -- …` as an operator runs it: a real child process on a real database file.
+
+const run = promisify(execFile);
+let databaseUrl: string;
+
+async function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [join(process.cwd(), "node_modules", "tsx", "dist", "cli.mjs"), "lib/admin/cli.ts", ...args],
+      { env: { ...process.env, DATABASE_URL: databaseUrl }, cwd: process.cwd() },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+beforeAll(async () => {
+  databaseUrl = await freshDatabase("admin-cli");
+});
+
+describe("npm run admin", () => {
+  it("creates a queue, a reviewer with roles, a personal token and an agent key that all work", async () => {
+    const queue = await admin(
+      "queue",
+      "create",
+      "refunds",
+      "--required-approvals",
+      "2",
+      "--separation-of-duties",
+    );
+    expect(queue.code).toBe(0);
+    const [row] = await getDb().select().from(queues).where(eq(queues.name, "refunds"));
+    expect(row).toMatchObject({
+      id: queue.stdout.trim(),
+      requiredApprovals: 2,
+      separationOfDuties: true,
+    });
+
+    const reviewer = await admin(
+      "reviewer",
+      "create",
+      "--email",
+      "Dana@Example.com",
+      "--name",
+      "Dana Reviewer",
+      "--password",
+      "long enough",
+      "--queue",
+      "refunds:lead",
+    );
+    expect(reviewer.code).toBe(0);
+    const [user] = await getDb().select().from(users).where(eq(users.email, "dana@example.com"));
+    expect(user?.id).toBe(reviewer.stdout.trim());
+    const [membership] = await getDb()
+      .select()
+      .from(queueMembers)
+      .where(eq(queueMembers.userId, user!.id));
+    expect(membership).toMatchObject({ queueId: row!.id, role: "lead" });
+
+    const token = (await admin("reviewer", "token", "--email", "dana@example.com")).stdout.trim();
+    expect(token).toMatch(/^cs_rev_/);
+    const asReviewer = await authenticate(
+      getDb(),
+      new Headers({ authorization: `Bearer ${token}` }),
+    );
+    expect(asReviewer).toMatchObject({ kind: "reviewer", id: user!.id, name: "Dana Reviewer" });
+
+    await admin("queue", "create", "escalations");
+    const agent = await admin(
+      "agent",
+      "create",
+      "--name",
+      "Support bot",
+      "--queue",
+      "refunds",
+      "--queue",
+      "escalations",
+      "--owner",
+      "dana@example.com",
+    );
+    expect(agent.code).toBe(0);
+    const [key, secretLine] = agent.stdout.trim().split("\n");
+    expect(key).toMatch(/^cs_agent_/);
+    expect(secretLine).toMatch(/whsec_/);
+    const asAgent = await authenticate(getDb(), new Headers({ authorization: `Bearer ${key}` }));
+    expect(asAgent).toMatchObject({
+      kind: "agent",
+      name: "Support bot",
+      defaultQueueId: row!.id,
+      ownerUserId: user!.id,
+    });
+    expect(asAgent.kind === "agent" && asAgent.queueIds).toHaveLength(2);
+    // only the hash is stored
+    const stored = await getDb().select().from(agentKeys);
+    expect(JSON.stringify(stored)).not.toContain(key!);
+  });
+
+  it("explains what is wrong, exits non-zero and writes nothing", async () => {
+    const before = (await getDb().select().from(queues)).length;
+    const cases: [string[], RegExp][] = [
+      [["queue", "create", "refunds"], /exists/],
+      [["queue", "create", "x", "--required-approvals", "two"], /whole number/],
+      [
+        [
+          "reviewer",
+          "create",
+          "--email",
+          "not-an-email",
+          "--name",
+          "N",
+          "--password",
+          "long enough",
+        ],
+        /email/i,
+      ],
+      [
+        ["reviewer", "create", "--email", "a@b.co", "--name", "N", "--password", "short"],
+        /8 characters/,
+      ],
+      [
+        [
+          "reviewer",
+          "create",
+          "--email",
+          "a@b.co",
+          "--name",
+          "N",
+          "--password",
+          "long enough",
+          "--queue",
+          "nope",
+        ],
+        /Queue 'nope' not found/,
+      ],
+      [["reviewer", "token", "--email", "nobody@example.com"], /not found/],
+      [["agent", "create", "--name", "Bot"], /at least one queue/],
+      [
+        ["agent", "create", "--name", "Bot", "--queue", "refunds", "--owner", "nobody@example.com"],
+        /No reviewer/,
+      ],
+      [["frobnicate", "now"], /Unknown command/],
+    ];
+    // (all at once: none of them may write, so they cannot interfere)
+    const answers = await Promise.all(cases.map(([args]) => admin(...args)));
+    cases.forEach(([args, message], i) => {
+      expect(answers[i]!.code, args.join(" ")).not.toBe(0);
+      expect(answers[i]!.stderr, args.join(" ")).toMatch(message);
+    });
+    expect((await getDb().select().from(queues)).length).toBe(before);
+    expect((await getDb().select().from(users).where(eq(users.email, "a@b.co"))).length).toBe(0);
+  });
+
+  it("prints its usage", async () => {
+    const help = await admin("--help");
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("queue create <name>");
+    expect(help.stdout).toContain("agent create --name N --queue NAME");
+  });
+});
