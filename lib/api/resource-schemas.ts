@@ -1,4 +1,15 @@
 import { z } from "zod";
+import {
+  ACTOR_KINDS,
+  BATCH_KINDS,
+  BATCH_OUTCOMES,
+  BATCH_STATUSES,
+  CALL_STATUSES,
+  DECISION_SOURCES,
+  REMEMBER_SCOPES,
+  RUN_STATUSES,
+  TIMEOUT_ACTIONS,
+} from "@/db/schema";
 
 // The shapes of API responses, for the OpenAPI document (lib/api/views.ts builds them).
 
@@ -15,12 +26,12 @@ export const VoteResource = z.object({
 
 export const DecisionResource = z.object({
   outcome: z.enum(["approved", "rejected"]),
-  source: z.enum(["reviewer", "policy", "memory", "timeout"]),
+  source: z.enum(DECISION_SOURCES),
   by: Ref.nullable(),
   at: Time,
   reason: z.string().nullable(),
   editedArgs: z.unknown().describe("when approved with an edit: the args the agent must run"),
-  scope: z.enum(["once", "run", "conversation"]).nullable(),
+  scope: z.enum(REMEMBER_SCOPES).nullable(),
 });
 
 export const CallResource = z.object({
@@ -34,7 +45,7 @@ export const CallResource = z.object({
   risks: z.array(z.string()),
   costEstimate: z.number().nullable(),
   metadata: z.record(z.string(), z.unknown()).nullable(),
-  status: z.enum(["pending", "approved", "rejected", "expired", "cancelled"]),
+  status: z.enum(CALL_STATUSES),
   revision: z.int(),
   actionHash: z
     .string()
@@ -56,16 +67,16 @@ export const PlanResource = z.object({
 export const BatchResource = z.object({
   id: z.string(),
   runId: z.string(),
-  kind: z.enum(["action", "plan"]),
-  status: z.enum(["pending", "decided", "expired", "cancelled"]),
-  outcome: z.enum(["approved", "rejected", "mixed"]).nullable(),
+  kind: z.enum(BATCH_KINDS),
+  status: z.enum(BATCH_STATUSES),
+  outcome: z.enum(BATCH_OUTCOMES).nullable(),
   queue: Ref,
   agent: Ref,
   plan: PlanResource.nullable(),
   calls: z.array(CallResource),
   createdAt: Time,
   expiresAt: Time,
-  onTimeout: z.enum(["reject", "approve", "escalate"]),
+  onTimeout: z.enum(TIMEOUT_ACTIONS),
   decidedAt: Time.nullable(),
   cancelReason: z.string().nullable(),
   reviewUrl: z.string(),
@@ -76,15 +87,7 @@ export const RunResource = z.object({
   agent: Ref,
   externalId: z.string().nullable(),
   conversationId: z.string().nullable(),
-  status: z.enum([
-    "running",
-    "waiting_approval",
-    "ready",
-    "resuming",
-    "completed",
-    "failed",
-    "cancelled",
-  ]),
+  status: z.enum(RUN_STATUSES),
   metadata: z.record(z.string(), z.unknown()).nullable(),
   claim: z.object({ workerId: z.string(), leaseExpiresAt: Time }).nullable(),
   rollbackRequestedAt: Time.nullable(),
@@ -104,7 +107,7 @@ export const EventResource = z.object({
   callId: z.string().nullable(),
   queueId: z.string().nullable(),
   actor: z.object({
-    kind: z.enum(["reviewer", "agent", "system"]),
+    kind: z.enum(ACTOR_KINDS),
     id: z.string().nullable(),
     name: z.string().nullable(),
   }),
