@@ -13,6 +13,20 @@ const port = Number(process.env.E2E_PORT) || 3100;
 // One fresh database per test run. Set once in the main process; workers inherit it.
 process.env.E2E_DATABASE_URL ??= `file:${join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "countersign.db")}`;
 
+const chromium = {
+  ...devices["Desktop Chrome"],
+  launchOptions: {
+    executablePath: chromiumPath,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  },
+};
+
 export default defineConfig({
   testDir: "./e2e",
   fullyParallel: false,
@@ -25,22 +39,9 @@ export default defineConfig({
     trace: "retain-on-failure",
   },
   projects: [
-    {
-      name: "chromium",
-      use: {
-        ...devices["Desktop Chrome"],
-        launchOptions: {
-          executablePath: chromiumPath,
-          args: [
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-          ],
-        },
-      },
-    },
+    // First, on the still-empty database: the first visitor creates the first admin.
+    { name: "first-run", testMatch: /first-run\.setup\.ts$/, use: { ...chromium } },
+    { name: "chromium", dependencies: ["first-run"], use: { ...chromium } },
   ],
   webServer: {
     command: `node node_modules/next/dist/bin/next start -H 127.0.0.1 -p ${port}`,
@@ -50,7 +51,10 @@ export default defineConfig({
     env: {
       DATABASE_URL: process.env.E2E_DATABASE_URL,
       PUBLIC_URL: `http://127.0.0.1:${port}`,
+      PORT: String(port),
       COUNTERSIGN_QUIET: "1",
+      // Every test signs in from 127.0.0.1; the guessing limit is tested on its own.
+      SIGN_IN_ATTEMPTS_PER_MINUTE: "1000",
     },
   },
 });

@@ -11,7 +11,14 @@ export type Executor = Database | Transaction;
 
 export const DEFAULT_DATABASE_URL = "file:./data/countersign.db";
 
-type DatabaseHandle = { client: Client; db: Database; url: string; writeLock: Mutex };
+type DatabaseHandle = {
+  client: Client;
+  db: Database;
+  url: string;
+  writeLock: Mutex;
+  /** for code that writes outside writeTransaction (better-auth): its writes wait for the lock */
+  lockedDb: Database;
+};
 
 // Next.js bundles route handlers and instrumentation separately: a module-level singleton would
 // be one client per bundle, so the handle lives on globalThis.
@@ -33,7 +40,43 @@ function open(): DatabaseHandle {
     // Another process may hold the write lock for a moment; wait rather than fail.
     timeout: 5000,
   });
-  return { client, db: drizzle(client, { schema }), url, writeLock: new Mutex() };
+  const writeLock = new Mutex();
+  return {
+    client,
+    db: drizzle(client, { schema }),
+    url,
+    writeLock,
+    lockedDb: drizzle(writesTakeTheLock(client, writeLock), { schema }),
+  };
+}
+
+/**
+ * The same client, but every statement that is not a plain read, and every batch,
+ * first takes the process's write lock: a write outside the queue would wait for SQLite's lock
+ * synchronously while a queued transaction holds it, freezing the process (see writeTransaction).
+ */
+function writesTakeTheLock(client: Client, writeLock: Mutex): Client {
+  const isRead = (stmt: unknown) =>
+    /^\s*(select|with)\b/i.test(typeof stmt === "string" ? stmt : (stmt as { sql: string }).sql);
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== "function") return value;
+      if (property === "execute") {
+        return (stmt: Parameters<Client["execute"]>[0], ...rest: unknown[]) =>
+          isRead(stmt)
+            ? target.execute(stmt as never, ...(rest as []))
+            : writeLock.run(() => target.execute(stmt as never, ...(rest as [])));
+      }
+      // No "transaction": its lock would have to last until commit, and better-auth opens none
+      // on SQLite (its drizzle adapter's `transaction` option stays off).
+      if (property === "batch" || property === "migrate") {
+        return (...args: unknown[]) =>
+          writeLock.run(() => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+      }
+      return value.bind(target);
+    },
+  });
 }
 
 function handle(): DatabaseHandle {
@@ -46,6 +89,11 @@ function handle(): DatabaseHandle {
 
 export function getDb(): Database {
   return handle().db;
+}
+
+/** The database for libraries that write on their own (better-auth); see writesTakeTheLock. */
+export function getLockedDb(): Database {
+  return handle().lockedDb;
 }
 
 /** Applies the connection settings the embedded database needs (WAL lets readers run beside the writer). */

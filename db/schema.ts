@@ -258,6 +258,10 @@ export const batches = sqliteTable(
     index("batches_pending_deadline_idx")
       .on(t.expiresAt)
       .where(sql`${t.status} = 'pending'`),
+    // history lists a queue's settled batches newest decision first
+    index("batches_settled_idx")
+      .on(t.queueId, t.decidedAt, t.id)
+      .where(sql`${t.status} <> 'pending'`),
   ],
 );
 export type Batch = typeof batches.$inferSelect;
@@ -441,3 +445,13 @@ export const webhookDeliveries = sqliteTable(
   ],
 );
 export type WebhookDelivery = typeof webhookDeliveries.$inferSelect;
+
+/* ---------------------------------------------------------------- settings */
+
+// Server-wide values that every instance over the database must share, such as the secret that
+// signs session cookies when BETTER_AUTH_SECRET is not set.
+export const appSettings = sqliteTable("app_settings", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+  createdAt: integer("created_at").notNull(),
+});

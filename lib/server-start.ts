@@ -2,6 +2,7 @@ import { count } from "drizzle-orm";
 import { databaseUrl, getDb } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { users } from "@/db/schema";
+import { publicBaseUrl } from "./api/views";
 import { beginShutdown } from "./shutdown";
 import { startBackgroundWork } from "./background";
 
@@ -13,16 +14,21 @@ export async function startServer(): Promise<void> {
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, beginShutdown);
   if (process.env.COUNTERSIGN_QUIET) return;
   const [row] = await getDb().select({ n: count() }).from(users);
+  const url = publicBaseUrl();
   console.log(`Countersign: database ${databaseUrl()} is migrated.`);
-  if ((row?.n ?? 0) === 0) {
-    console.log(
-      [
-        "No reviewers yet. Create a queue, a reviewer and an agent key:",
-        "  npm run admin -- queue create support",
-        "  npm run admin -- reviewer create --email you@example.com --name 'You' --password 'choose-one' --queue support:admin",
-        "  npm run admin -- reviewer token --email you@example.com",
-        "  npm run admin -- agent create --name 'Support bot' --queue support",
-      ].join("\n"),
-    );
-  }
+  console.log(
+    ((row?.n ?? 0) === 0
+      ? [
+          `Open ${url} — the first visitor creates the admin account (and a "General" queue).`,
+          "  (or from a terminal: npm run admin -- queue create General, then",
+          "   npm run admin -- reviewer create --email you@example.com --name 'You' --password 'choose-one' --queue General:admin)",
+        ]
+      : [`Open ${url} and sign in.`]
+    )
+      .concat([
+        "Then, in another terminal, run a scripted demo agent that asks for approvals:",
+        "  npm run demo",
+      ])
+      .join("\n"),
+  );
 }

@@ -13,6 +13,7 @@ import {
   reviewerTokens,
   users,
   type Queue,
+  type QueueRole,
 } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { AGENT_KEY_PREFIX, REVIEWER_TOKEN_PREFIX } from "@/lib/auth/actor";
@@ -86,35 +87,45 @@ export async function createReviewer(
       tx,
       parsed.queues.map((q) => q.name),
     );
-    const now = new Date();
-    const id = newId();
-    await tx.insert(users).values({
-      id,
-      name: parsed.name,
-      email: parsed.email,
-      emailVerified: true,
-      createdAt: now,
-      updatedAt: now,
-    });
-    await tx.insert(accounts).values({
-      id: newId(),
-      accountId: id,
-      providerId: "credential",
-      userId: id,
-      password: passwordHash,
-      createdAt: now,
-      updatedAt: now,
-    });
-    for (const membership of parsed.queues) {
-      await tx.insert(queueMembers).values({
-        queueId: byName.get(membership.name)!.id,
-        userId: id,
-        role: membership.role,
-        createdAt: now.getTime(),
-      });
-    }
+    const memberships = parsed.queues.map((m) => ({
+      queueId: byName.get(m.name)!.id,
+      role: m.role,
+    }));
+    const id = await insertReviewer(tx, parsed, passwordHash, memberships);
     return { id, email: parsed.email, name: parsed.name };
   });
+}
+
+/** Inserts a better-auth user with its credential account and its queue memberships. */
+export async function insertReviewer(
+  tx: Transaction,
+  person: { email: string; name: string },
+  passwordHash: string,
+  memberships: { queueId: string; role: QueueRole }[],
+): Promise<string> {
+  const now = new Date();
+  const id = newId();
+  await tx.insert(users).values({
+    id,
+    name: person.name,
+    email: person.email,
+    emailVerified: true,
+    createdAt: now,
+    updatedAt: now,
+  });
+  await tx.insert(accounts).values({
+    id: newId(),
+    accountId: id,
+    providerId: "credential",
+    userId: id,
+    password: passwordHash,
+    createdAt: now,
+    updatedAt: now,
+  });
+  for (const { queueId, role } of memberships) {
+    await tx.insert(queueMembers).values({ queueId, userId: id, role, createdAt: now.getTime() });
+  }
+  return id;
 }
 
 /** A new personal token for a reviewer; only its hash is kept, so this is the one time it is shown. */

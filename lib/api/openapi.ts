@@ -5,6 +5,8 @@ import { CreateBatchInput } from "@/lib/batches/batch-input";
 import { CancelBatchInput } from "@/lib/batches/cancel-batch";
 import { ListQueueQuery } from "@/lib/batches/list-queue";
 import { ReadBatchQuery } from "@/lib/batches/read-batch";
+import { ExportHistoryQuery } from "@/lib/history/export-history";
+import { ListHistoryQuery } from "@/lib/history/list-history";
 import { ClaimRunInput } from "@/lib/runs/claim-run";
 import { CompleteRunInput } from "@/lib/runs/complete-run";
 import { CreateRunInput } from "@/lib/runs/create-run";
@@ -23,6 +25,8 @@ type Operation = {
   query?: z.ZodObject;
   idempotent?: boolean;
   ok: { status: number; schema: string; description?: string };
+  /** the success response's media types, when it is not one JSON schema */
+  content?: Record<string, unknown>;
   errors: number[];
 };
 
@@ -159,6 +163,43 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [400, 401, 403, 404],
     },
   },
+  "/queue/snapshot": {
+    get: {
+      summary:
+        "Every pending batch of the reviewer's queues, soonest deadline first, and the stream position (lastEventId) to follow from",
+      auth: "reviewer",
+      ok: { status: 200, schema: "QueueSnapshot" },
+      errors: [401, 403],
+    },
+  },
+  "/history": {
+    get: {
+      summary: "Settled batches of the reviewer's queues, newest decision first, filtered",
+      description:
+        "Settled means decided, expired or cancelled. Each call's decision says who decided, when, the outcome and the reason. Dates: YYYY-MM-DD (whole UTC days) or ISO-8601 times.",
+      auth: "reviewer",
+      query: ListHistoryQuery,
+      ok: { status: 200, schema: "HistoryPage" },
+      errors: [400, 401, 403, 404],
+    },
+  },
+  "/history/export": {
+    get: {
+      summary: "The filtered history as a download: CSV (one row per call) or JSON (batches)",
+      description:
+        "Content-Disposition: attachment; filename=countersign-history-YYYY-MM-DD.csv|json. Streamed, newest decision first, and capped at 50,000 calls (whole batches): X-Countersign-Export-Limit gives the cap, X-Countersign-Export-Truncated says whether it was reached (the file name then ends in -partial). CSV cells that start with = + - @ are prefixed with a single quote so spreadsheets do not run them.",
+      auth: "reviewer",
+      query: ExportHistoryQuery,
+      ok: { status: 200, schema: "HistoryExport", description: "The file" },
+      content: {
+        "text/csv": { schema: { type: "string" } },
+        "application/json": {
+          schema: { type: "array", items: { $ref: "#/components/schemas/Batch" } },
+        },
+      },
+      errors: [400, 401, 403, 404],
+    },
+  },
   "/calls/{callId}/decision": {
     post: {
       summary: "Approve, reject or edit one call at the revision reviewed",
@@ -248,8 +289,9 @@ export function openApiDocument() {
         responses: {
           [op.ok.status]: {
             description: op.ok.description ?? op.ok.schema,
-            content:
-              op.ok.schema === "EventStream"
+            content: op.content
+              ? op.content
+              : op.ok.schema === "EventStream"
                 ? { "text/event-stream": { schema: { type: "string" } } }
                 : {
                     "application/json": {

@@ -139,6 +139,12 @@ export const resourceSchemas = {
   }),
   Lease: z.object({ leaseExpiresAt: Time }),
   QueuePage: z.object({ batches: z.array(BatchResource), nextCursor: z.string().nullable() }),
+  HistoryPage: z.object({ batches: z.array(BatchResource), nextCursor: z.string().nullable() }),
+  QueueSnapshot: z.object({
+    batches: z.array(BatchResource),
+    lastEventId: z.int(),
+    truncated: z.boolean().describe("more pending batches exist than one snapshot holds"),
+  }),
   CallDecision: z.object({ call: CallResource, batch: BatchResource }),
   Error: z.object({
     error: z.object({

@@ -24,7 +24,10 @@ export type BatchView = z.infer<typeof BatchResource>;
 export type RunView = z.infer<typeof RunResource>;
 
 export function publicBaseUrl(): string {
-  return (process.env.PUBLIC_URL || "http://localhost:3000").replace(/\/+$/, "");
+  return (process.env.PUBLIC_URL || `http://localhost:${process.env.PORT || 3000}`).replace(
+    /\/+$/,
+    "",
+  );
 }
 
 function callView(call: Call, callVotes: VoteView[], deciderName: string | null): CallView {

@@ -2,6 +2,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { agentKeyQueues, agentKeys, queueMembers, reviewerTokens, users } from "@/db/schema";
 import type { Executor } from "@/db/client";
 import { sha256Hex } from "@/lib/ids";
+import { sessionUser } from "./better-auth";
 import { ForbiddenError, UnauthenticatedError } from "@/lib/errors";
 
 export const AGENT_KEY_PREFIX = "cs_agent_";
@@ -33,10 +34,17 @@ function bearerToken(headers: Headers): string | null {
   return match ? match[1]! : null;
 }
 
-/** Who is calling, from `Authorization: Bearer …` (an agent key or a reviewer token). */
+/**
+ * Who is calling: `Authorization: Bearer …` (an agent key or a reviewer token), else the web
+ * app's session cookie.
+ */
 export async function authenticate(db: Executor, headers: Headers): Promise<Actor> {
   const token = bearerToken(headers);
-  if (!token) throw new UnauthenticatedError();
+  if (!token) {
+    const user = await sessionUser(headers);
+    if (user) return { kind: "reviewer", ...user };
+    throw new UnauthenticatedError();
+  }
   if (token.startsWith(AGENT_KEY_PREFIX)) {
     const agent = await findAgentByKey(db, token);
     if (agent) return agent;

@@ -1,6 +1,7 @@
 import { getDb } from "@/db/client";
 import { authenticate, type Actor } from "@/lib/auth/actor";
-import { toResponse } from "@/lib/errors";
+import { isTrustedOrigin } from "@/lib/auth/better-auth";
+import { ForbiddenError, toResponse } from "@/lib/errors";
 import { readJsonBody } from "./read-body";
 
 type Params = Record<string, string>;
@@ -22,6 +23,13 @@ export function apiRoute<P extends Params = Params>(handler: Handler<P>) {
     try {
       const body = request.method === "GET" ? undefined : await readJsonBody(request);
       const actor = await authenticate(getDb(), request.headers);
+      if (
+        request.method !== "GET" &&
+        usesSessionCookie(request) &&
+        !isTrustedOrigin(request.headers.get("origin"))
+      ) {
+        throw new ForbiddenError("A cross-site request cannot act with a reviewer's session.");
+      }
       return await handler({ request, params: await context.params, body, actor });
     } catch (error) {
       return toResponse(error);
@@ -31,4 +39,8 @@ export function apiRoute<P extends Params = Params>(handler: Handler<P>) {
 
 export function json(data: unknown, status = 200): Response {
   return Response.json(data, { status, headers: { "cache-control": "no-store" } });
+}
+
+function usesSessionCookie(request: Request): boolean {
+  return !request.headers.has("authorization");
 }

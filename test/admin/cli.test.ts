@@ -106,7 +106,7 @@ describe("npm run admin", () => {
     // only the hash is stored
     const stored = await getDb().select().from(agentKeys);
     expect(JSON.stringify(stored)).not.toContain(key!);
-  });
+  }, 120_000); // a dozen cold `tsx` starts: slow on a loaded 2-core machine
 
   it("explains what is wrong, exits non-zero and writes nothing", async () => {
     const before = (await getDb().select().from(queues)).length;
@@ -161,7 +161,7 @@ describe("npm run admin", () => {
     });
     expect((await getDb().select().from(queues)).length).toBe(before);
     expect((await getDb().select().from(users).where(eq(users.email, "a@b.co"))).length).toBe(0);
-  });
+  }, 120_000); // a dozen cold `tsx` starts: slow on a loaded 2-core machine
 
   it("prints its usage", async () => {
     const help = await admin("--help");

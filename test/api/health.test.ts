@@ -18,7 +18,7 @@ describe("GET /api/health", () => {
 });
 
 describe("GET /api/v1/openapi.json", () => {
-  it("is an OpenAPI 3.1 document describing every endpoint of the contract", async () => {
+  it("is an OpenAPI 3.1 document describing every endpoint of the contract and its extensions", async () => {
     const doc = await (await fetch(`${server.baseUrl}/api/v1/openapi.json`)).json();
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths).sort()).toEqual(
@@ -27,7 +27,10 @@ describe("GET /api/v1/openapi.json", () => {
         "/batches/{batchId}/cancel",
         "/batches/{batchId}/decision",
         "/calls/{callId}/decision",
+        "/history",
+        "/history/export",
         "/queue",
+        "/queue/snapshot",
         "/runs",
         "/runs/{runId}",
         "/runs/{runId}/batches",

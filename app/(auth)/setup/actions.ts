@@ -1,0 +1,18 @@
+"use server";
+
+import { createFirstAdmin } from "@/lib/auth/create-first-admin";
+import { actionError, type ActionResult } from "@/app/action-result";
+
+/** First-run setup. Public by necessity, and refused as soon as any account exists. */
+export async function createFirstAdminAction(input: {
+  name: string;
+  email: string;
+  password: string;
+}): Promise<ActionResult<{ email: string }>> {
+  try {
+    const admin = await createFirstAdmin(input);
+    return { ok: true, email: admin.email };
+  } catch (error) {
+    return actionError(error);
+  }
+}

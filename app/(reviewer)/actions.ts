@@ -1,0 +1,87 @@
+"use server";
+
+import { z } from "zod";
+import { getDb } from "@/db/client";
+import { actionError, type ActionResult } from "@/app/action-result";
+import { findBatchForReviewer } from "@/lib/api/access";
+import { parseInput } from "@/lib/api/parse";
+import { loadBatchView, type BatchView } from "@/lib/api/views";
+import { decideBatch } from "@/lib/approvals/decide-batch";
+import { decideCall } from "@/lib/approvals/decide-call";
+import type { ReviewerActor } from "@/lib/auth/actor";
+import { ConflictError, UnauthenticatedError } from "@/lib/errors";
+import { requestRollback } from "@/lib/runs/request-rollback";
+import { sessionReviewer } from "./current-reviewer";
+
+// Server actions are public endpoints: each authenticates from the session, and the verbs they
+// call check the reviewer's queue membership and validate the input, as the API routes do.
+
+const Id = z.string().min(1).max(200);
+
+export type BatchResult = ActionResult<{ batch: BatchView }>;
+
+async function reviewerOrThrow(): Promise<ReviewerActor> {
+  const reviewer = await sessionReviewer();
+  if (!reviewer) throw new UnauthenticatedError("Your session ended. Sign in again.");
+  return reviewer;
+}
+
+/**
+ * On a conflict the card shows the batch as it is now (who decided, the new revision), so the
+ * answer carries the whole current batch rather than the conflicting call alone.
+ */
+async function withCurrentBatch(
+  error: unknown,
+  reviewer: ReviewerActor | null,
+  batchId: string,
+): Promise<BatchResult> {
+  const failure = actionError(error);
+  if (!(error instanceof ConflictError) || !reviewer) return failure;
+  try {
+    await findBatchForReviewer(getDb(), reviewer, batchId);
+    return { ...failure, current: await loadBatchView(getDb(), batchId) };
+  } catch {
+    return failure;
+  }
+}
+
+export async function decideCallAction(
+  batchId: string,
+  callId: string,
+  decision: unknown,
+): Promise<BatchResult> {
+  let reviewer: ReviewerActor | null = null;
+  try {
+    reviewer = await reviewerOrThrow();
+    parseInput(z.object({ batchId: Id, callId: Id }), { batchId, callId });
+    const { batch } = await decideCall(reviewer, callId, decision);
+    return { ok: true, batch };
+  } catch (error) {
+    return withCurrentBatch(error, reviewer, batchId);
+  }
+}
+
+export async function decideBatchAction(batchId: string, decision: unknown): Promise<BatchResult> {
+  let reviewer: ReviewerActor | null = null;
+  try {
+    reviewer = await reviewerOrThrow();
+    parseInput(Id, batchId);
+    return { ok: true, batch: await decideBatch(reviewer, batchId, decision) };
+  } catch (error) {
+    return withCurrentBatch(error, reviewer, batchId);
+  }
+}
+
+export async function requestRollbackAction(
+  runId: string,
+  reason: string,
+): Promise<ActionResult<{ rollbackRequestedAt: string | null }>> {
+  try {
+    const reviewer = await reviewerOrThrow();
+    parseInput(z.object({ runId: Id, reason: z.string().max(4000) }), { runId, reason });
+    const run = await requestRollback(reviewer, runId, { reason: reason || undefined });
+    return { ok: true, rollbackRequestedAt: run.rollbackRequestedAt };
+  } catch (error) {
+    return actionError(error);
+  }
+}

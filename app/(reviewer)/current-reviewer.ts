@@ -1,0 +1,17 @@
+import { headers } from "next/headers";
+import { redirect } from "next/navigation";
+import type { ReviewerActor } from "@/lib/auth/actor";
+import { sessionUser } from "@/lib/auth/better-auth";
+
+/** The signed-in reviewer of a page, or off to sign in. */
+export async function currentReviewer(): Promise<ReviewerActor> {
+  const reviewer = await sessionReviewer();
+  if (!reviewer) redirect("/sign-in");
+  return reviewer;
+}
+
+/** The signed-in reviewer of a server action, or null (the action answers `unauthenticated`). */
+export async function sessionReviewer(): Promise<ReviewerActor | null> {
+  const user = await sessionUser(await headers());
+  return user ? { kind: "reviewer", ...user } : null;
+}

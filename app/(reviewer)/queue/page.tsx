@@ -1,0 +1,26 @@
+import { and, asc, eq, isNull } from "drizzle-orm";
+import type { Metadata } from "next";
+import { Suspense } from "react";
+import { getDb } from "@/db/client";
+import { queueMembers, queues } from "@/db/schema";
+import { QueueScreen } from "@/components/queue/queue-screen";
+import { currentReviewer } from "../current-reviewer";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Queue · Countersign" };
+
+export default async function QueuePage() {
+  const reviewer = await currentReviewer();
+  const memberOf = await getDb()
+    .select({ id: queues.id, name: queues.name })
+    .from(queueMembers)
+    .innerJoin(queues, eq(queues.id, queueMembers.queueId))
+    .where(and(eq(queueMembers.userId, reviewer.id), isNull(queues.archivedAt)))
+    .orderBy(asc(queues.name));
+  return (
+    // The filters read the URL on the client (useSearchParams), which needs a Suspense boundary.
+    <Suspense>
+      <QueueScreen viewer={{ id: reviewer.id, name: reviewer.name }} queues={memberOf} />
+    </Suspense>
+  );
+}

@@ -1,0 +1,31 @@
+import { ApiError, type Issue } from "@/lib/errors";
+
+/**
+ * What every server action answers: never a throw for an expected outcome (a conflict, bad
+ * input); the UI renders the failure, with the contract's code and the current state if any.
+ */
+export type ActionResult<T extends object = object> =
+  | ({ ok: true } & T)
+  | { ok: false; code: string; message: string; issues?: Issue[]; current?: unknown };
+
+export type ActionFailure = Extract<ActionResult, { ok: false }>;
+
+export function actionError(error: unknown): ActionFailure {
+  if (error instanceof ApiError) {
+    const details = error.extra as { issues?: Issue[]; current?: unknown };
+    return {
+      ok: false,
+      code: error.code,
+      message: error.message,
+      ...(details.issues ? { issues: details.issues } : {}),
+      ...(details.current !== undefined ? { current: details.current } : {}),
+    };
+  }
+  // An unknown error's message may hold internals: log it, answer plainly.
+  console.error(error);
+  return {
+    ok: false,
+    code: "internal_error",
+    message: "Something went wrong on the server; try again.",
+  };
+}

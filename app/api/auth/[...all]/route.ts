@@ -1,0 +1,10 @@
+import { getAuth } from "@/lib/auth/better-auth";
+
+export const dynamic = "force-dynamic";
+
+// better-auth's own endpoints: sign in, sign out, session.
+async function handle(request: Request): Promise<Response> {
+  return (await getAuth()).handler(request);
+}
+
+export { handle as GET, handle as POST };

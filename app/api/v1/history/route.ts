@@ -1,0 +1,9 @@
+import { listHistory } from "@/lib/history/list-history";
+import { apiRoute, json } from "@/lib/http/api-route";
+import { queryOf } from "@/lib/http/read-body";
+
+export const dynamic = "force-dynamic";
+
+export const GET = apiRoute(async ({ request, actor }) =>
+  json(await listHistory(actor, queryOf(request))),
+);

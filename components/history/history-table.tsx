@@ -1,0 +1,106 @@
+import Link from "next/link";
+import type { BatchView } from "@/lib/api/views";
+import { BatchStateBadge } from "@/components/run-timeline/badges";
+import { shortId } from "@/components/run-timeline/format";
+import { TimeStamp } from "@/components/run-timeline/time-stamp";
+import styles from "./history.module.css";
+
+const unique = (values: (string | null | undefined)[]) => [
+  ...new Set(values.filter((v): v is string => Boolean(v))),
+];
+
+/** Who settled a batch: reviewers by name, or what settled it when no one did. */
+export function decidersOf(batch: BatchView): string[] {
+  if (batch.status === "cancelled") return [`${batch.agent.name} (agent)`];
+  return unique(
+    batch.calls.map((call) => {
+      const decision = call.decision;
+      if (!decision) return null;
+      switch (decision.source) {
+        case "timeout":
+          return "Deadline";
+        case "policy":
+          return "Policy";
+        case "memory":
+          return decision.by ? `${decision.by.name} (remembered)` : "Remembered approval";
+        default:
+          return decision.by?.name ?? "A reviewer";
+      }
+    }),
+  );
+}
+
+export function reasonsOf(batch: BatchView): string[] {
+  return unique([...batch.calls.map((call) => call.decision?.reason), batch.cancelReason]);
+}
+
+const MAX_TOOLS = 3;
+
+/** The decided batches, one row each; every row leads to its run (the tools are the link). */
+export function HistoryTable({ batches, now }: { batches: BatchView[]; now: number }) {
+  return (
+    <div className={styles.tableWrap}>
+      <table className={styles.table}>
+        <caption className="visually-hidden">Decided batches, newest decision first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Decided (UTC)</th>
+            <th scope="col">Tools</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Agent</th>
+            <th scope="col">Queue</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">Decided by</th>
+            <th scope="col">Reason</th>
+          </tr>
+        </thead>
+        <tbody>
+          {batches.map((batch) => {
+            const tools = unique(batch.calls.map((call) => call.toolName));
+            const reasons = reasonsOf(batch);
+            return (
+              <tr key={batch.id} data-testid="history-row" data-batch-id={batch.id}>
+                <td className={styles.when}>
+                  {batch.decidedAt ? (
+                    <TimeStamp iso={batch.decidedAt} now={now} variant="short" />
+                  ) : (
+                    "—"
+                  )}
+                </td>
+                <td className={styles.tools}>
+                  <Link href={`/runs/${batch.runId}`} className={styles.runLink}>
+                    {tools.slice(0, MAX_TOOLS).map((tool) => (
+                      <code key={tool}>{tool}</code>
+                    ))}
+                    {tools.length > MAX_TOOLS && (
+                      <span className={styles.more}>+{tools.length - MAX_TOOLS} more</span>
+                    )}
+                    <span className="visually-hidden">, view run {shortId(batch.runId)}</span>
+                  </Link>
+                </td>
+                <td className={styles.muted}>{batch.kind === "plan" ? "Plan" : "Action"}</td>
+                <td>{batch.agent.name}</td>
+                <td className={styles.muted}>{batch.queue.name}</td>
+                <td>
+                  <BatchStateBadge batch={batch} />
+                </td>
+                <td data-testid="history-deciders">{decidersOf(batch).join(", ") || "—"}</td>
+                <td className={styles.reasons} data-testid="history-reasons">
+                  {reasons.length === 0 ? (
+                    <span className={styles.none}>—</span>
+                  ) : (
+                    reasons.map((reason) => (
+                      <p key={reason} title={reason}>
+                        {reason}
+                      </p>
+                    ))
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,289 @@
+"use client";
+
+import { useQueryClient } from "@tanstack/react-query";
+import { useWindowVirtualizer } from "@tanstack/react-virtual";
+import { useCallback, useMemo, useRef, useState } from "react";
+import {
+  ReviewCard,
+  type BatchDecisionRequest,
+  type DecisionRequest,
+  type DecisionResult,
+  type ReviewCardHandle,
+} from "@/components/review-card";
+import type { Batch } from "@/components/review-card/types";
+import { decideBatchAction, decideCallAction, type BatchResult } from "@/app/(reviewer)/actions";
+import { ConnectionBadge } from "./connection-badge";
+import { KeyboardHelp } from "./keyboard-help";
+import { visibleBatches } from "./queue-cache";
+import { QueueFilterBar } from "./queue-filters";
+import styles from "./queue.module.css";
+import { storeBatch, useLiveQueue, useRecentlyDecided } from "./use-live-queue";
+import { useQueueFilters } from "./use-queue-filters";
+import { useShortcuts } from "./use-shortcuts";
+import { useUnreadTitle } from "./use-tab-title";
+
+export type QueueScreenProps = {
+  viewer: { id: string; name: string };
+  queues: { id: string; name: string }[];
+};
+
+export function QueueScreen({ viewer, queues }: QueueScreenProps) {
+  const client = useQueryClient();
+  const [filters, setFilters] = useQueueFilters();
+  const markArrived = useUnreadTitle("Queue · Countersign");
+  const { query, connection } = useLiveQueue(markArrived);
+  useRecentlyDecided(filters.status !== "pending");
+  // Cards decided after this moment stay in the pending view, changed in place.
+  const [keepDecidedSince, setKeepDecidedSince] = useState(() => Date.now());
+
+  const cache = query.data;
+  const cards = useMemo(
+    () => (cache ? visibleBatches(cache, filters, keepDecidedSince) : []),
+    [cache, filters, keepDecidedSince],
+  );
+  const { agents, tools, pendingCount } = useMemo(() => summarize(cache?.byId), [cache]);
+  const decidedHere = filters.status === "pending" ? cards.filter(isSettled).length : 0;
+
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+  const selectedIndex = Math.max(
+    0,
+    cards.findIndex((c) => c.id === selectedId),
+  );
+  const handles = useRef(new Map<string, ReviewCardHandle>());
+  // The list scrolls with the window; where it starts moves when a banner shows or hides.
+  const [scrollMargin, setScrollMargin] = useState(0);
+  const bannerKey = `${connection}:${decidedHere > 0}:${cache?.truncated}`;
+  const listRef = useCallback(
+    (node: HTMLDivElement | null) => {
+      if (node && bannerKey) setScrollMargin(node.getBoundingClientRect().top + window.scrollY);
+    },
+    [bannerKey],
+  );
+  const virtualizer = useWindowVirtualizer({
+    count: cards.length,
+    estimateSize: () => 320,
+    overscan: 4,
+    gap: 16,
+    scrollMargin,
+    getItemKey: (index) => cards[index]!.id,
+  });
+
+  const select = useCallback(
+    (index: number) => {
+      const card = cards[index];
+      if (!card) return;
+      setSelectedId(card.id);
+      virtualizer.scrollToIndex(index, { align: "auto" });
+      // The card may only now be rendered: focus it on the next frame.
+      requestAnimationFrame(() => handles.current.get(card.id)?.focus());
+    },
+    [cards, virtualizer],
+  );
+  const selected = cards[selectedIndex];
+  const [helpOpen, setHelpOpen] = useState(false);
+  useShortcuts({
+    j: () => select(selectedId === null ? 0 : Math.min(selectedIndex + 1, cards.length - 1)),
+    k: () => select(Math.max(selectedIndex - 1, 0)),
+    a: () => selected && handles.current.get(selected.id)?.approve(),
+    r: () => selected && handles.current.get(selected.id)?.reject(),
+    e: () => selected && handles.current.get(selected.id)?.edit(),
+    "?": () => setHelpOpen((open) => !open),
+  });
+
+  const onDecide = useCallback(
+    async ({ callId, ...decision }: DecisionRequest): Promise<DecisionResult> => {
+      const batchId = cards.find((b) => b.calls.some((c) => c.id === callId))?.id ?? "";
+      return settle(client, await decideCallAction(batchId, callId, decision));
+    },
+    [cards, client],
+  );
+  const onDecideBatch = useCallback(
+    async ({ batchId, ...decision }: BatchDecisionRequest): Promise<DecisionResult> =>
+      settle(client, await decideBatchAction(batchId, decision)),
+    [client],
+  );
+
+  return (
+    <div className={styles.screen}>
+      <div className={styles.titleRow}>
+        <h1>Queue</h1>
+        <span className={styles.count} data-testid="pending-count">
+          {cache ? `${pendingCount.toLocaleString()} pending` : ""}
+        </span>
+        <ConnectionBadge connection={query.isError ? "reconnecting" : connection} />
+        <button
+          type="button"
+          className="shell-button"
+          onClick={() => setHelpOpen(true)}
+          aria-keyshortcuts="?"
+        >
+          Keys <kbd>?</kbd>
+        </button>
+      </div>
+      <QueueFilterBar
+        filters={filters}
+        onChange={setFilters}
+        queues={queues.map((q) => ({ value: q.id, label: q.name }))}
+        agents={agents}
+        tools={tools}
+      />
+      {connection === "offline" && (
+        <p className={styles.banner} role="status" data-testid="offline-banner">
+          You are offline. Cards may be out of date; they catch up when the connection returns.
+        </p>
+      )}
+      {connection === "reconnecting" && (
+        <p className={styles.banner} role="status" data-testid="reconnecting-banner">
+          Reconnecting to the live queue… cards may be out of date for a moment.
+        </p>
+      )}
+      {cache?.truncated && (
+        <p className={styles.banner} role="status">
+          Showing the {cards.length.toLocaleString()} soonest deadlines; more cards are waiting.
+        </p>
+      )}
+      {decidedHere > 0 && (
+        <p className={styles.clearRow}>
+          <button
+            type="button"
+            className="shell-button"
+            onClick={() => setKeepDecidedSince(Date.now())}
+          >
+            Clear {decidedHere} decided
+          </button>
+        </p>
+      )}
+
+      {query.isPending ? (
+        <LoadingCards />
+      ) : query.isError && !cache ? (
+        <div className={styles.empty} role="alert">
+          <h2>The queue did not load</h2>
+          <p>{query.error.message}</p>
+          <p>
+            <button type="button" className="shell-button" onClick={() => query.refetch()}>
+              Try again
+            </button>{" "}
+            <a href="/sign-in?next=/queue">Sign in</a>
+          </p>
+        </div>
+      ) : cards.length === 0 ? (
+        <EmptyQueue
+          filtered={Boolean(filters.queue || filters.agent || filters.tool || filters.kind)}
+          status={filters.status}
+        />
+      ) : (
+        <>
+          <h2 className="visually-hidden">Cards</h2>
+          <div
+            ref={listRef}
+            className={styles.list}
+            style={{ height: virtualizer.getTotalSize() }}
+            data-testid="queue-list"
+            aria-label={`${cards.length} cards`}
+            role="feed"
+            aria-busy={connection === "connecting"}
+          >
+            {virtualizer.getVirtualItems().map((item) => {
+              const batch = cards[item.index]!;
+              return (
+                <div
+                  key={item.key}
+                  data-index={item.index}
+                  ref={virtualizer.measureElement}
+                  className={styles.item}
+                  style={{
+                    transform: `translateY(${item.start - scrollMargin}px)`,
+                  }}
+                  onFocusCapture={() => setSelectedId(batch.id)}
+                >
+                  <ReviewCard
+                    ref={(handle: ReviewCardHandle | null) => {
+                      if (handle) handles.current.set(batch.id, handle);
+                      else handles.current.delete(batch.id);
+                    }}
+                    batch={batch}
+                    viewer={viewer}
+                    selected={batch.id === selected?.id && selectedId !== null}
+                    onDecide={onDecide}
+                    onDecideBatch={onDecideBatch}
+                    runHref={(runId) => `/runs/${runId}`}
+                  />
+                </div>
+              );
+            })}
+          </div>
+        </>
+      )}
+      <KeyboardHelp open={helpOpen} onClose={() => setHelpOpen(false)} />
+    </div>
+  );
+}
+
+/** The server's answer becomes the card's state at once, whoever won. */
+function settle(client: ReturnType<typeof useQueryClient>, result: BatchResult): DecisionResult {
+  if (result.ok) {
+    storeBatch(client, result.batch as Batch);
+    return { ok: true, batch: result.batch as Batch };
+  }
+  const current = result.current as Batch | undefined;
+  if (current && typeof current === "object" && "calls" in current) storeBatch(client, current);
+  return { ok: false, code: result.code, message: result.message, current };
+}
+
+function isSettled(batch: Batch): boolean {
+  return batch.status !== "pending";
+}
+
+function summarize(byId: Record<string, Batch> | undefined) {
+  const agents = new Set<string>();
+  const tools = new Set<string>();
+  let pendingCount = 0;
+  for (const batch of Object.values(byId ?? {})) {
+    agents.add(batch.agent.name);
+    for (const call of batch.calls) tools.add(call.toolName);
+    if (batch.status === "pending") pendingCount++;
+  }
+  return {
+    agents: [...agents].sort(),
+    tools: [...tools].sort(),
+    pendingCount,
+  };
+}
+
+function LoadingCards() {
+  return (
+    <div role="status" aria-live="polite" data-testid="queue-loading">
+      <span className="visually-hidden">Loading the queue…</span>
+      {[0, 1, 2].map((i) => (
+        <div key={i} className={styles.skeleton} aria-hidden="true" />
+      ))}
+    </div>
+  );
+}
+
+function EmptyQueue({ filtered, status }: { filtered: boolean; status: string }) {
+  return (
+    <div className={styles.empty} data-testid="queue-empty">
+      {filtered ? (
+        <>
+          <h2>No cards match these filters</h2>
+          <p>Clear a filter to see more.</p>
+        </>
+      ) : status === "pending" ? (
+        <>
+          <h2>Nothing is waiting for you</h2>
+          <p>
+            New requests appear here the moment an agent pauses; no need to reload. To see one now,
+            run <code>npm run demo</code> in another terminal.
+          </p>
+        </>
+      ) : (
+        <>
+          <h2>No decided cards yet</h2>
+          <p>Decisions made in your queues show up here.</p>
+        </>
+      )}
+    </div>
+  );
+}

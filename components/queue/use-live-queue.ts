@@ -1,0 +1,210 @@
+"use client";
+
+import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { useEffect, useRef, useState } from "react";
+import type { Batch } from "@/components/review-card/types";
+import {
+  applyEvents,
+  fromSnapshot,
+  mergeBatches,
+  QUEUE_KEY,
+  type QueueCache,
+  type WireEvent,
+} from "./queue-cache";
+
+export type Connection = "connecting" | "live" | "reconnecting" | "offline";
+
+// Every event type that can change a card; the stream names each message's type.
+const CARD_EVENTS = [
+  "batch.created",
+  "batch.decided",
+  "batch.expired",
+  "batch.cancelled",
+  "batch.escalated",
+  "call.voted",
+  "call.edited",
+  "call.decided",
+  "resync",
+];
+
+async function fetchJson<T>(url: string): Promise<T> {
+  const response = await fetch(url, { headers: { accept: "application/json" } });
+  if (response.status === 401) {
+    // Signed out in another tab, or the session expired: the screen offers to sign in again.
+    throw new Error("Your session has ended. Sign in again to see the queue.");
+  }
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  return response.json() as Promise<T>;
+}
+
+async function fetchSnapshot(): Promise<QueueCache> {
+  return fromSnapshot(
+    await fetchJson<{ batches: Batch[]; lastEventId: number; truncated: boolean }>(
+      "/api/v1/queue/snapshot",
+    ),
+  );
+}
+
+/** Recently decided batches, for the "decided" and "all" views. */
+export function useRecentlyDecided(enabled: boolean): void {
+  const client = useQueryClient();
+  const { data } = useQuery({
+    queryKey: ["queue-decided"],
+    enabled,
+    queryFn: async () =>
+      (await fetchJson<{ batches: Batch[] }>("/api/v1/queue?status=decided&limit=200")).batches,
+  });
+  useEffect(() => {
+    if (!data) return;
+    client.setQueryData<QueueCache>(QUEUE_KEY, (cache) =>
+      cache
+        ? mergeBatches(
+            cache,
+            data.map((batch) => ({ batch, asOf: 0 })),
+          )
+        : cache,
+    );
+  }, [client, data]);
+}
+
+/**
+ * The queue: a snapshot of every pending card, then the reviewer stream applied to it as events
+ * arrive. The stream resumes from the last event applied after any disconnect (the browser sends
+ * Last-Event-ID; a reconnect we start ourselves passes it in the URL), so a tab that slept or went
+ * offline catches up by itself.
+ */
+export function useLiveQueue(onArrived: (ids: string[]) => void) {
+  const client = useQueryClient();
+  const query = useQuery({
+    queryKey: QUEUE_KEY,
+    queryFn: fetchSnapshot,
+    // 10,000 cards: comparing old and new trees on every patch would cost more than it saves.
+    structuralSharing: false,
+  });
+  const [connection, setConnection] = useState<Connection>("connecting");
+  const onArrivedRef = useRef(onArrived);
+  useEffect(() => {
+    onArrivedRef.current = onArrived;
+  });
+
+  const ready = query.data !== undefined;
+  useEffect(() => {
+    if (!ready) return;
+    return followStream(client, setConnection, (ids) => onArrivedRef.current(ids));
+  }, [client, ready]);
+
+  return { query, connection };
+}
+
+function followStream(
+  client: QueryClient,
+  setConnection: (c: Connection) => void,
+  onArrived: (ids: string[]) => void,
+): () => void {
+  let source: EventSource | null = null;
+  let retryTimer: ReturnType<typeof setTimeout> | undefined;
+  let flushScheduled = false;
+  let buffer: WireEvent[] = [];
+  let stopped = false;
+  const lastApplied = () => client.getQueryData<QueueCache>(QUEUE_KEY)?.lastEventId ?? 0;
+
+  // Events are applied once per frame: a burst of pauses is one cache update and one render.
+  const flush = () => {
+    flushScheduled = false;
+    const events = buffer;
+    buffer = [];
+    const cache = client.getQueryData<QueueCache>(QUEUE_KEY);
+    if (!cache || events.length === 0) return;
+    const applied = applyEvents(cache, events);
+    client.setQueryData(QUEUE_KEY, applied.cache);
+    if (applied.arrived.length) onArrived(applied.arrived);
+    if (applied.refetch.length) void refetchBatches(client, applied.refetch);
+    if (applied.resync) {
+      // The log no longer reaches back to where this tab was: start again from a snapshot.
+      void client.invalidateQueries({ queryKey: QUEUE_KEY });
+    }
+  };
+  const receive = (message: MessageEvent<string>) => {
+    buffer.push(JSON.parse(message.data) as WireEvent);
+    if (!flushScheduled) {
+      flushScheduled = true;
+      requestAnimationFrame(flush);
+      // A hidden tab gets no animation frames; it still has to keep up (and count unread cards).
+      setTimeout(() => flushScheduled && flush(), 250);
+    }
+  };
+
+  const connect = () => {
+    source?.close();
+    clearTimeout(retryTimer);
+    if (stopped) return;
+    if (!navigator.onLine) {
+      setConnection("offline");
+      return;
+    }
+    const current = new EventSource(`/api/v1/stream?lastEventId=${lastApplied()}`);
+    source = current;
+    current.onopen = () => setConnection("live");
+    current.onerror = () => {
+      if (current.readyState === EventSource.CLOSED) {
+        // The browser gave up (the server refused or restarted): try again ourselves.
+        setConnection(navigator.onLine ? "reconnecting" : "offline");
+        retryTimer = setTimeout(connect, 2000);
+      } else {
+        setConnection(navigator.onLine ? "reconnecting" : "offline");
+      }
+    };
+    for (const type of CARD_EVENTS) current.addEventListener(type, receive);
+  };
+
+  const goOffline = () => {
+    // The connection is as good as gone; close it so "online" starts a clean resume.
+    source?.close();
+    source = null;
+    setConnection("offline");
+  };
+  const comeBack = () => {
+    // Don't wait for the browser's retry timer: reconnect now and replay what was missed.
+    if (document.visibilityState === "visible" && navigator.onLine) {
+      if (!source || source.readyState !== EventSource.OPEN) connect();
+    }
+  };
+  window.addEventListener("offline", goOffline);
+  window.addEventListener("online", connect);
+  document.addEventListener("visibilitychange", comeBack);
+  connect();
+
+  return () => {
+    stopped = true;
+    source?.close();
+    clearTimeout(retryTimer);
+    window.removeEventListener("offline", goOffline);
+    window.removeEventListener("online", connect);
+    document.removeEventListener("visibilitychange", comeBack);
+  };
+}
+
+/** Fetches the current view of batches an event changed, and merges them as of their request. */
+async function refetchBatches(client: QueryClient, ids: string[]): Promise<void> {
+  const asOf = client.getQueryData<QueueCache>(QUEUE_KEY)?.lastEventId ?? 0;
+  const views = await Promise.all(
+    ids.map((id) =>
+      fetchJson<Batch>(`/api/v1/batches/${encodeURIComponent(id)}`).catch(() => null),
+    ),
+  );
+  client.setQueryData<QueueCache>(QUEUE_KEY, (cache) =>
+    cache
+      ? mergeBatches(
+          cache,
+          views.flatMap((batch) => (batch ? [{ batch, asOf }] : [])),
+        )
+      : cache,
+  );
+}
+
+/** After a decision the server's answer is the freshest view there is, until the next event. */
+export function storeBatch(client: QueryClient, batch: Batch): void {
+  client.setQueryData<QueueCache>(QUEUE_KEY, (cache) =>
+    cache ? mergeBatches(cache, [{ batch, asOf: cache.lastEventId }]) : cache,
+  );
+}

@@ -1,0 +1,62 @@
+"use client";
+
+import { timeoutRuleText } from "./decision-text";
+import { formatAgo, formatRemaining, formatUtc, parseTime } from "./format";
+import styles from "./review-card.module.css";
+import type { TimeoutAction } from "./types";
+import { useClock } from "./use-clock";
+
+const URGENT_MS = 60_000;
+
+/**
+ * Time left before the deadline and what the deadline does. Ticks every second, but is not a live
+ * region: a screen reader reads it when the reviewer gets there, not sixty times a minute.
+ */
+export function Countdown(props: {
+  expiresAt: string;
+  onTimeout: TimeoutAction;
+  now: () => number;
+}) {
+  const nowMs = useClock(props.now, true);
+  const end = parseTime(props.expiresAt) ?? nowMs;
+  const left = end - nowMs;
+  const urgent = left < URGENT_MS;
+  return (
+    <p
+      className={urgent ? `${styles.deadline} ${styles.deadlineUrgent}` : styles.deadline}
+      data-testid="countdown"
+      data-urgent={urgent}
+    >
+      <span aria-hidden="true" className={styles.deadlineIcon}>
+        ◷
+      </span>
+      {left > 0 ? (
+        <span role="timer">
+          <time
+            dateTime={props.expiresAt}
+            title={formatUtc(props.expiresAt)}
+            suppressHydrationWarning
+          >
+            {formatRemaining(left)}
+          </time>{" "}
+          left
+        </span>
+      ) : (
+        <span>Deadline passed</span>
+      )}
+      <span className={styles.deadlineRule}>{timeoutRuleText(props.onTimeout)}</span>
+    </p>
+  );
+}
+
+/** "4 s ago", kept fresh; the exact time is in the tooltip. */
+export function Ago({ at, now }: { at: string; now: () => number }) {
+  const nowMs = useClock(now, true);
+  const ms = parseTime(at);
+  if (ms === null) return null;
+  return (
+    <time dateTime={at} title={formatUtc(at)} suppressHydrationWarning>
+      {formatAgo(ms, nowMs)}
+    </time>
+  );
+}

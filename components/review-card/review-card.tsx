@@ -1,0 +1,214 @@
+"use client";
+
+import { useId, useImperativeHandle, useLayoutEffect, useRef, type Ref } from "react";
+import { BatchControls, BatchNotice } from "./batch-controls";
+import { CallRow, type CallRowHandle } from "./call-row";
+import { CardHeader, PlanSection, type HeadingLevel } from "./card-header";
+import { Countdown } from "./countdown";
+import { summarizeVotes } from "./decision-text";
+import styles from "./review-card.module.css";
+import type {
+  Batch,
+  BatchDecisionRequest,
+  Call,
+  DecisionRequest,
+  DecisionResult,
+  ReviewCardHandle,
+  Viewer,
+} from "./types";
+import { useDeadlinePassed } from "./use-clock";
+import { useDecisions, type Settled } from "./use-decisions";
+
+export type ReviewCardProps = {
+  batch: Batch;
+  /** the signed-in reviewer (to show "you", hide controls for own votes) */
+  viewer?: Viewer;
+  /** without it the card is read-only */
+  onDecide?: (req: DecisionRequest) => Promise<DecisionResult>;
+  onDecideBatch?: (req: BatchDecisionRequest) => Promise<DecisionResult>;
+  /** href builder for the run link; default none */
+  runHref?: (runId: string) => string;
+  /** the clock for countdowns and relative times; default Date.now (tests pass a fixed clock) */
+  now?: () => number;
+  /** the card is the keyboard-selected one in a list */
+  selected?: boolean;
+  /** imperative handle for keyboard shortcuts from the list */
+  ref?: Ref<ReviewCardHandle>;
+  compact?: boolean;
+  /** the level of the card's heading in the host page; default 3 */
+  headingLevel?: HeadingLevel;
+  /** force a palette; by default the card follows the page (prefers-color-scheme, data-theme) */
+  theme?: "light" | "dark";
+  /** the card's place in a list (1-based), for role="feed" hosts: aria-posinset / aria-setsize */
+  position?: { index: number; total: number };
+};
+
+function isPlanCall(batch: Batch, call: Call): boolean {
+  return batch.kind === "plan" && call.toolName === "plan" && call.toolCallId === "plan";
+}
+
+/** Tool names, numbered when a batch repeats one, so every button has a distinct name. */
+function callLabels(calls: Call[]): string[] {
+  const counts = new Map<string, number>();
+  for (const call of calls) counts.set(call.toolName, (counts.get(call.toolName) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  return calls.map((call) => {
+    if (counts.get(call.toolName) === 1) return call.toolName;
+    const n = (seen.get(call.toolName) ?? 0) + 1;
+    seen.set(call.toolName, n);
+    return `${call.toolName} #${n}`;
+  });
+}
+
+export function ReviewCard({
+  batch: batchProp,
+  viewer,
+  onDecide,
+  onDecideBatch,
+  runHref,
+  now = Date.now,
+  selected = false,
+  ref,
+  compact = false,
+  headingLevel = 3,
+  theme,
+  position,
+}: ReviewCardProps) {
+  const decisions = useDecisions({
+    batch: batchProp,
+    onDecide,
+    onDecideBatch,
+    now,
+    viewerId: viewer?.id,
+  });
+  const batch = decisions.shown;
+  const headingId = useId();
+  const articleRef = useRef<HTMLElement>(null);
+  const rows = useRef(new Map<string, CallRowHandle>());
+  const focusCardAfterCommit = useRef(false);
+
+  const pending = batch.status === "pending";
+  const deadlinePassed = useDeadlinePassed(batch.expiresAt, now, pending);
+  const open = pending && !deadlinePassed;
+  const labels = callLabels(batch.calls);
+  const votedByViewer = (call: Call) => summarizeVotes(call, viewer?.id).viewerVoted;
+  const actionable = (call: Call) =>
+    open && !!onDecide && call.status === "pending" && !votedByViewer(call);
+  // The batch endpoint names every call and refuses if any is settled or already has our vote.
+  // Without onDecide the card is read-only, whatever else the host passes.
+  const canDecideAll =
+    open &&
+    !!onDecide &&
+    !!onDecideBatch &&
+    batch.calls.length > 1 &&
+    batch.calls.every((call) => call.status === "pending" && !votedByViewer(call));
+
+  useImperativeHandle(ref, () => {
+    // Shortcuts act on the call that holds focus, else on the first call still open (in the
+    // card's order: the DOM's, since rows re-register their handles as they re-render).
+    const target = () => {
+      const rowElements = articleRef.current?.querySelectorAll("[data-call-id]") ?? [];
+      const handles = [...rowElements]
+        .map((row) => rows.current.get(row.getAttribute("data-call-id") ?? ""))
+        .filter((handle): handle is CallRowHandle => !!handle?.actionable);
+      const active = typeof document === "undefined" ? null : document.activeElement;
+      return handles.find((handle) => handle.contains(active)) ?? handles[0];
+    };
+    return {
+      approve: () => target()?.approve(),
+      reject: () => target()?.reject(),
+      edit: () => target()?.edit(),
+      focus: () => articleRef.current?.focus(),
+    };
+  }, []);
+
+  useLayoutEffect(() => {
+    if (!focusCardAfterCommit.current) return;
+    focusCardAfterCommit.current = false;
+    articleRef.current?.focus();
+  });
+
+  const onBatchSettled = (settled: Settled) => {
+    const active = document.activeElement;
+    if (settled !== "error" && (!active || active === document.body)) {
+      focusCardAfterCommit.current = true;
+    }
+  };
+
+  const className = [
+    styles.card,
+    selected ? styles.selected : "",
+    compact ? styles.compact : "",
+  ].join(" ");
+  const ListTag = batch.calls.length > 1 ? "ol" : "div";
+
+  return (
+    <article
+      ref={articleRef}
+      className={className}
+      aria-labelledby={headingId}
+      tabIndex={-1}
+      data-testid="review-card"
+      data-batch-id={batch.id}
+      data-status={batch.status}
+      data-selected={selected || undefined}
+      data-theme={theme}
+      aria-posinset={position?.index}
+      aria-setsize={position?.total}
+    >
+      <CardHeader
+        batch={batch}
+        headingId={headingId}
+        headingLevel={headingLevel}
+        runHref={runHref}
+        now={now}
+      />
+      {batch.plan && (
+        <PlanSection plan={batch.plan} compact={compact} headingLevel={headingLevel} />
+      )}
+      {pending && <Countdown expiresAt={batch.expiresAt} onTimeout={batch.onTimeout} now={now} />}
+      {batch.status === "cancelled" && (
+        <p className={styles.muted}>
+          The agent cancelled this request{batch.cancelReason ? `: ${batch.cancelReason}` : "."}
+        </p>
+      )}
+      <ListTag className={styles.calls}>
+        {batch.calls.map((call, index) => (
+          <CallRow
+            key={call.id}
+            ref={(handle) => {
+              if (handle) rows.current.set(call.id, handle);
+              else rows.current.delete(call.id);
+            }}
+            as={ListTag === "ol" ? "li" : "div"}
+            call={call}
+            label={isPlanCall(batch, call) ? "plan" : (labels[index] ?? call.toolName)}
+            isPlanCall={isPlanCall(batch, call)}
+            showSummary={batch.calls.length > 1 || batch.plan !== null}
+            showStatus={batch.calls.length > 1}
+            actionable={actionable(call)}
+            busy={decisions.busy[call.id]}
+            notice={decisions.notices[call.id]}
+            decide={onDecide ? decisions.decide : undefined}
+            viewerId={viewer?.id}
+            now={now}
+            compact={compact}
+          />
+        ))}
+      </ListTag>
+      {decisions.batchNotice && <BatchNotice notice={decisions.batchNotice} />}
+      {canDecideAll && (
+        <BatchControls
+          batch={batch}
+          busy={decisions.batchBusy}
+          decideBatch={decisions.decideBatch}
+          onSettled={onBatchSettled}
+        />
+      )}
+      {/* One polite announcement per outcome; the ticking texts above are deliberately not live. */}
+      <p role="status" className={styles.visuallyHidden}>
+        {decisions.announcement}
+      </p>
+    </article>
+  );
+}

@@ -1,0 +1,71 @@
+import Link from "next/link";
+import type { BatchView } from "@/lib/api/views";
+import { BatchStateBadge, Badge } from "./badges";
+import { callDecisionText } from "./describe-event";
+import { plural } from "./format";
+import { TimeStamp } from "./time-stamp";
+import styles from "./run-timeline.module.css";
+
+/** The run's pauses, compact: what was asked, and who decided each call. */
+export function RunBatches({ batches, now }: { batches: BatchView[]; now: number }) {
+  return (
+    <section className={styles.section} aria-labelledby="batches-heading">
+      <div className={styles.sectionHeader}>
+        <h2 id="batches-heading" className={styles.sectionTitle}>
+          Approvals
+        </h2>
+        <span className={styles.count}>{plural(batches.length, "batch", "batches")}</span>
+      </div>
+      {batches.length === 0 ? (
+        <p className={styles.empty}>This run has not asked your queues for approval.</p>
+      ) : (
+        <ul className={styles.batches}>
+          {batches.map((batch) => (
+            <li key={batch.id} className={styles.batch} data-testid="run-batch">
+              <div className={styles.batchHeader}>
+                <Badge tone="neutral">{batch.kind === "plan" ? "Plan" : "Action"}</Badge>
+                <BatchStateBadge batch={batch} />
+                <span className={styles.batchMeta}>
+                  {batch.queue.name} ·{" "}
+                  <TimeStamp iso={batch.createdAt} now={now} variant="relative" />
+                </span>
+                <Link href={`/batches/${batch.id}`} className={styles.batchLink}>
+                  Review card
+                  <span className="visually-hidden">
+                    {` of the ${batch.kind} batch in ${batch.queue.name}`}
+                  </span>
+                </Link>
+              </div>
+              {batch.plan && <p className={styles.planSummary}>{batch.plan.summary}</p>}
+              {batch.status === "cancelled" && batch.cancelReason && (
+                <p className={styles.reason}>{batch.cancelReason}</p>
+              )}
+              <ul className={styles.calls}>
+                {batch.calls.map((call) => {
+                  const decision = callDecisionText(call);
+                  return (
+                    <li key={call.id} className={styles.call}>
+                      <div className={styles.callMain}>
+                        <code className={styles.tool}>{call.toolName}</code>
+                        {call.summary && <span className={styles.callSummary}>{call.summary}</span>}
+                      </div>
+                      <div className={`${styles.callDecision} ${styles[decision.tone]}`}>
+                        <span data-testid="call-decision">{decision.text}</span>
+                        {call.decision && (
+                          <TimeStamp iso={call.decision.at} now={now} variant="relative" />
+                        )}
+                      </div>
+                      {call.decision?.reason && (
+                        <p className={styles.reason}>{call.decision.reason}</p>
+                      )}
+                    </li>
+                  );
+                })}
+              </ul>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,1 @@
+CREATE INDEX `batches_settled_idx` ON `batches` (`queue_id`,`decided_at`,`id`) WHERE "batches"."status" <> 'pending';

@@ -1,0 +1,220 @@
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test, type Page } from "@playwright/test";
+import { apiClient, refundBatch } from "@/test/support/http";
+import { baseURL, pause, seedTeam, signIn } from "./support/fixtures";
+
+const cardOf = (page: Page, batchId: string) =>
+  page.locator(`[data-testid="review-card"][data-batch-id="${batchId}"]`);
+
+test("two reviewers decide the same card at once: one wins, the other sees who, in place", async ({
+  browser,
+}) => {
+  const team = await seedTeam({ reviewers: ["Dana Reviewer", "Sam Reviewer"] });
+  const [dana, sam] = [await browser.newContext(), await browser.newContext()];
+  const [danaPage, samPage] = [await dana.newPage(), await sam.newPage()];
+  await signIn(danaPage, team.reviewers[0]!);
+  await signIn(samPage, team.reviewers[1]!);
+
+  const { batch } = await pause(team.agent, refundBatch());
+  const danaCard = cardOf(danaPage, batch.id);
+  const samCard = cardOf(samPage, batch.id);
+  await expect(danaCard).toBeVisible();
+  await expect(samCard).toBeVisible();
+
+  // Dana approves while Sam rejects: both clicks are in flight together.
+  await samCard.getByTestId("reject-button").first().click();
+  await samCard.getByTestId("reject-reason").fill("Order was already refunded");
+  await Promise.all([
+    danaCard.getByTestId("approve-button").first().click(),
+    samCard.getByTestId("confirm-reject").click(),
+  ]);
+
+  // Both server actions are answered once neither card shows a decision in flight.
+  await expect
+    .poll(async () => (await team.reviewerApi.get(`/batches/${batch.id}`)).body.status)
+    .toBe("decided");
+  await expect(danaCard).toHaveAttribute("data-status", "decided");
+  await expect(samCard).toHaveAttribute("data-status", "decided");
+  const final = await team.reviewerApi.get(`/batches/${batch.id}`);
+  const decision = final.body.calls[0].decision;
+  const winner = decision.by.name as string;
+  const loserPage = winner === "Dana Reviewer" ? samPage : danaPage;
+  const loserCard = cardOf(loserPage, batch.id);
+  // The loser is told who decided, on the card itself, and sees the final state.
+  await expect(loserCard.getByTestId("conflict-notice")).toContainText(winner.split(" ")[0]!);
+  await expect(loserCard).toHaveAttribute("data-status", "decided");
+  // Exactly one decision was recorded.
+  const votes = final.body.calls[0].votes as unknown[];
+  expect(votes).toHaveLength(1);
+  await loserPage.screenshot({ path: "test-results/screenshots/conflict.png", fullPage: true });
+  await dana.close();
+  await sam.close();
+});
+
+test("a stale tab catches up after being offline and cannot overwrite the decision", async ({
+  page,
+  context,
+}) => {
+  const team = await seedTeam();
+  await signIn(page, team.reviewers[0]!);
+  const { batch } = await pause(team.agent, refundBatch());
+  const card = cardOf(page, batch.id);
+  await expect(card).toBeVisible();
+
+  await context.setOffline(true);
+  await expect(page.getByTestId("connection")).not.toHaveText("Live");
+  // Decided elsewhere while this tab is offline.
+  const rejected = await team.reviewerApi.post(`/calls/${batch.calls[0].id}/decision`, {
+    outcome: "reject",
+    expectedRevision: 1,
+    reason: "Decided from a script",
+  });
+  expect(rejected.status).toBe(200);
+  await expect(card).toHaveAttribute("data-status", "pending");
+
+  await context.setOffline(false);
+  // Back online: the stream resumes from its Last-Event-ID and the card updates in place.
+  await expect(card).toHaveAttribute("data-status", "decided", { timeout: 10_000 });
+  await expect(card).toContainText("Decided from a script");
+  await expect(card.getByTestId("approve-button")).toHaveCount(0);
+
+  const final = await team.reviewerApi.get(`/batches/${batch.id}`);
+  expect(final.body.calls[0].decision.outcome).toBe("rejected");
+});
+
+test("a tab that missed a decision is told who won when it tries to approve, and changes nothing", async ({
+  page,
+}) => {
+  const team = await seedTeam({ reviewers: ["Dana Reviewer", "Sam Reviewer"] });
+  const { batch } = await pause(team.agent, refundBatch());
+  // This tab never hears the stream: it knows only the snapshot it loaded.
+  await page.route("**/api/v1/stream**", (route) => route.abort());
+  await signIn(page, team.reviewers[0]!);
+  const card = cardOf(page, batch.id);
+  await expect(card).toBeVisible();
+
+  const sam = apiClient(baseURL, team.reviewers[1]!.token);
+  const rejected = await sam.post(`/calls/${batch.calls[0].id}/decision`, {
+    outcome: "reject",
+    expectedRevision: 1,
+    reason: "Too large",
+  });
+  expect(rejected.status).toBe(200);
+  await expect(card).toHaveAttribute("data-status", "pending");
+
+  await card.getByTestId("approve-button").first().click();
+  await expect(card.getByTestId("conflict-notice")).toContainText("Sam");
+  await expect(card).toHaveAttribute("data-status", "decided");
+  const final = await team.reviewerApi.get(`/batches/${batch.id}`);
+  expect(final.body.calls[0].decision.outcome).toBe("rejected");
+  expect(final.body.calls[0].votes).toHaveLength(1);
+});
+
+test("edits: invalid JSON and schema-breaking args are refused; a valid edit reaches the agent", async ({
+  page,
+}) => {
+  const team = await seedTeam();
+  await signIn(page, team.reviewers[0]!);
+  const { batch } = await pause(
+    team.agent,
+    refundBatch({
+      calls: [
+        {
+          toolCallId: "edit-1",
+          toolName: "refund_order",
+          args: { orderId: "A-1001", amount: 400 },
+          inputSchema: {
+            type: "object",
+            properties: { orderId: { type: "string" }, amount: { type: "number", maximum: 500 } },
+            required: ["orderId", "amount"],
+            additionalProperties: false,
+          },
+          summary: "Refund order A-1001",
+        },
+      ],
+    }),
+  );
+  const waiting = team.agent.get(`/batches/${batch.id}?wait=30`);
+  const card = cardOf(page, batch.id);
+  await card.getByTestId("edit-button").first().click();
+  const editor = card.getByTestId("args-editor");
+
+  await editor.fill('{ "orderId": "A-1001", "amount": ');
+  await expect(card.getByTestId("editor-error")).toBeVisible();
+  await expect(card.getByTestId("confirm-edit")).toBeDisabled();
+
+  await editor.fill('{ "orderId": "A-1001", "amount": 900 }');
+  await expect(card.getByTestId("editor-error")).toContainText(/500|maximum/);
+  await expect(card.getByTestId("confirm-edit")).toBeDisabled();
+
+  await editor.fill('{ "orderId": "A-1001", "amount": 150 }');
+  await expect(card.getByTestId("editor-error")).toHaveCount(0);
+  await expect(card).toContainText("150");
+  await card.getByTestId("confirm-edit").click();
+
+  const answer = await waiting;
+  expect(answer.body.status).toBe("decided");
+  expect(answer.body.calls[0].args).toEqual({ orderId: "A-1001", amount: 400 });
+  expect(answer.body.calls[0].decision.editedArgs).toEqual({ orderId: "A-1001", amount: 150 });
+});
+
+test("keyboard: j/k move, r rejects with a reason that reaches the agent, a approves, ? shows keys; axe is clean", async ({
+  page,
+}) => {
+  const team = await seedTeam();
+  await signIn(page, team.reviewers[0]!);
+  const first = await pause(team.agent, refundBatch({ timeoutSecs: 600 }));
+  const second = await pause(team.agent, refundBatch({ timeoutSecs: 1200 }));
+  await expect(cardOf(page, second.batch.id)).toBeVisible();
+
+  await page.keyboard.press("?");
+  await expect(page.getByTestId("keyboard-help")).toBeVisible();
+  await page.keyboard.press("Escape");
+  await expect(page.getByTestId("keyboard-help")).toBeHidden();
+
+  // Soonest deadline first: j selects the first card, r opens and focuses its reason.
+  await page.keyboard.press("j");
+  await page.keyboard.press("r");
+  const reason = cardOf(page, first.batch.id).getByTestId("reject-reason");
+  await expect(reason).toBeFocused();
+  await page.keyboard.type("Customer already refunded by phone");
+  await page.keyboard.press("Control+Enter");
+  const rejected = await team.agent.get(`/batches/${first.batch.id}?wait=10`);
+  expect(rejected.body.outcome).toBe("rejected");
+  expect(rejected.body.calls[0].decision.reason).toBe("Customer already refunded by phone");
+
+  await page.locator("body").click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press("j");
+  await page.keyboard.press("a");
+  const approved = await team.agent.get(`/batches/${second.batch.id}?wait=10`);
+  expect(approved.body.outcome).toBe("approved");
+
+  const axe = await new AxeBuilder({ page }).analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+});
+
+test("args holding HTML or script text render as inert text", async ({ page }) => {
+  const team = await seedTeam();
+  await signIn(page, team.reviewers[0]!);
+  const hostile = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
+  const { batch } = await pause(
+    team.agent,
+    refundBatch({
+      calls: [
+        {
+          toolCallId: "xss-1",
+          toolName: "send_email",
+          args: { body: hostile, subject: "<b>bold?</b>" },
+          summary: `<script>window.__pwned=3</script>Summary`,
+          risks: ['<a href="javascript:alert(1)">click</a>'],
+        },
+      ],
+    }),
+  );
+  const card = cardOf(page, batch.id);
+  await expect(card).toBeVisible();
+  await expect(card).toContainText("<script>window.__pwned=3</script>Summary");
+  await expect(card).toContainText("<b>bold?</b>");
+  expect(await card.locator("script, img, b, a[href^='javascript']").count()).toBe(0);
+  expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined();
+});

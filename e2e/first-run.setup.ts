@@ -1,0 +1,29 @@
+import { expect, test } from "@playwright/test";
+
+// Runs first, on the empty database (see playwright.config.ts): nobody is left at a login page
+// with no account.
+test("the first visitor is led to create the first admin, lands in the General queue", async ({
+  page,
+}) => {
+  await page.goto("/queue");
+  await expect(page).toHaveURL(/\/sign-in|\/setup/);
+  await page.goto("/sign-in");
+  await expect(page).toHaveURL(/\/setup$/);
+  await expect(page.getByRole("heading", { name: "Create the first admin" })).toBeVisible();
+
+  await page.getByLabel("Your name").fill("Ada Admin");
+  await page.getByLabel("Email").fill("ada@example.com");
+  await page.getByLabel("Password").fill("short");
+  await page.getByRole("button", { name: "Create admin and sign in" }).click();
+  // The browser's own minlength check keeps a too-short password from being sent.
+  await expect(page).toHaveURL(/\/setup$/);
+
+  await page.getByLabel("Password").fill("a long enough password");
+  await page.getByRole("button", { name: "Create admin and sign in" }).click();
+  await page.waitForURL("**/queue");
+  await expect(page.getByTestId("signed-in-as")).toHaveText("Ada Admin");
+
+  // Setup is gone once an account exists.
+  await page.goto("/setup");
+  await expect(page).toHaveURL(/\/sign-in$/);
+});

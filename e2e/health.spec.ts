@@ -1,0 +1,7 @@
+import { expect, test } from "@playwright/test";
+
+test("the health endpoint reports the database is up", async ({ request }) => {
+  const response = await request.get("/api/health");
+  expect(response.status()).toBe(200);
+  expect(await response.json()).toEqual({ ok: true });
+});

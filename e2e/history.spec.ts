@@ -1,0 +1,169 @@
+import { readFile } from "node:fs/promises";
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test } from "@playwright/test";
+import { apiClient, type ApiClient } from "@/test/support/http";
+import { baseURL, pause, seedTeam, signIn, type Team } from "./support/fixtures";
+
+// The history page: who decided what and why, filters in the URL, and the CSV export.
+
+const call = (toolName: string, args: Record<string, unknown>, summary?: string) => ({
+  toolCallId: `${toolName}-${Math.random().toString(36).slice(2, 8)}`,
+  toolName,
+  args,
+  ...(summary && { summary }),
+});
+
+async function decide(
+  reviewer: ApiClient,
+  target: { id: string; revision: number },
+  outcome: "approve" | "reject",
+  reason?: string,
+) {
+  const answer = await reviewer.post(`/calls/${target.id}/decision`, {
+    outcome,
+    expectedRevision: target.revision,
+    ...(reason && { reason }),
+  });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+}
+
+/** A few settled requests of every kind, decided by Dana and Sam through the API. */
+async function seedHistory(team: Team, sam: ApiClient) {
+  const refund = await pause(team.agent, {
+    calls: [call("refund_order", { orderId: "A-1001", amount: 25 }, "Refund order A-1001")],
+  });
+  await decide(team.reviewerApi, refund.batch.calls[0], "approve", "Customer is a VIP");
+
+  const plan = await pause(team.agent, {
+    kind: "plan",
+    plan: { summary: "Rotate the production database credentials" },
+  });
+  await decide(sam, plan.batch.calls[0], "approve");
+
+  const deploy = await pause(team.agent, {
+    calls: [
+      call("merge_pr", { repo: "acme/api", number: 418 }),
+      call("deploy_service", { service: "api", env: "production" }),
+    ],
+  });
+  await decide(team.reviewerApi, deploy.batch.calls[0], "approve");
+  await decide(team.reviewerApi, deploy.batch.calls[1], "reject", "Deploy freeze until Monday");
+
+  const withdrawn = await pause(team.agent, { calls: [call("send_email", { to: "all@acme" })] });
+  await team.agent.post(`/batches/${withdrawn.batch.id}/cancel`, { reason: "User changed mind" });
+
+  const wipe = await pause(team.agent, {
+    calls: [call("delete_files", { paths: ["/srv/data"] }, "Delete /srv/data")],
+  });
+  await decide(sam, wipe.batch.calls[0], "reject", '=HYPERLINK("http://x") no wiping prod');
+  return { refund, plan, deploy, withdrawn, wipe };
+}
+
+test("history shows who decided what and why; filters narrow it; CSV export downloads it", async ({
+  page,
+}) => {
+  const team = await seedTeam({ reviewers: ["Dana Reviewer", "Sam Reviewer"] });
+  const sam = apiClient(baseURL, team.reviewers[1]!.token);
+  const seeded = await seedHistory(team, sam);
+  await signIn(page, team.reviewers[0]!);
+  await page.goto("/history");
+
+  const table = page.getByRole("table", { name: "Decided batches, newest decision first" });
+  const rows = table.getByTestId("history-row");
+  await expect(rows).toHaveCount(5);
+  // newest decision first: Sam's rejection of the wipe
+  const newest = rows.first();
+  await expect(newest).toContainText("delete_files");
+  await expect(newest).toContainText("Rejected");
+  await expect(newest.getByTestId("history-deciders")).toHaveText("Sam Reviewer");
+  await expect(newest.getByTestId("history-reasons")).toContainText("no wiping prod");
+  const mixed = rows.nth(2);
+  await expect(mixed).toContainText("Mixed");
+  await expect(mixed.getByTestId("history-deciders")).toHaveText("Dana Reviewer");
+  await expect(mixed.getByTestId("history-reasons")).toHaveText("Deploy freeze until Monday");
+  await expect(rows.nth(1)).toContainText("Withdrawn");
+  await expect(rows.last()).toContainText("Customer is a VIP");
+
+  const axe = await new AxeBuilder({ page }).analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  await page.screenshot({ path: "test-results/screenshots/history.png", fullPage: true });
+
+  // Filters are a GET form: they land in the URL.
+  await page.getByLabel("Outcome").selectOption("rejected");
+  await page.getByLabel("Decided by").selectOption({ label: "Sam Reviewer" });
+  await page.getByRole("button", { name: "Apply filters" }).click();
+  await expect(page).toHaveURL(/outcome=rejected/);
+  await expect(rows).toHaveCount(1);
+  await expect(rows.first()).toContainText("delete_files");
+
+  // The export carries the same filters.
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("link", { name: "Export CSV" }).click(),
+  ]);
+  const today = new Date().toISOString().slice(0, 10);
+  expect(download.suggestedFilename()).toBe(`countersign-history-${today}.csv`);
+  const csv = await readFile((await download.path())!, "utf8");
+  const lines = csv.trimEnd().split("\r\n");
+  expect(lines[0]).toBe(
+    "decidedAt,queue,agent,runId,batchId,kind,toolName,outcome,source,decidedBy,reason,edited,args,editedArgs",
+  );
+  expect(lines).toHaveLength(2);
+  expect(lines[1]).toContain(seeded.wipe.batch.id);
+  expect(lines[1]).toContain(",delete_files,rejected,reviewer,Sam Reviewer,");
+  // the formula is defused: a leading quote, inside an RFC 4180 quoted field
+  expect(lines[1]).toContain(`"'=HYPERLINK(""http://x"") no wiping prod"`);
+
+  // A filter nothing matches: the empty state, with a way back.
+  await page.getByLabel("Tool").fill("no_such_tool");
+  await page.getByRole("button", { name: "Apply filters" }).click();
+  await expect(page.getByTestId("history-empty")).toContainText(
+    "No decisions yet match these filters",
+  );
+  const emptyAxe = await new AxeBuilder({ page }).analyze();
+  expect(emptyAxe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  await page.getByRole("link", { name: "Clear", exact: true }).click();
+  await expect(rows).toHaveCount(5);
+
+  // Each row leads to its run.
+  await rows
+    .last()
+    .getByRole("link", { name: /view run/i })
+    .click();
+  await expect(page).toHaveURL(new RegExp(`/runs/${seeded.refund.run.id}$`));
+  await expect(page.getByTestId("call-decision")).toHaveText("Approved by Dana Reviewer");
+});
+
+test("history pages with a cursor link and exports JSON", async ({ page }) => {
+  const team = await seedTeam();
+  const decided: string[] = [];
+  for (let i = 0; i < 52; i++) {
+    const { batch } = await pause(team.agent, {
+      calls: [call("tag_ticket", { ticket: i, tag: "billing" })],
+    });
+    await decide(team.reviewerApi, batch.calls[0], "approve");
+    decided.unshift(batch.id);
+  }
+  await signIn(page, team.reviewers[0]!);
+  await page.goto("/history");
+  const rows = page.getByTestId("history-row");
+  await expect(rows).toHaveCount(50);
+  await expect(rows.first()).toHaveAttribute("data-batch-id", decided[0]!);
+  await page.getByRole("link", { name: "Load older decisions" }).click();
+  await expect(page).toHaveURL(/cursor=/);
+  await expect(rows).toHaveCount(2);
+  expect(await rows.evaluateAll((els) => els.map((e) => e.getAttribute("data-batch-id")))).toEqual(
+    decided.slice(50),
+  );
+  await expect(page.getByRole("link", { name: "Load older decisions" })).toHaveCount(0);
+  await page.getByRole("link", { name: "Newest decisions" }).click();
+  await expect(rows).toHaveCount(50);
+
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("link", { name: "Export JSON" }).click(),
+  ]);
+  expect(download.suggestedFilename()).toMatch(/^countersign-history-\d{4}-\d{2}-\d{2}\.json$/);
+  const exported = JSON.parse(await readFile((await download.path())!, "utf8"));
+  expect(exported.map((b: { id: string }) => b.id)).toEqual(decided);
+});

@@ -1,0 +1,91 @@
+import { expect, test } from "@playwright/test";
+import { refundBatch } from "@/test/support/http";
+import { pause, seedTeam, signIn } from "./support/fixtures";
+
+test("a pause made through the API appears without reload; approving reaches the waiting agent", async ({
+  page,
+}) => {
+  const team = await seedTeam();
+  await signIn(page, team.reviewers[0]!);
+  await expect(page.getByTestId("queue-empty")).toBeVisible();
+  await expect(page.getByTestId("connection")).toHaveText("Live");
+
+  const { run, batch } = await pause(team.agent, refundBatch());
+  // The agent waits the way agents do: a long-poll on the batch.
+  const waiting = team.agent.get(`/batches/${batch.id}?wait=30`);
+
+  const card = page.locator(`[data-testid="review-card"][data-batch-id="${batch.id}"]`);
+  await expect(card).toBeVisible();
+  await expect(card.getByText("refund_order").first()).toBeVisible();
+  await page.screenshot({ path: "test-results/screenshots/queue.png", fullPage: true });
+  await card.screenshot({ path: "test-results/screenshots/card.png" });
+
+  await card.getByTestId("approve-button").first().click();
+  const answer = await waiting;
+  expect(answer.status).toBe(200);
+  expect(answer.body.status).toBe("decided");
+  expect(answer.body.outcome).toBe("approved");
+  expect(answer.body.calls[0].decision.by.name).toBe("Dana Reviewer");
+  await expect(card).toHaveAttribute("data-status", "decided");
+
+  const agentView = await team.agent.get(`/runs/${run.id}`);
+  expect(agentView.body.status).toBe("ready");
+});
+
+test("a multi-call batch shows a row per call with approve-all; plans are labelled; dark theme", async ({
+  page,
+}) => {
+  const team = await seedTeam();
+  await signIn(page, team.reviewers[0]!);
+  const coding = await pause(team.agent, {
+    timeoutSecs: 900,
+    calls: [
+      {
+        toolCallId: "del-1",
+        toolName: "delete_files",
+        args: { paths: ["output/report-2025.csv", "output/cache/"] },
+        summary: "Delete last year's report and the cache",
+        risks: ["Files cannot be recovered"],
+      },
+      {
+        toolCallId: "merge-1",
+        toolName: "merge_pull_request",
+        args: { repo: "acme/shop", number: 412, method: "squash" },
+        summary: "Merge #412 (checkout fix)",
+      },
+    ],
+  });
+  const plan = await pause(team.agent, {
+    kind: "plan",
+    timeoutSecs: 1800,
+    plan: {
+      summary: "Migrate the orders table to the new schema",
+      rationale: "The old schema cannot hold multi-currency refunds.",
+      resources: ["db: orders", "service: billing"],
+      risks: ["A long lock on orders during the copy"],
+      rollback: "Restore from the snapshot taken first.",
+    },
+    calls: [{ toolCallId: "plan", toolName: "plan", args: {}, summary: "Approve the plan" }],
+  });
+  const codingCard = page.locator(`[data-batch-id="${coding.batch.id}"]`);
+  await expect(codingCard.getByTestId("call-row")).toHaveCount(2);
+  await expect(codingCard.getByTestId("approve-all")).toBeVisible();
+  const planCard = page.locator(`[data-batch-id="${plan.batch.id}"]`);
+  await expect(planCard).toContainText(/plan/i);
+  await expect(planCard).toContainText("Restore from the snapshot taken first.");
+  await page.setViewportSize({ width: 1280, height: 1400 });
+  await page.screenshot({ path: "test-results/screenshots/queue-multi.png", fullPage: true });
+
+  await page.getByRole("button", { name: /^Theme/ }).click(); // system → light
+  await page.getByRole("button", { name: /^Theme/ }).click(); // light → dark
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
+  await page.screenshot({ path: "test-results/screenshots/queue-dark.png", fullPage: true });
+
+  await codingCard.getByTestId("approve-all").click();
+  const decided = await team.agent.get(`/batches/${coding.batch.id}?wait=10`);
+  expect(decided.body.outcome).toBe("approved");
+  expect(decided.body.calls.map((c: { status: string }) => c.status)).toEqual([
+    "approved",
+    "approved",
+  ]);
+});

@@ -1,0 +1,163 @@
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test } from "@playwright/test";
+import { refundBatch } from "@/test/support/http";
+import { pause, seedTeam, signIn, type Team } from "./support/fixtures";
+
+// The run page: the story of one run (its approvals and every event), and the rollback button.
+
+const CHECKPOINT = { messages: ["Refund order A-1001 please", "Checking the order…"], step: 3 };
+
+/** pause → decide → claim → tool.completed → complete, all through the public API. */
+async function finishedRun(team: Team) {
+  const { run, batch } = await pause(
+    team.agent,
+    refundBatch({ checkpoint: CHECKPOINT, timeoutSecs: 900 }),
+  );
+  const call = batch.calls[0];
+  const decided = await team.reviewerApi.post(`/calls/${call.id}/decision`, {
+    outcome: "approve",
+    expectedRevision: call.revision,
+    reason: "Customer is a VIP; refund approved per policy 4.2",
+  });
+  expect(decided.status).toBe(200);
+  const claim = await team.agent.post(`/runs/${run.id}/claim`, { workerId: "worker-7" });
+  expect(claim.status).toBe(200);
+  const token = claim.body.claimToken;
+  const reported = await team.agent.post(`/runs/${run.id}/events`, {
+    claimToken: token,
+    type: "tool.completed",
+    toolCallId: call.toolCallId,
+    result: { refundId: "re_3PqL2", amount: 25, currency: "USD" },
+    revert: { action: "charge", refundId: "re_3PqL2" },
+  });
+  expect(reported.status).toBe(201);
+  const completed = await team.agent.post(`/runs/${run.id}/complete`, {
+    claimToken: token,
+    outcome: "completed",
+    result: { summary: "Refunded $25.00 to the customer" },
+  });
+  expect(completed.status).toBe(200);
+  return { run, batch, call };
+}
+
+test("the run page shows the run, its decision and its timeline; axe is clean", async ({
+  page,
+}) => {
+  const team = await seedTeam();
+  const { run } = await finishedRun(team);
+  await signIn(page, team.reviewers[0]!);
+  await page.goto(`/runs/${run.id}`);
+
+  await expect(page.getByRole("heading", { level: 1 })).toContainText(run.id.slice(-8));
+  await expect(page.getByTestId("run-status")).toHaveText("Completed");
+  await expect(page.getByTestId("run-id")).toHaveText(run.id);
+  await expect(page.getByTestId("run-checkpoint")).toHaveText(
+    `${Buffer.byteLength(JSON.stringify(CHECKPOINT))} B`,
+  );
+  await expect(page.getByTestId("run-claim")).toHaveText("Not claimed");
+  await expect(page.getByTestId("call-decision")).toHaveText("Approved by Dana Reviewer");
+
+  const events = page.getByTestId("timeline-event");
+  await expect(events).toHaveCount(7);
+  expect(
+    await events.evaluateAll((els) => els.map((e) => e.getAttribute("data-event-type"))),
+  ).toEqual([
+    "run.created",
+    "batch.created",
+    "call.decided",
+    "batch.decided",
+    "run.claimed",
+    "tool.completed",
+    "run.completed",
+  ]);
+  const decided = page.locator('[data-event-type="call.decided"]');
+  await expect(decided).toContainText("Approved refund_order");
+  await expect(decided).toContainText("Dana Reviewer");
+  await expect(decided).toContainText("Customer is a VIP");
+  await expect(page.locator('[data-event-type="run.claimed"]')).toContainText(
+    "Claimed by worker worker-7",
+  );
+  await expect(page.locator('[data-event-type="tool.completed"]')).toContainText(
+    "Ran refund_order",
+  );
+  // every event has a machine-readable time
+  for (const time of await events.locator("time").all()) {
+    await expect(time).toHaveAttribute("datetime", /^\d{4}-\d{2}-\d{2}T.*Z$/);
+  }
+  await page.locator('[data-event-type="tool.completed"] summary').click();
+  await expect(page.locator('[data-event-type="tool.completed"] pre')).toContainText("re_3PqL2");
+
+  const axe = await new AxeBuilder({ page }).analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: "test-results/screenshots/run-page.png", fullPage: true });
+});
+
+test("Request rollback: a reason, a confirm step, then it is recorded and the button stays disabled", async ({
+  page,
+}) => {
+  const team = await seedTeam();
+  const { run } = await finishedRun(team);
+  await signIn(page, team.reviewers[0]!);
+  await page.goto(`/runs/${run.id}`);
+
+  await page.getByRole("button", { name: "Request rollback…" }).click();
+  await page.getByLabel("Reason (optional)").fill("Refunded the wrong order");
+  // the confirm step can be backed out of
+  await page.getByRole("button", { name: "Cancel" }).click();
+  expect((await team.reviewerApi.get(`/runs/${run.id}`)).body.rollbackRequestedAt).toBeNull();
+
+  await page.getByRole("button", { name: "Request rollback…" }).click();
+  await page.getByLabel("Reason (optional)").fill("Refunded the wrong order");
+  const axe = await new AxeBuilder({ page }).analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  await page.getByRole("button", { name: "Confirm rollback" }).click();
+
+  await expect(page.getByTestId("rollback-status")).toContainText("Rollback requested");
+  await expect(page.getByRole("button", { name: "Rollback requested" })).toBeDisabled();
+  const requested = page.locator('[data-event-type="rollback.requested"]');
+  await expect(requested).toContainText("Refunded the wrong order");
+  await expect(requested).toContainText("Dana Reviewer");
+
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: "test-results/screenshots/run-page-rollback.png", fullPage: true });
+
+  const after = await team.reviewerApi.get(`/runs/${run.id}`);
+  expect(after.body.rollbackRequestedAt).toEqual(expect.any(String));
+  // the finished run is ready again, for a worker to claim and revert
+  expect(after.body.status).toBe("ready");
+  const claim = await team.agent.post(`/runs/${run.id}/claim`, { workerId: "reverter" });
+  expect(claim.body.rollback).toEqual([
+    expect.objectContaining({ revert: { action: "charge", refundId: "re_3PqL2" } }),
+  ]);
+
+  // after a reload it is still shown as requested
+  await page.reload();
+  await expect(page.getByRole("button", { name: "Rollback requested" })).toBeDisabled();
+});
+
+test("a failed rollback request says why, inline", async ({ page, context }) => {
+  const team = await seedTeam();
+  const { run } = await finishedRun(team);
+  await signIn(page, team.reviewers[0]!);
+  await page.goto(`/runs/${run.id}`);
+  await page.getByRole("button", { name: "Request rollback…" }).click();
+  // the session ends (signed out elsewhere) before the reviewer confirms
+  await context.clearCookies();
+  await page.getByRole("button", { name: "Confirm rollback" }).click();
+  // (Next's route announcer is an empty alert too: pick ours by its text)
+  await expect(page.getByRole("alert").filter({ hasText: "Sign in again" })).toBeVisible();
+  expect((await team.reviewerApi.get(`/runs/${run.id}`)).body.rollbackRequestedAt).toBeNull();
+});
+
+test("a run the reviewer may not see is a friendly not-found page", async ({ page }) => {
+  const mine = await seedTeam();
+  const theirs = await seedTeam({ reviewers: ["Olga Other"] });
+  const { run } = await pause(theirs.agent, refundBatch());
+  await signIn(page, mine.reviewers[0]!);
+  await page.goto(`/runs/${run.id}`);
+  await expect(page.getByRole("heading", { name: "Run not found" })).toBeVisible();
+  await expect(page.getByRole("link", { name: "Go to your queue" })).toBeVisible();
+  await page.goto("/runs/no-such-run");
+  await expect(page.getByRole("heading", { name: "Run not found" })).toBeVisible();
+});

@@ -1,0 +1,102 @@
+import { randomBytes } from "node:crypto";
+import { betterAuth } from "better-auth";
+import { drizzleAdapter } from "better-auth/adapters/drizzle";
+import { eq } from "drizzle-orm";
+import { getDb, getLockedDb, writeTransaction } from "@/db/client";
+import { accounts, appSettings, sessions, users, verifications } from "@/db/schema";
+import { publicBaseUrl } from "@/lib/api/views";
+
+const SECRET_SETTING = "auth_secret";
+
+/**
+ * The secret that signs session cookies: BETTER_AUTH_SECRET, else one generated on first use and
+ * kept in the database, so every instance over the database (and every restart) agrees on it.
+ */
+async function authSecret(): Promise<string> {
+  const fromEnv = process.env.BETTER_AUTH_SECRET;
+  if (fromEnv) return fromEnv;
+  const read = async () =>
+    (
+      await getDb()
+        .select({ value: appSettings.value })
+        .from(appSettings)
+        .where(eq(appSettings.key, SECRET_SETTING))
+    )[0]?.value;
+  const existing = await read();
+  if (existing) return existing;
+  await writeTransaction((tx) =>
+    tx
+      .insert(appSettings)
+      .values({
+        key: SECRET_SETTING,
+        value: randomBytes(32).toString("base64url"),
+        createdAt: Date.now(),
+      })
+      .onConflictDoNothing(),
+  );
+  return (await read())!;
+}
+
+/** Where the app may be opened from: the public URL, and both loopback names of the local port. */
+function trustedOrigins(): string[] {
+  const port = process.env.PORT || "3000";
+  return [...new Set([publicBaseUrl(), `http://localhost:${port}`, `http://127.0.0.1:${port}`])];
+}
+
+/**
+ * Session cookies are SameSite=Lax, so other sites cannot send them with a POST; this also
+ * refuses same-site neighbours (another port, another subdomain) writing with a reviewer's session.
+ */
+export function isTrustedOrigin(origin: string | null): boolean {
+  return origin !== null && trustedOrigins().includes(origin);
+}
+
+function createAuth(secret: string) {
+  return betterAuth({
+    appName: "Countersign",
+    secret,
+    baseURL: publicBaseUrl(),
+    trustedOrigins: trustedOrigins(),
+    database: drizzleAdapter(getLockedDb(), {
+      provider: "sqlite",
+      schema: { user: users, session: sessions, account: accounts, verification: verifications },
+    }),
+    // Accounts are made by an admin (CLI or the first-run setup page), never by strangers.
+    emailAndPassword: { enabled: true, disableSignUp: true, minPasswordLength: 8 },
+    session: { expiresIn: 60 * 60 * 24 * 7, updateAge: 60 * 60 * 24 },
+    // Password guessing is slowed per client address (in this process's memory).
+    rateLimit: {
+      enabled: true,
+      window: 60,
+      max: 100,
+      customRules: { "/sign-in/email": { window: 60, max: signInAttemptsPerMinute() } },
+    },
+    telemetry: { enabled: false },
+  });
+}
+
+function signInAttemptsPerMinute(): number {
+  const configured = Number(process.env.SIGN_IN_ATTEMPTS_PER_MINUTE);
+  return Number.isInteger(configured) && configured > 0 ? configured : 10;
+}
+
+export type Auth = ReturnType<typeof createAuth>;
+
+const globalAuth = globalThis as unknown as { __countersignAuth?: Promise<Auth> };
+
+/** The one better-auth instance (created once the secret is known). */
+export function getAuth(): Promise<Auth> {
+  globalAuth.__countersignAuth ??= authSecret().then(createAuth);
+  return globalAuth.__countersignAuth;
+}
+
+/** The signed-in user of a request's session cookie, or null. */
+export async function sessionUser(
+  headers: Headers,
+): Promise<{ id: string; name: string; email: string } | null> {
+  if (!headers.get("cookie")?.includes("session_token")) return null;
+  const session = await (await getAuth()).api.getSession({ headers });
+  if (!session) return null;
+  const { id, name, email } = session.user;
+  return { id, name, email };
+}

@@ -1,0 +1,174 @@
+import { and, desc, eq, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
+import { getDb, type Executor } from "@/db/client";
+import { BATCH_KINDS, BATCH_OUTCOMES, batches, calls, runs } from "@/db/schema";
+import { parseInput } from "@/lib/api/parse";
+import { loadBatchViews, type BatchView } from "@/lib/api/views";
+import { requireReviewer, reviewerQueueIds, type Actor } from "@/lib/auth/actor";
+import { InvalidRequestError, NotFoundError } from "@/lib/errors";
+
+// The decided batches of a reviewer's queues, newest decision first: the audit view of who
+// approved what. The export (export-history.ts) walks the same filtered list.
+
+/** The statuses a batch has once nobody can decide it any more. */
+export const SETTLED_STATUSES = ["decided", "expired", "cancelled"] as const;
+
+const Id = z.string().min(1).max(200);
+/** `2025-03-01` (a whole UTC day) or an ISO-8601 time with its offset */
+const DateOrTime = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
+
+/** The filters, shared by the list and the export. */
+export const historyFilterFields = {
+  queue: Id.optional().describe("a queue id (one of the reviewer's)"),
+  agent: Id.optional().describe("an agent (key) id"),
+  tool: z.string().min(1).max(200).optional().describe("batches with a call of this tool"),
+  outcome: z.enum(BATCH_OUTCOMES).optional(),
+  status: z.enum(SETTLED_STATUSES).optional(),
+  decidedBy: Id.optional().describe("batches with a call decided by this reviewer id"),
+  kind: z.enum(BATCH_KINDS).optional(),
+  from: DateOrTime.optional().describe("decided at or after (a date is its first instant, UTC)"),
+  to: DateOrTime.optional().describe("decided at or before (a date includes the whole day, UTC)"),
+};
+
+/** The refinement every filtered query shares: `.refine(...fromNotAfterTo)`. */
+export const fromNotAfterTo: [
+  (f: { from?: string; to?: string }) => boolean,
+  { message: string; path: string[] },
+] = [
+  (f) => !f.from || !f.to || startOf(f.from) <= endOf(f.to),
+  { message: "'from' is after 'to'", path: ["from"] },
+];
+
+export const HistoryFilters = z.object(historyFilterFields).refine(...fromNotAfterTo);
+export type HistoryFilters = z.infer<typeof HistoryFilters>;
+
+export const ListHistoryQuery = z
+  .object({
+    ...historyFilterFields,
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    /** from a previous page's nextCursor */
+    cursor: z.string().min(1).max(200).optional(),
+  })
+  .refine(...fromNotAfterTo);
+export type ListHistoryQuery = z.infer<typeof ListHistoryQuery>;
+
+const isDateOnly = (value: string) => /^\d{4}-\d{2}-\d{2}$/.test(value);
+const startOf = (value: string) => Date.parse(isDateOnly(value) ? `${value}T00:00:00Z` : value);
+/** the last millisecond `to` covers: a date means the whole day */
+const endOf = (value: string) =>
+  isDateOnly(value) ? Date.parse(`${value}T00:00:00Z`) + 86_400_000 - 1 : Date.parse(value);
+
+/** A GET form sends every field, empty ones as ""; an empty filter is no filter. */
+export function withoutEmptyValues(query: unknown): unknown {
+  if (typeof query !== "object" || query === null) return query;
+  return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ""));
+}
+
+type Cursor = { decidedAt: number; id: string };
+
+export function encodeHistoryCursor(cursor: Cursor): string {
+  return Buffer.from(`${cursor.decidedAt}.${cursor.id}`).toString("base64url");
+}
+
+function decodeCursor(cursor: string): Cursor {
+  const match = /^(\d{1,15})\.([0-9a-f-]{36})$/.exec(
+    Buffer.from(cursor, "base64url").toString("utf8"),
+  );
+  if (!match) {
+    throw new InvalidRequestError("That cursor is not one this API gave out.", [
+      { path: "cursor", message: "invalid cursor" },
+    ]);
+  }
+  return { decidedAt: Number(match[1]), id: match[2]! };
+}
+
+/**
+ * The WHERE clause of a filtered history: only settled batches of `queueIds` (the reviewer's,
+ * or the one named if the reviewer belongs to it). Join `runs` for the agent filter.
+ */
+export async function historyConditions(
+  db: Executor,
+  actor: Actor,
+  filters: HistoryFilters,
+): Promise<SQL | null> {
+  const reviewer = requireReviewer(actor);
+  const memberOf = await reviewerQueueIds(db, reviewer.id);
+  if (filters.queue !== undefined && !memberOf.includes(filters.queue))
+    throw new NotFoundError("Queue");
+  const queueIds = filters.queue !== undefined ? [filters.queue] : memberOf;
+  if (queueIds.length === 0) return null;
+
+  const conditions: SQL[] = [
+    inArray(batches.queueId, queueIds),
+    filters.status ? eq(batches.status, filters.status) : inArray(batches.status, SETTLED_STATUSES),
+  ];
+  if (filters.agent) conditions.push(eq(runs.agentKeyId, filters.agent));
+  if (filters.kind) conditions.push(eq(batches.kind, filters.kind));
+  if (filters.outcome) conditions.push(eq(batches.outcome, filters.outcome));
+  if (filters.tool) {
+    conditions.push(
+      sql`exists (select 1 from ${calls} where ${calls.batchId} = ${batches.id} and ${calls.toolName} = ${filters.tool})`,
+    );
+  }
+  if (filters.decidedBy) {
+    conditions.push(
+      sql`exists (select 1 from ${calls} where ${calls.batchId} = ${batches.id} and ${calls.decidedBy} = ${filters.decidedBy})`,
+    );
+  }
+  if (filters.from) conditions.push(gte(batches.decidedAt, startOf(filters.from)));
+  if (filters.to) conditions.push(lte(batches.decidedAt, endOf(filters.to)));
+  return and(...conditions)!;
+}
+
+/**
+ * One page of the filtered history's batch ids, newest decision first (ties broken by id, so
+ * the cursor is exact). `where` comes from historyConditions.
+ */
+export async function historyPage(
+  db: Executor,
+  where: SQL,
+  cursor: Cursor | null,
+  limit: number,
+): Promise<{ ids: string[]; next: Cursor | null }> {
+  const after = cursor
+    ? or(
+        lt(batches.decidedAt, cursor.decidedAt),
+        and(eq(batches.decidedAt, cursor.decidedAt), lt(batches.id, cursor.id)),
+      )!
+    : undefined;
+  const rows = await db
+    .select({ id: batches.id, decidedAt: batches.decidedAt })
+    .from(batches)
+    .innerJoin(runs, eq(runs.id, batches.runId))
+    .where(after ? and(where, after) : where)
+    .orderBy(desc(batches.decidedAt), desc(batches.id))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    ids: page.map((r) => r.id),
+    next: rows.length > limit && last ? { decidedAt: last.decidedAt ?? 0, id: last.id } : null,
+  };
+}
+
+/** `GET /history`: the settled batches of the reviewer's queues, filtered, a page at a time. */
+export async function listHistory(
+  actor: Actor,
+  query: unknown,
+): Promise<{ batches: BatchView[]; nextCursor: string | null }> {
+  requireReviewer(actor);
+  const input = parseInput(ListHistoryQuery, withoutEmptyValues(query));
+  const db = getDb();
+  const where = await historyConditions(db, actor, input);
+  if (!where) return { batches: [], nextCursor: null };
+  const { ids, next } = await historyPage(
+    db,
+    where,
+    input.cursor ? decodeCursor(input.cursor) : null,
+    input.limit,
+  );
+  return {
+    batches: await loadBatchViews(db, ids),
+    nextCursor: next ? encodeHistoryCursor(next) : null,
+  };
+}

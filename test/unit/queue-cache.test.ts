@@ -1,0 +1,131 @@
+import { describe, expect, it } from "vitest";
+import {
+  applyEvents,
+  fromSnapshot,
+  mergeBatches,
+  visibleBatches,
+  type WireEvent,
+} from "@/components/queue/queue-cache";
+import type { Batch } from "@/components/review-card/types";
+
+function batch(id: string, overrides: Partial<Batch> = {}): Batch {
+  return {
+    id,
+    runId: `run-${id}`,
+    kind: "action",
+    status: "pending",
+    outcome: null,
+    queue: { id: "q1", name: "support" },
+    agent: { id: "a1", name: "Support bot" },
+    plan: null,
+    calls: [
+      {
+        id: `call-${id}`,
+        batchId: id,
+        toolCallId: "t",
+        toolName: "refund_order",
+        args: {},
+        inputSchema: null,
+        summary: null,
+        risks: [],
+        costEstimate: null,
+        metadata: null,
+        status: "pending",
+        revision: 1,
+        actionHash: "h",
+        requiredApprovals: 1,
+        pendingEdit: null,
+        votes: [],
+        decision: null,
+      },
+    ],
+    createdAt: "2026-11-22T10:00:00.000Z",
+    expiresAt: "2026-11-22T11:00:00.000Z",
+    onTimeout: "reject",
+    decidedAt: null,
+    cancelReason: null,
+    reviewUrl: "",
+    ...overrides,
+  };
+}
+
+function event(seq: number, type: string, batchId: string, data: object = {}): WireEvent {
+  return {
+    seq,
+    type,
+    at: "",
+    runId: null,
+    batchId,
+    callId: null,
+    queueId: "q1",
+    data: data as Record<string, unknown>,
+  };
+}
+
+describe("the queue cache", () => {
+  const start = fromSnapshot({ batches: [batch("b1")], lastEventId: 10, truncated: false });
+
+  it("adds arrivals from batch.created and follows the stream position", () => {
+    const { cache, arrived, refetch } = applyEvents(start, [
+      event(11, "batch.created", "b2", { batch: batch("b2") }),
+    ]);
+    expect(Object.keys(cache.byId).sort()).toEqual(["b1", "b2"]);
+    expect(arrived).toEqual(["b2"]);
+    expect(refetch).toEqual([]);
+    expect(cache.lastEventId).toBe(11);
+  });
+
+  it("asks to refetch a known batch an event changed without its view, unless a later event carries it", () => {
+    const voted = applyEvents(start, [event(11, "call.voted", "b1")]);
+    expect(voted.refetch).toEqual(["b1"]);
+    const decided = batch("b1", { status: "decided", outcome: "approved" });
+    const settled = applyEvents(start, [
+      event(11, "call.decided", "b1"),
+      event(12, "batch.decided", "b1", { batch: decided }),
+    ]);
+    expect(settled.refetch).toEqual([]);
+    expect(settled.cache.byId.b1!.status).toBe("decided");
+    // Events about batches this tab never held are not fetched.
+    expect(applyEvents(start, [event(11, "call.voted", "elsewhere")]).refetch).toEqual([]);
+  });
+
+  it("never lets an older view overwrite a newer one", () => {
+    const decided = batch("b1", { status: "decided" });
+    const newer = applyEvents(start, [event(20, "batch.decided", "b1", { batch: decided })]).cache;
+    const stale = mergeBatches(newer, [{ batch: batch("b1"), asOf: 15 }]);
+    expect(stale.byId.b1!.status).toBe("decided");
+    expect(stale).toBe(newer);
+    const fresher = mergeBatches(newer, [{ batch: batch("b1", { outcome: "mixed" }), asOf: 20 }]);
+    expect(fresher.byId.b1!.outcome).toBe("mixed");
+  });
+
+  it("reports a resync", () => {
+    expect(applyEvents(start, [event(11, "resync", "")]).resync).toBe(true);
+  });
+
+  it("shows soonest deadlines first, filters, and keeps cards decided since the page opened", () => {
+    const loadedAt = Date.parse("2026-11-22T10:30:00.000Z");
+    const cache = fromSnapshot({
+      batches: [
+        batch("late", { expiresAt: "2026-11-22T12:00:00.000Z" }),
+        batch("soon", { expiresAt: "2026-11-22T10:45:00.000Z" }),
+        batch("plan", { kind: "plan", expiresAt: "2026-11-22T11:30:00.000Z" }),
+        batch("old", { status: "decided", decidedAt: "2026-11-22T10:00:00.000Z" }),
+        batch("now", {
+          status: "decided",
+          decidedAt: "2026-11-22T10:31:00.000Z",
+          expiresAt: "2026-11-22T10:50:00.000Z",
+        }),
+      ],
+      lastEventId: 1,
+      truncated: false,
+    });
+    const ids = (f: Parameters<typeof visibleBatches>[1]) =>
+      visibleBatches(cache, f, loadedAt).map((b) => b.id);
+    expect(ids({ status: "pending" })).toEqual(["soon", "now", "plan", "late"]);
+    expect(ids({ status: "pending", kind: "plan" })).toEqual(["plan"]);
+    expect(ids({ status: "decided" })).toEqual(["now", "old"]);
+    expect(ids({ status: "all", tool: "delete_files" })).toEqual([]);
+    expect(ids({ status: "pending", agent: "Support bot", queue: "q1" })).toHaveLength(4);
+  });
+});
