@@ -3,6 +3,13 @@ import { existsSync } from "node:fs";
 import { cpus, loadavg, platform, release, tmpdir } from "node:os";
 import { join } from "node:path";
 import { closeDb } from "@/db/client";
+import {
+  browserConfig,
+  browserReport,
+  browserScenario,
+  closeBrowsers,
+  type BrowserResult,
+} from "./browser";
 import type { CpuShare, Summary } from "./load";
 import {
   decisionScenario,
@@ -16,14 +23,16 @@ import {
 } from "./scenarios";
 import { startCountersign, startFloor, stopAllChildren, type Target } from "./targets";
 
-// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake] [--profile[=DIR]]`
+// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,browser] [--profile[=DIR]]`
 //
 // Measures Countersign against a bare node:http + libSQL "floor" doing the same work shape, with
 // the same load generator (each scenario on the floor, then on Countersign), and prints a markdown
 // table (progress goes to stderr, the report to stdout). Everything it starts it stops, on
 // success, error or Ctrl-C. `--profile` runs the Countersign server under `node --cpu-prof`
 // (summarize with test/bench/profile-summary.ts); FLOOR_SYNCHRONOUS=NORMAL in the environment
-// runs the floor without an fsync per commit (an experiment, not the comparison).
+// runs the floor without an fsync per commit (an experiment, not the comparison). The browser
+// scenario (test/bench/browser.ts: the queue page in Chromium, Countersign only) runs when
+// --scenarios names it; the default stays pause,decide,wake.
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
@@ -36,11 +45,15 @@ const profileDir =
     : profileFlag.split("=")[1] || join(tmpdir(), `countersign-bench-profile-${Date.now()}`);
 if (only && only !== "floor" && only !== "countersign")
   throw new Error("--only takes floor or countersign");
-const SCENARIOS = ["pause", "decide", "wake"] as const;
-const scenarios = new Set(flag("scenarios")?.split("=")[1]?.split(",") ?? SCENARIOS);
+const SCENARIOS = ["pause", "decide", "wake", "browser"] as const;
+const DEFAULT_SCENARIOS = ["pause", "decide", "wake"];
+const scenarios = new Set(flag("scenarios")?.split("=")[1]?.split(",") ?? DEFAULT_SCENARIOS);
 for (const s of scenarios)
   if (!(SCENARIOS as readonly string[]).includes(s))
     throw new Error(`--scenarios takes ${SCENARIOS.join(",")}`);
+/** the scenarios that compare Countersign with the floor (the browser one has no floor) */
+const floorScenarios = DEFAULT_SCENARIOS.some((s) => scenarios.has(s));
+const browser = scenarios.has("browser") ? browserConfig(quick) : undefined;
 
 const config = quick
   ? {
@@ -78,13 +91,20 @@ const config = quick
       timeLimitMs: 330_000,
     };
 
-type Results = { pauses: PauseResult[]; decisions?: DecisionResult; wake?: WakeResult };
+type Results = {
+  pauses: PauseResult[];
+  decisions?: DecisionResult;
+  wake?: WakeResult;
+  browser?: BrowserResult;
+};
 
 /* ------------------------------------------------------------------ lifecycle */
 
 let cleaningUp: Promise<void> | null = null;
 function cleanup(): Promise<void> {
-  cleaningUp ??= stopAllChildren().finally(() => closeDb());
+  cleaningUp ??= closeBrowsers()
+    .finally(() => stopAllChildren())
+    .finally(() => closeDb());
   return cleaningUp;
 }
 function abort(reason: string, code: number) {
@@ -93,10 +113,10 @@ function abort(reason: string, code: number) {
 }
 process.once("SIGINT", () => abort("interrupted", 130));
 process.once("SIGTERM", () => abort("terminated", 143));
-setTimeout(
-  () => abort(`over the time limit (${config.timeLimitMs / 1000} s)`, 2),
-  config.timeLimitMs,
-).unref();
+// the browser scenario's own budget (about 4 min, 2 with --quick) on top of the others'
+const timeLimitMs =
+  (floorScenarios ? config.timeLimitMs : 60_000) + (browser ? (quick ? 150_000 : 270_000) : 0);
+setTimeout(() => abort(`over the time limit (${timeLimitMs / 1000} s)`, 2), timeLimitMs).unref();
 
 const hasBuild = () => existsSync(join(process.cwd(), ".next", "BUILD_ID"));
 
@@ -138,7 +158,31 @@ const statuses = (s: Record<string, number>) =>
     .map(([k, v]) => `${k}×${int(v)}`)
     .join(", ");
 
+function machineLine(): string {
+  const cpu = cpus();
+  return `- Machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? "unknown CPU"}, ${platform()} ${release()}, Node ${process.version}; load average at the end ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}.`;
+}
+
+const commandLine = (startedAt: number) =>
+  `- Command: \`npm run bench${args.length ? ` -- ${args.join(" ")}` : ""}\` (\`tsx test/bench/run.ts${args.length ? ` ${args.join(" ")}` : ""}\`), ${((Date.now() - startedAt) / 1000).toFixed(0)} s in all.`;
+
 function report(cs: Results | undefined, floor: Results | undefined, startedAt: number) {
+  const lines = floorScenarios ? floorReport(cs, floor, startedAt) : [];
+  if (cs?.browser) {
+    if (lines.length) lines.push("");
+    const context = floorScenarios ? [] : [machineLine(), commandLine(startedAt)];
+    lines.push(...browserReport(cs.browser, quick, context));
+  }
+  return lines.join("\n");
+}
+
+function floorReport(
+  cs: Results | undefined,
+  floor: Results | undefined,
+  startedAt: number,
+): string[] {
   const lines: string[] = [];
   const row = (cells: string[]) => lines.push(`| ${cells.join(" | ")} |`);
   const verdict = (met: boolean | undefined) =>
@@ -273,17 +317,15 @@ function report(cs: Results | undefined, floor: Results | undefined, startedAt: 
   const cpu = cpus();
   lines.push(
     "",
-    `- Machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? "unknown CPU"}, ${platform()} ${release()}, Node ${process.version}; load average at the end ${loadavg()
-      .map((x) => x.toFixed(2))
-      .join(" ")}.`,
+    machineLine(),
     `- The load generator, the server under test and this script share those ${cpu.length} cores; both servers run side by side on 127.0.0.1, each over a fresh database file, and every scenario runs on the floor and then on Countersign (the idle one costs next to nothing).`,
     '- "CPU bench / other": share of the whole machine (100% = all cores) used during the measured window by the bench\'s own processes (generator + server) and by everything else. A large "other" means the machine was busy and the numbers are pessimistic. "server CPU / op": CPU time of the server process in the window divided by the requests (a pause includes its fan-out to every stream; a wake-up op is a decision plus the answered long-poll).',
-    `- Command: \`npm run bench${args.length ? ` -- ${args.join(" ")}` : ""}\` (\`tsx test/bench/run.ts${args.length ? ` ${args.join(" ")}` : ""}\`), ${((Date.now() - startedAt) / 1000).toFixed(0)} s in all.`,
+    commandLine(startedAt),
     '- Pause latency: from writing `POST /api/v1/runs` (a run with a one-call batch, open-loop at the fixed rate) to each stream client (`GET /api/v1/stream`, raw node:http, one reviewer token) parsing the matching `batch.created`; one sample per client per pause. Warm-up pauses are not counted. "pacer late" is how far behind schedule the generator fired (a generator saturation check). When a server falls more than 1 s of pauses behind, the generator skips sends until it catches up and the row says **overloaded**, with the rate actually answered; its latencies are then those of a saturated server with a ~1 s queue.',
     "- Floor (test/bench/floor-server.ts): bare node:http + @libsql/client, WAL, writes queued in-process as BEGIN IMMEDIATE transactions; a pause is one INSERT + one SSE write per client, a decision one `UPDATE … WHERE status = 'pending' AND revision = ? RETURNING` + one event INSERT, a long-poll is woken in-process by the decision.",
   );
   if (profileDir) lines.push(`- CPU profiles of the Countersign server: ${profileDir}`);
-  return lines.join("\n");
+  return lines;
 }
 
 /** Starts Countersign; a build replaced under us (another engineer rebuilding) gets one retry. */
@@ -323,7 +365,7 @@ async function main(): Promise<number> {
       failures.push(`${name} did not start: ${String(error).split("\n")[0]}`);
     }
   };
-  if (only !== "countersign") await start("floor", startFloor);
+  if (only !== "countersign" && floorScenarios) await start("floor", startFloor);
   if (only !== "floor") await start("Countersign", startCountersignOnce);
 
   const each = async (scenario: string, work: (target: Target, r: Results) => Promise<void>) => {
@@ -359,6 +401,20 @@ async function main(): Promise<number> {
       await each("wake-up", async (t, r) => {
         r.wake = await wakeScenario(t, config.wake);
       });
+    }
+    if (browser) {
+      const target = live.find((t) => t.name === "Countersign");
+      if (!target) failures.push("browser: it runs on Countersign only, which did not run");
+      else {
+        try {
+          results.get("Countersign")!.browser = await browserScenario(target, browser, {
+            profileDir,
+          });
+        } catch (error) {
+          console.error(error);
+          failures.push(`Countersign, browser: ${String(error).split("\n")[0]}`);
+        }
+      }
     }
   } finally {
     for (const target of live) await target.stop();
