@@ -5,16 +5,37 @@ import type { Batch } from "@/components/review-card/types";
 
 export const QUEUE_KEY = ["queue"] as const;
 
+/** The cards rendered with the page; the rest of the snapshot loads in the background. */
+export const FIRST_PAGE_SIZE = 100;
+
 export type QueueCache = {
-  byId: Record<string, Batch>;
+  /**
+   * Maps changed in place: copying 10,000 entries on every event would cost more than the render.
+   * Each change makes a new QueueCache around them (a new `version`), which is what React and
+   * TanStack Query see; nothing keeps an old wrapper.
+   */
+  byId: Map<string, Batch>;
   /**
    * The event seq each batch view is current as of. A view fetched before a newer event arrived
    * must not overwrite the newer one (fetches and events can land out of order).
    */
-  asOf: Record<string, number>;
+  asOf: Map<string, number>;
   /** the stream position this cache has applied */
   lastEventId: number;
-  truncated: boolean;
+  /** pending batches on the server when the snapshot began, for "loaded N of M" */
+  pendingTotal: number;
+  /** the next page of the snapshot still to load in the background, or null when complete */
+  nextCursor: string | null;
+  /** the stream position the snapshot's pages are as of */
+  snapshotAt: number;
+  version: number;
+};
+
+export type SnapshotPage = {
+  batches: Batch[];
+  lastEventId: number;
+  pendingTotal: number;
+  nextCursor: string | null;
 };
 
 export type WireEvent = {
@@ -28,18 +49,29 @@ export type WireEvent = {
   data: Record<string, unknown>;
 };
 
-export function fromSnapshot(snapshot: {
-  batches: Batch[];
-  lastEventId: number;
-  truncated: boolean;
-}): QueueCache {
-  const byId: Record<string, Batch> = {};
-  const asOf: Record<string, number> = {};
-  for (const batch of snapshot.batches) {
-    byId[batch.id] = batch;
-    asOf[batch.id] = snapshot.lastEventId;
-  }
-  return { byId, asOf, lastEventId: snapshot.lastEventId, truncated: snapshot.truncated };
+export function fromSnapshot(page: SnapshotPage): QueueCache {
+  const cache: QueueCache = {
+    byId: new Map(),
+    asOf: new Map(),
+    lastEventId: page.lastEventId,
+    pendingTotal: page.pendingTotal,
+    nextCursor: page.nextCursor,
+    snapshotAt: page.lastEventId,
+    version: 0,
+  };
+  return mergeBatches(
+    cache,
+    page.batches.map((batch) => ({ batch, asOf: page.lastEventId })),
+  );
+}
+
+/** Adds a later page of the snapshot (as of the snapshot's stream position). */
+export function addSnapshotPage(cache: QueueCache, page: SnapshotPage): QueueCache {
+  const merged = mergeBatches(
+    cache,
+    page.batches.map((batch) => ({ batch, asOf: cache.snapshotAt })),
+  );
+  return { ...merged, nextCursor: page.nextCursor, version: merged.version + 1 };
 }
 
 /** Puts batch views into the cache unless it already holds a view as new or newer. */
@@ -47,16 +79,14 @@ export function mergeBatches(
   cache: QueueCache,
   views: { batch: Batch; asOf: number }[],
 ): QueueCache {
-  let byId: Record<string, Batch> | null = null;
-  let asOf: Record<string, number> | null = null;
-  for (const { batch, asOf: seq } of views) {
-    if ((cache.asOf[batch.id] ?? -1) > seq) continue;
-    byId ??= { ...cache.byId };
-    asOf ??= { ...cache.asOf };
-    byId[batch.id] = batch;
-    asOf[batch.id] = seq;
+  let changed = false;
+  for (const { batch, asOf } of views) {
+    if ((cache.asOf.get(batch.id) ?? -1) > asOf) continue;
+    cache.byId.set(batch.id, batch);
+    cache.asOf.set(batch.id, asOf);
+    changed = true;
   }
-  return byId && asOf ? { ...cache, byId, asOf } : cache;
+  return changed ? { ...cache, version: cache.version + 1 } : cache;
 }
 
 export type AppliedEvents = {
@@ -87,12 +117,12 @@ export function applyEvents(cache: QueueCache, events: WireEvent[]): AppliedEven
       views.push({ batch: view, asOf: event.seq });
       stale.delete(event.batchId);
       if (event.type === "batch.created") arrived.push(event.batchId);
-    } else if (cache.byId[event.batchId] || views.some((v) => v.batch.id === event.batchId)) {
+    } else if (cache.byId.has(event.batchId) || views.some((v) => v.batch.id === event.batchId)) {
       // A vote, an edit or one call's decision: the event names the change, a fetch brings the view.
       stale.set(event.batchId, event.seq);
     }
   }
-  const merged = mergeBatches({ ...cache, lastEventId }, views);
+  const merged = mergeBatches({ ...cache, lastEventId, version: cache.version + 1 }, views);
   return { cache: merged, refetch: [...stale.keys()], arrived, resync };
 }
 
@@ -104,31 +134,63 @@ export type QueueFilters = {
   status: "pending" | "decided" | "all";
 };
 
+export type QueueView = {
+  cards: Batch[];
+  /** pending batches loaded, whatever the filters */
+  pendingCount: number;
+  /** cards on screen that were decided since the page opened (they stay where they were) */
+  decidedHere: number;
+  /** for the filter menus */
+  agents: string[];
+  tools: string[];
+};
+
 /**
- * The cards to show. "pending" keeps cards decided since `keepDecidedSince` where they were, so a
- * card decided elsewhere changes in place instead of vanishing under the reviewer's cursor.
+ * The cards to show, in one pass over the cache. "pending" keeps cards decided since
+ * `keepDecidedSince` where they were, so a card decided elsewhere changes in place instead of
+ * vanishing under the reviewer's cursor.
  */
-export function visibleBatches(
+export function queueView(
   cache: QueueCache,
   filters: QueueFilters,
   keepDecidedSince: number,
-): Batch[] {
-  const list: Batch[] = [];
-  for (const batch of Object.values(cache.byId)) {
+): QueueView {
+  const cards: Batch[] = [];
+  const agents = new Set<string>();
+  const tools = new Set<string>();
+  let pendingCount = 0;
+  let decidedHere = 0;
+  for (const batch of cache.byId.values()) {
+    const pending = batch.status === "pending";
+    if (pending) pendingCount++;
+    agents.add(batch.agent.name);
+    for (const call of batch.calls) tools.add(call.toolName);
     if (filters.queue && batch.queue.id !== filters.queue) continue;
     if (filters.agent && batch.agent.name !== filters.agent) continue;
     if (filters.kind && batch.kind !== filters.kind) continue;
     if (filters.tool && !batch.calls.some((c) => c.toolName === filters.tool)) continue;
-    const pending = batch.status === "pending";
-    if (filters.status === "pending") {
-      const decidedHere = !pending && Date.parse(batch.decidedAt ?? "") >= keepDecidedSince;
-      if (!pending && !decidedHere) continue;
+    if (filters.status === "pending" && !pending) {
+      if (!(Date.parse(batch.decidedAt ?? "") >= keepDecidedSince)) continue;
+      decidedHere++;
     } else if (filters.status === "decided" && pending) continue;
-    list.push(batch);
+    cards.push(batch);
   }
+  // ISO-8601 UTC strings of one format order as their text: plain comparisons, no collation.
   if (filters.status === "decided") {
-    return list.sort((a, b) => (b.decidedAt ?? "").localeCompare(a.decidedAt ?? ""));
+    cards.sort((a, b) => compare(b.decidedAt ?? "", a.decidedAt ?? "") || compare(a.id, b.id));
+  } else {
+    // Soonest deadline first: the card that will time out next is the one to look at.
+    cards.sort((a, b) => compare(a.expiresAt, b.expiresAt) || compare(a.id, b.id));
   }
-  // Soonest deadline first: the card that will time out next is the one to look at.
-  return list.sort((a, b) => a.expiresAt.localeCompare(b.expiresAt) || a.id.localeCompare(b.id));
+  return {
+    cards,
+    pendingCount,
+    decidedHere,
+    agents: [...agents].sort(),
+    tools: [...tools].sort(),
+  };
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

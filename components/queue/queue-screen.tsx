@@ -14,7 +14,7 @@ import type { Batch } from "@/components/review-card/types";
 import { decideBatchAction, decideCallAction, type BatchResult } from "@/app/(reviewer)/actions";
 import { ConnectionBadge } from "./connection-badge";
 import { KeyboardHelp } from "./keyboard-help";
-import { visibleBatches } from "./queue-cache";
+import { queueView, type SnapshotPage } from "./queue-cache";
 import { QueueFilterBar } from "./queue-filters";
 import styles from "./queue.module.css";
 import { storeBatch, useLiveQueue, useRecentlyDecided } from "./use-live-queue";
@@ -25,47 +25,56 @@ import { useUnreadTitle } from "./use-tab-title";
 export type QueueScreenProps = {
   viewer: { id: string; name: string };
   queues: { id: string; name: string }[];
+  /** the first screenful of cards, rendered with the page */
+  initial: SnapshotPage | null;
 };
 
-export function QueueScreen({ viewer, queues }: QueueScreenProps) {
+export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
   const client = useQueryClient();
   const [filters, setFilters] = useQueueFilters();
   const markArrived = useUnreadTitle("Queue · Countersign");
-  const { query, connection } = useLiveQueue(markArrived);
+  const { query, connection } = useLiveQueue(initial, markArrived);
   useRecentlyDecided(filters.status !== "pending");
   // Cards decided after this moment stay in the pending view, changed in place.
   const [keepDecidedSince, setKeepDecidedSince] = useState(() => Date.now());
 
   const cache = query.data;
-  const cards = useMemo(
-    () => (cache ? visibleBatches(cache, filters, keepDecidedSince) : []),
+  const view = useMemo(
+    () => (cache ? queueView(cache, filters, keepDecidedSince) : null),
     [cache, filters, keepDecidedSince],
   );
-  const { agents, tools, pendingCount } = useMemo(() => summarize(cache?.byId), [cache]);
-  const decidedHere = filters.status === "pending" ? cards.filter(isSettled).length : 0;
+  const cards = useMemo(() => view?.cards ?? [], [view]);
+  const decidedHere = filters.status === "pending" ? (view?.decidedHere ?? 0) : 0;
+  const loadingRest = Boolean(cache?.nextCursor);
 
   const [selectedId, setSelectedId] = useState<string | null>(null);
-  const selectedIndex = Math.max(
-    0,
-    cards.findIndex((c) => c.id === selectedId),
+  const selectedIndex = useMemo(
+    () =>
+      Math.max(
+        0,
+        cards.findIndex((c) => c.id === selectedId),
+      ),
+    [cards, selectedId],
   );
   const handles = useRef(new Map<string, ReviewCardHandle>());
   // The list scrolls with the window; where it starts moves when a banner shows or hides.
   const [scrollMargin, setScrollMargin] = useState(0);
-  const bannerKey = `${connection}:${decidedHere > 0}:${cache?.truncated}`;
+  const bannerKey = `${connection}:${decidedHere > 0}:${loadingRest}`;
   const listRef = useCallback(
     (node: HTMLDivElement | null) => {
       if (node && bannerKey) setScrollMargin(node.getBoundingClientRect().top + window.scrollY);
     },
     [bannerKey],
   );
+  // A new function would make the virtualizer re-measure all 10,000 items on every scroll frame.
+  const getItemKey = useCallback((index: number) => cards[index]!.id, [cards]);
   const virtualizer = useWindowVirtualizer({
     count: cards.length,
     estimateSize: () => 320,
     overscan: 4,
     gap: 16,
     scrollMargin,
-    getItemKey: (index) => cards[index]!.id,
+    getItemKey,
   });
 
   const select = useCallback(
@@ -108,7 +117,11 @@ export function QueueScreen({ viewer, queues }: QueueScreenProps) {
       <div className={styles.titleRow}>
         <h1>Queue</h1>
         <span className={styles.count} data-testid="pending-count">
-          {cache ? `${pendingCount.toLocaleString()} pending` : ""}
+          {view
+            ? loadingRest
+              ? `${view.pendingCount.toLocaleString()} of ${cache!.pendingTotal.toLocaleString()} pending loaded…`
+              : `${view.pendingCount.toLocaleString()} pending`
+            : ""}
         </span>
         <ConnectionBadge connection={query.isError ? "reconnecting" : connection} />
         <button
@@ -124,8 +137,8 @@ export function QueueScreen({ viewer, queues }: QueueScreenProps) {
         filters={filters}
         onChange={setFilters}
         queues={queues.map((q) => ({ value: q.id, label: q.name }))}
-        agents={agents}
-        tools={tools}
+        agents={view?.agents ?? []}
+        tools={view?.tools ?? []}
       />
       {connection === "offline" && (
         <p className={styles.banner} role="status" data-testid="offline-banner">
@@ -135,11 +148,6 @@ export function QueueScreen({ viewer, queues }: QueueScreenProps) {
       {connection === "reconnecting" && (
         <p className={styles.banner} role="status" data-testid="reconnecting-banner">
           Reconnecting to the live queue… cards may be out of date for a moment.
-        </p>
-      )}
-      {cache?.truncated && (
-        <p className={styles.banner} role="status">
-          Showing the {cards.length.toLocaleString()} soonest deadlines; more cards are waiting.
         </p>
       )}
       {decidedHere > 0 && (
@@ -229,26 +237,6 @@ function settle(client: ReturnType<typeof useQueryClient>, result: BatchResult):
   const current = result.current as Batch | undefined;
   if (current && typeof current === "object" && "calls" in current) storeBatch(client, current);
   return { ok: false, code: result.code, message: result.message, current };
-}
-
-function isSettled(batch: Batch): boolean {
-  return batch.status !== "pending";
-}
-
-function summarize(byId: Record<string, Batch> | undefined) {
-  const agents = new Set<string>();
-  const tools = new Set<string>();
-  let pendingCount = 0;
-  for (const batch of Object.values(byId ?? {})) {
-    agents.add(batch.agent.name);
-    for (const call of batch.calls) tools.add(call.toolName);
-    if (batch.status === "pending") pendingCount++;
-  }
-  return {
-    agents: [...agents].sort(),
-    tools: [...tools].sort(),
-    pendingCount,
-  };
 }
 
 function LoadingCards() {

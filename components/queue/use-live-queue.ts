@@ -4,13 +4,19 @@ import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-quer
 import { useEffect, useRef, useState } from "react";
 import type { Batch } from "@/components/review-card/types";
 import {
+  addSnapshotPage,
   applyEvents,
+  FIRST_PAGE_SIZE,
   fromSnapshot,
   mergeBatches,
   QUEUE_KEY,
   type QueueCache,
+  type SnapshotPage,
   type WireEvent,
 } from "./queue-cache";
+
+/** After the first screenful (FIRST_PAGE_SIZE, rendered with the page), pages of this size. */
+const PAGE_SIZE = 2_000;
 
 export type Connection = "connecting" | "live" | "reconnecting" | "offline";
 
@@ -39,9 +45,7 @@ async function fetchJson<T>(url: string): Promise<T> {
 
 async function fetchSnapshot(): Promise<QueueCache> {
   return fromSnapshot(
-    await fetchJson<{ batches: Batch[]; lastEventId: number; truncated: boolean }>(
-      "/api/v1/queue/snapshot",
-    ),
+    await fetchJson<SnapshotPage>(`/api/v1/queue/snapshot?limit=${FIRST_PAGE_SIZE}`),
   );
 }
 
@@ -73,14 +77,17 @@ export function useRecentlyDecided(enabled: boolean): void {
  * Last-Event-ID; a reconnect we start ourselves passes it in the URL), so a tab that slept or went
  * offline catches up by itself.
  */
-export function useLiveQueue(onArrived: (ids: string[]) => void) {
+export function useLiveQueue(initial: SnapshotPage | null, onArrived: (ids: string[]) => void) {
   const client = useQueryClient();
   const query = useQuery({
     queryKey: QUEUE_KEY,
     queryFn: fetchSnapshot,
+    // The first screenful was rendered on the server with the page: no wait for hydration.
+    initialData: initial ? () => fromSnapshot(initial) : undefined,
     // 10,000 cards: comparing old and new trees on every patch would cost more than it saves.
     structuralSharing: false,
   });
+  useRestOfSnapshot(client, query.data);
   const [connection, setConnection] = useState<Connection>("connecting");
   const onArrivedRef = useRef(onArrived);
   useEffect(() => {
@@ -182,6 +189,38 @@ function followStream(
     window.removeEventListener("online", connect);
     document.removeEventListener("visibilitychange", comeBack);
   };
+}
+
+/**
+ * Loads the snapshot's later pages in the background, while the first cards are already usable.
+ * Each page is as of the snapshot's stream position, so events already applied win over it.
+ */
+function useRestOfSnapshot(client: QueryClient, cache: QueueCache | undefined): void {
+  const cursor = cache?.nextCursor ?? null;
+  useEffect(() => {
+    if (!cursor) return;
+    let cancelled = false;
+    void (async () => {
+      for (let attempt = 1; !cancelled; attempt++) {
+        try {
+          const page = await fetchJson<SnapshotPage>(
+            `/api/v1/queue/snapshot?limit=${PAGE_SIZE}&cursor=${encodeURIComponent(cursor)}`,
+          );
+          if (cancelled) return;
+          client.setQueryData<QueueCache>(QUEUE_KEY, (current) =>
+            current && current.nextCursor === cursor ? addSnapshotPage(current, page) : current,
+          );
+          return;
+        } catch {
+          // A dropped connection: try again shortly, the cards loaded so far stay usable.
+          await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 1000 * attempt)));
+        }
+      }
+    })();
+    return () => {
+      cancelled = true;
+    };
+  }, [client, cursor]);
 }
 
 /** Fetches the current view of batches an event changed, and merges them as of their request. */

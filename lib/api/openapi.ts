@@ -3,6 +3,7 @@ import { DecideBatchInput } from "@/lib/approvals/decide-batch";
 import { DecideCallInput } from "@/lib/approvals/decide-call";
 import { CreateBatchInput } from "@/lib/batches/batch-input";
 import { CancelBatchInput } from "@/lib/batches/cancel-batch";
+import { QueueSnapshotQuery } from "@/lib/batches/queue-snapshot";
 import { ListQueueQuery } from "@/lib/batches/list-queue";
 import { ReadBatchQuery } from "@/lib/batches/read-batch";
 import { ExportHistoryQuery } from "@/lib/history/export-history";
@@ -166,10 +167,11 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   "/queue/snapshot": {
     get: {
       summary:
-        "Every pending batch of the reviewer's queues, soonest deadline first, and the stream position (lastEventId) to follow from",
+        "The pending batches of the reviewer's queues, soonest deadline first, a page at a time, with the stream position (lastEventId) to follow from",
       auth: "reviewer",
+      query: QueueSnapshotQuery,
       ok: { status: 200, schema: "QueueSnapshot" },
-      errors: [401, 403],
+      errors: [400, 401, 403],
     },
   },
   "/history": {

@@ -143,7 +143,8 @@ export const resourceSchemas = {
   QueueSnapshot: z.object({
     batches: z.array(BatchResource),
     lastEventId: z.int(),
-    truncated: z.boolean().describe("more pending batches exist than one snapshot holds"),
+    pendingTotal: z.int().describe("pending batches of the reviewer's queues, on all pages"),
+    nextCursor: z.string().nullable(),
   }),
   CallDecision: z.object({ call: CallResource, batch: BatchResource }),
   Error: z.object({

@@ -1,48 +1,95 @@
-import { and, asc, eq, inArray, max } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, max, or, type SQL } from "drizzle-orm";
+import { z } from "zod";
 import { getDb } from "@/db/client";
 import { batches, events } from "@/db/schema";
+import { parseInput } from "@/lib/api/parse";
 import { loadBatchViews, type BatchView } from "@/lib/api/views";
 import { requireReviewer, reviewerQueueIds, type Actor } from "@/lib/auth/actor";
+import { InvalidRequestError } from "@/lib/errors";
 
-/** More pending cards than any team can review; the page says so when the cap is reached. */
-export const SNAPSHOT_LIMIT = 20_000;
 // SQLite caps the parameters of one statement; views are loaded this many batches at a time.
-const VIEW_CHUNK = 2_000;
+const VIEW_CHUNK = 1_000;
+
+export const QueueSnapshotQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(5_000).default(5_000),
+  /** from a previous page's nextCursor */
+  cursor: z.string().min(1).optional(),
+});
+export type QueueSnapshotQuery = z.input<typeof QueueSnapshotQuery>;
 
 export type QueueSnapshot = {
   batches: BatchView[];
   /** follow the stream from here: every change after the snapshot is an event after this seq */
   lastEventId: number;
-  truncated: boolean;
+  /** every pending batch of the reviewer's queues, on all pages */
+  pendingTotal: number;
+  nextCursor: string | null;
 };
 
+type Cursor = { expiresAt: number; id: string };
+
+function decodeCursor(cursor: string): Cursor {
+  const [expiresAt, id] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
+  if (!expiresAt || !/^\d+$/.test(expiresAt) || !id || !/^[0-9a-f-]{36}$/.test(id)) {
+    throw new InvalidRequestError("That cursor is not one this API gave out.", [
+      { path: "cursor", message: "invalid cursor" },
+    ]);
+  }
+  return { expiresAt: Number(expiresAt), id };
+}
+
+const encodeCursor = (c: Cursor) => Buffer.from(`${c.expiresAt}|${c.id}`).toString("base64url");
+
 /**
- * Every pending batch of the reviewer's queues, soonest deadline first, with the stream position
- * to follow from. The position is read first: a change landing between the two reads is both in
- * the snapshot and replayed, and applying a batch view twice is harmless; the reverse order
- * could lose it.
+ * The pending batches of the reviewer's queues, soonest deadline first, a page at a time, with the
+ * stream position to follow from. The position is read first: a change landing between the reads
+ * is both in the page and replayed, and applying a batch view twice is harmless; the reverse order
+ * could lose it. A page can be small (the first screenful, rendered with the page) or large (the
+ * rest, fetched in the background).
  */
-export async function queueSnapshot(actor: Actor): Promise<QueueSnapshot> {
+export async function queueSnapshot(actor: Actor, query: unknown = {}): Promise<QueueSnapshot> {
   const reviewer = requireReviewer(actor);
+  const input = parseInput(QueueSnapshotQuery, query);
   const db = getDb();
   const [newest] = await db.select({ seq: max(events.seq) }).from(events);
+  const lastEventId = newest?.seq ?? 0;
   const queueIds = await reviewerQueueIds(db, reviewer.id);
-  if (queueIds.length === 0)
-    return { batches: [], lastEventId: newest?.seq ?? 0, truncated: false };
-  const rows = await db
-    .select({ id: batches.id })
-    .from(batches)
-    .where(and(eq(batches.status, "pending"), inArray(batches.queueId, queueIds)))
-    .orderBy(asc(batches.expiresAt), asc(batches.id))
-    .limit(SNAPSHOT_LIMIT + 1);
-  const ids = rows.slice(0, SNAPSHOT_LIMIT).map((r) => r.id);
-  const views: BatchView[] = [];
-  for (let i = 0; i < ids.length; i += VIEW_CHUNK) {
-    views.push(...(await loadBatchViews(db, ids.slice(i, i + VIEW_CHUNK))));
+  if (queueIds.length === 0) return { batches: [], lastEventId, pendingTotal: 0, nextCursor: null };
+
+  const pendingInQueues = and(eq(batches.status, "pending"), inArray(batches.queueId, queueIds));
+  const conditions: (SQL | undefined)[] = [pendingInQueues];
+  if (input.cursor) {
+    const after = decodeCursor(input.cursor);
+    conditions.push(
+      or(
+        gt(batches.expiresAt, after.expiresAt),
+        and(eq(batches.expiresAt, after.expiresAt), gt(batches.id, after.id)),
+      ),
+    );
   }
+  const rows = await db
+    .select({ id: batches.id, expiresAt: batches.expiresAt })
+    .from(batches)
+    .where(and(...conditions))
+    .orderBy(asc(batches.expiresAt), asc(batches.id))
+    .limit(input.limit + 1);
+  const page = rows.slice(0, input.limit);
+  const [total] = await db.select({ n: count() }).from(batches).where(pendingInQueues);
+
+  const views: BatchView[] = [];
+  for (let i = 0; i < page.length; i += VIEW_CHUNK) {
+    views.push(
+      ...(await loadBatchViews(
+        db,
+        page.slice(i, i + VIEW_CHUNK).map((r) => r.id),
+      )),
+    );
+  }
+  const last = page[page.length - 1];
   return {
     batches: views,
-    lastEventId: newest?.seq ?? 0,
-    truncated: rows.length > SNAPSHOT_LIMIT,
+    lastEventId,
+    pendingTotal: total?.n ?? 0,
+    nextCursor: rows.length > input.limit && last ? encodeCursor(last) : null,
   };
 }

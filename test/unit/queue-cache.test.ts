@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
+  addSnapshotPage,
   applyEvents,
   fromSnapshot,
   mergeBatches,
-  visibleBatches,
+  queueView,
   type WireEvent,
 } from "@/components/queue/queue-cache";
 import type { Batch } from "@/components/review-card/types";
@@ -63,13 +64,15 @@ function event(seq: number, type: string, batchId: string, data: object = {}): W
 }
 
 describe("the queue cache", () => {
-  const start = fromSnapshot({ batches: [batch("b1")], lastEventId: 10, truncated: false });
+  const snapshot = () =>
+    fromSnapshot({ batches: [batch("b1")], lastEventId: 10, pendingTotal: 1, nextCursor: null });
+  const start = snapshot();
 
   it("adds arrivals from batch.created and follows the stream position", () => {
-    const { cache, arrived, refetch } = applyEvents(start, [
+    const { cache, arrived, refetch } = applyEvents(snapshot(), [
       event(11, "batch.created", "b2", { batch: batch("b2") }),
     ]);
-    expect(Object.keys(cache.byId).sort()).toEqual(["b1", "b2"]);
+    expect([...cache.byId.keys()].sort()).toEqual(["b1", "b2"]);
     expect(arrived).toEqual(["b2"]);
     expect(refetch).toEqual([]);
     expect(cache.lastEventId).toBe(11);
@@ -79,24 +82,26 @@ describe("the queue cache", () => {
     const voted = applyEvents(start, [event(11, "call.voted", "b1")]);
     expect(voted.refetch).toEqual(["b1"]);
     const decided = batch("b1", { status: "decided", outcome: "approved" });
-    const settled = applyEvents(start, [
+    const settled = applyEvents(snapshot(), [
       event(11, "call.decided", "b1"),
       event(12, "batch.decided", "b1", { batch: decided }),
     ]);
     expect(settled.refetch).toEqual([]);
-    expect(settled.cache.byId.b1!.status).toBe("decided");
+    expect(settled.cache.byId.get("b1")!.status).toBe("decided");
     // Events about batches this tab never held are not fetched.
     expect(applyEvents(start, [event(11, "call.voted", "elsewhere")]).refetch).toEqual([]);
   });
 
   it("never lets an older view overwrite a newer one", () => {
     const decided = batch("b1", { status: "decided" });
-    const newer = applyEvents(start, [event(20, "batch.decided", "b1", { batch: decided })]).cache;
+    const newer = applyEvents(snapshot(), [
+      event(20, "batch.decided", "b1", { batch: decided }),
+    ]).cache;
     const stale = mergeBatches(newer, [{ batch: batch("b1"), asOf: 15 }]);
-    expect(stale.byId.b1!.status).toBe("decided");
+    expect(stale.byId.get("b1")!.status).toBe("decided");
     expect(stale).toBe(newer);
     const fresher = mergeBatches(newer, [{ batch: batch("b1", { outcome: "mixed" }), asOf: 20 }]);
-    expect(fresher.byId.b1!.outcome).toBe("mixed");
+    expect(fresher.byId.get("b1")!.outcome).toBe("mixed");
   });
 
   it("reports a resync", () => {
@@ -118,14 +123,41 @@ describe("the queue cache", () => {
         }),
       ],
       lastEventId: 1,
-      truncated: false,
+      pendingTotal: 3,
+      nextCursor: null,
     });
-    const ids = (f: Parameters<typeof visibleBatches>[1]) =>
-      visibleBatches(cache, f, loadedAt).map((b) => b.id);
+    const ids = (f: Parameters<typeof queueView>[1]) =>
+      queueView(cache, f, loadedAt).cards.map((b) => b.id);
     expect(ids({ status: "pending" })).toEqual(["soon", "now", "plan", "late"]);
     expect(ids({ status: "pending", kind: "plan" })).toEqual(["plan"]);
     expect(ids({ status: "decided" })).toEqual(["now", "old"]);
     expect(ids({ status: "all", tool: "delete_files" })).toEqual([]);
     expect(ids({ status: "pending", agent: "Support bot", queue: "q1" })).toHaveLength(4);
+    const view = queueView(cache, { status: "pending" }, loadedAt);
+    expect(view.pendingCount).toBe(3);
+    expect(view.decidedHere).toBe(1);
+    expect(view.tools).toEqual(["refund_order"]);
+  });
+
+  it("adds later snapshot pages as of the snapshot, so events applied meanwhile win", () => {
+    const first = fromSnapshot({
+      batches: [batch("b1")],
+      lastEventId: 10,
+      pendingTotal: 3,
+      nextCursor: "page-2",
+    });
+    // b2 was decided by an event after the snapshot began; the page still shows it pending.
+    const decided = batch("b2", { status: "decided" });
+    const live = applyEvents(first, [event(12, "batch.decided", "b2", { batch: decided })]).cache;
+    const done = addSnapshotPage(live, {
+      batches: [batch("b2"), batch("b3")],
+      lastEventId: 11,
+      pendingTotal: 3,
+      nextCursor: null,
+    });
+    expect(done.nextCursor).toBeNull();
+    expect(done.byId.get("b2")!.status).toBe("decided");
+    expect(done.byId.get("b3")!.status).toBe("pending");
+    expect(done.version).toBeGreaterThan(live.version);
   });
 });

@@ -4,6 +4,8 @@ import { Suspense } from "react";
 import { getDb } from "@/db/client";
 import { queueMembers, queues } from "@/db/schema";
 import { QueueScreen } from "@/components/queue/queue-screen";
+import { FIRST_PAGE_SIZE } from "@/components/queue/queue-cache";
+import { queueSnapshot } from "@/lib/batches/queue-snapshot";
 import { currentReviewer } from "../current-reviewer";
 
 export const dynamic = "force-dynamic";
@@ -20,7 +22,11 @@ export default async function QueuePage() {
   return (
     // The filters read the URL on the client (useSearchParams), which needs a Suspense boundary.
     <Suspense>
-      <QueueScreen viewer={{ id: reviewer.id, name: reviewer.name }} queues={memberOf} />
+      <QueueScreen
+        viewer={{ id: reviewer.id, name: reviewer.name }}
+        queues={memberOf}
+        initial={await queueSnapshot(reviewer, { limit: FIRST_PAGE_SIZE })}
+      />
     </Suspense>
   );
 }
