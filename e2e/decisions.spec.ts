@@ -218,3 +218,27 @@ test("args holding HTML or script text render as inert text", async ({ page }) =
   expect(await card.locator("script, img, b, a[href^='javascript']").count()).toBe(0);
   expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined();
 });
+
+test("approving 'for this run' remembers it: the same call later in the run is approved at once", async ({
+  page,
+}) => {
+  const team = await seedTeam();
+  await signIn(page, team.reviewers[0]!);
+  const { run, batch } = await pause(team.agent, refundBatch());
+  const card = cardOf(page, batch.id);
+  await card.getByTestId("scope-select").selectOption("run");
+  await card.getByTestId("approve-button").click();
+  const decided = await team.agent.get(`/batches/${batch.id}?wait=10`);
+  expect(decided.body.calls[0].decision.scope).toBe("run");
+
+  // The agent claims, and asks for the identical action again in the same run.
+  const claim = await team.agent.post(`/runs/${run.id}/claim`, { workerId: "w1" });
+  expect(claim.status).toBe(200);
+  const again = await team.agent.post(`/runs/${run.id}/batches`, {
+    ...refundBatch(),
+    claimToken: claim.body.claimToken,
+  });
+  expect(again.status).toBe(201);
+  expect(again.body.status).toBe("decided");
+  expect(again.body.calls[0].decision.source).toBe("memory");
+});

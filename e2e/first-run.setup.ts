@@ -1,3 +1,4 @@
+import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "@playwright/test";
 
 // Runs first, on the empty database (see playwright.config.ts): nobody is left at a login page
@@ -10,6 +11,7 @@ test("the first visitor is led to create the first admin, lands in the General q
   await page.goto("/sign-in");
   await expect(page).toHaveURL(/\/setup$/);
   await expect(page.getByRole("heading", { name: "Create the first admin" })).toBeVisible();
+  expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
 
   await page.getByLabel("Your name").fill("Ada Admin");
   await page.getByLabel("Email").fill("ada@example.com");
@@ -24,6 +26,15 @@ test("the first visitor is led to create the first admin, lands in the General q
   await expect(page.getByTestId("signed-in-as")).toHaveText("Ada Admin");
 
   // Setup is gone once an account exists.
+  await page.context().clearCookies();
   await page.goto("/setup");
   await expect(page).toHaveURL(/\/sign-in$/);
+  await expect(page.getByRole("heading", { name: "Sign in" })).toBeVisible();
+  expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
+
+  // A wrong password is refused with a clear message.
+  await page.getByLabel("Email").fill("ada@example.com");
+  await page.getByLabel("Password").fill("not the password");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.locator("form").getByRole("alert")).toContainText("do not match");
 });

@@ -89,3 +89,28 @@ test("a multi-call batch shows a row per call with approve-all; plans are labell
     "approved",
   ]);
 });
+
+test("cards that arrive while the reviewer looks away are counted in the tab title", async ({
+  page,
+}) => {
+  const team = await seedTeam();
+  await signIn(page, team.reviewers[0]!);
+  await expect(page.getByTestId("connection")).toHaveText("Live");
+  await expect(page).toHaveTitle("Queue · Countersign");
+
+  // The reviewer switches to another window.
+  await page.evaluate(() => {
+    document.hasFocus = () => false;
+  });
+  const first = await pause(team.agent, refundBatch());
+  await pause(team.agent, refundBatch());
+  await expect(page.locator(`[data-batch-id="${first.batch.id}"]`)).toBeVisible();
+  await expect(page).toHaveTitle("(2) Queue · Countersign");
+
+  // …and comes back.
+  await page.evaluate(() => {
+    document.hasFocus = () => true;
+    window.dispatchEvent(new Event("focus"));
+  });
+  await expect(page).toHaveTitle("Queue · Countersign");
+});

@@ -1,5 +1,7 @@
 import type { Metadata } from "next";
+import { headers } from "next/headers";
 import { redirect } from "next/navigation";
+import { sessionUser } from "@/lib/auth/better-auth";
 import { hasAnyUser } from "@/lib/auth/create-first-admin";
 import styles from "../auth.module.css";
 import { SignInForm } from "./sign-in-form";
@@ -15,6 +17,8 @@ export default async function SignInPage({
   // Nobody is left at a login page with no account: a fresh install goes to setup.
   if (!(await hasAnyUser())) redirect("/setup");
   const { next } = await searchParams;
+  // Already signed in (a bookmark, the back button): straight on to the app.
+  if (await sessionUser(await headers())) redirect(safeNext(next));
   return (
     <main className={styles.page}>
       <div className={styles.panel}>
