@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import {
+  type AnySQLiteColumn,
   index,
   integer,
   primaryKey,
@@ -84,6 +85,8 @@ export const queues = sqliteTable("queues", {
   requiredApprovals: integer("required_approvals").notNull().default(1),
   separationOfDuties: integer("separation_of_duties", { mode: "boolean" }).notNull().default(false),
   defaultTimeoutSecs: integer("default_timeout_secs").notNull().default(3600),
+  /** where a batch with onTimeout "escalate" goes at its deadline; none: it is rejected */
+  escalationQueueId: text("escalation_queue_id").references((): AnySQLiteColumn => queues.id),
   createdAt: integer("created_at").notNull(),
   archivedAt: integer("archived_at"),
 });
@@ -249,6 +252,8 @@ export const batches = sqliteTable(
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
     decidedAt: integer("decided_at"),
+    /** how many times the batch moved to an escalation queue (the chain is capped) */
+    escalations: integer("escalations").notNull().default(0),
   },
   (t) => [
     index("batches_run_idx").on(t.runId, t.createdAt),

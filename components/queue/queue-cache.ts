@@ -102,6 +102,7 @@ export type AppliedEvents = {
 export function applyEvents(cache: QueueCache, events: WireEvent[]): AppliedEvents {
   const views: { batch: Batch; asOf: number }[] = [];
   const stale = new Map<string, number>();
+  const leaving = new Set<string>();
   const arrived: string[] = [];
   let resync = false;
   let lastEventId = cache.lastEventId;
@@ -113,16 +114,29 @@ export function applyEvents(cache: QueueCache, events: WireEvent[]): AppliedEven
     }
     if (!event.batchId) continue;
     const view = event.data.batch as Batch | undefined;
+    if (event.type === "batch.escalated" && view && event.queueId !== view.queue.id) {
+      // The copy of the event in the queue the batch left: it is another team's card now.
+      leaving.add(event.batchId);
+      stale.delete(event.batchId);
+      continue;
+    }
     if (view && view.id === event.batchId) {
+      leaving.delete(event.batchId);
       views.push({ batch: view, asOf: event.seq });
       stale.delete(event.batchId);
-      if (event.type === "batch.created") arrived.push(event.batchId);
+      if (event.type === "batch.created" || event.type === "batch.escalated") {
+        arrived.push(event.batchId);
+      }
     } else if (cache.byId.has(event.batchId) || views.some((v) => v.batch.id === event.batchId)) {
       // A vote, an edit or one call's decision: the event names the change, a fetch brings the view.
       stale.set(event.batchId, event.seq);
     }
   }
   const merged = mergeBatches({ ...cache, lastEventId, version: cache.version + 1 }, views);
+  for (const id of leaving) {
+    merged.byId.delete(id);
+    merged.asOf.set(id, lastEventId);
+  }
   return { cache: merged, refetch: [...stale.keys()], arrived, resync };
 }
 

@@ -54,6 +54,12 @@ export function CardHeader(props: {
         </span>
         <span>
           queue <span className={styles.metaValue}>{batch.queue.name}</span>
+          {batch.escalations ? (
+            <span data-testid="escalated">
+              {" "}
+              (escalated{batch.escalations > 1 ? ` ${batch.escalations}×` : ""})
+            </span>
+          ) : null}
         </span>
         <span className={styles.metaSep} aria-hidden="true">
           ·

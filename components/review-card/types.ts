@@ -73,6 +73,8 @@ export type Batch = {
   createdAt: string;
   expiresAt: string;
   onTimeout: TimeoutAction;
+  /** times the batch moved to an escalation queue (absent from older servers) */
+  escalations?: number;
   decidedAt: string | null;
   cancelReason: string | null;
   reviewUrl: string;

@@ -77,6 +77,7 @@ export const BatchResource = z.object({
   createdAt: Time,
   expiresAt: Time,
   onTimeout: z.enum(TIMEOUT_ACTIONS),
+  escalations: z.int().describe("how many times the batch moved to an escalation queue"),
   decidedAt: Time.nullable(),
   cancelReason: z.string().nullable(),
   reviewUrl: z.string(),

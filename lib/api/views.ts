@@ -129,6 +129,7 @@ export async function loadBatchViews(db: Executor, ids: string[]): Promise<Batch
         createdAt: isoTime(batch.createdAt),
         expiresAt: isoTime(batch.expiresAt),
         onTimeout: batch.onTimeout,
+        escalations: batch.escalations,
         decidedAt: isoTime(batch.decidedAt),
         cancelReason: batch.cancelReason,
         reviewUrl: `${publicBaseUrl()}/batches/${batch.id}`,

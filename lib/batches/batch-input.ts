@@ -41,7 +41,7 @@ export const CreateBatchInput = z
       .enum(["reject", "approve", "escalate"])
       .default("reject")
       .describe(
-        "What settles the batch at its deadline: reject (fail closed) or approve. escalate is refused with 400 until team queues with escalation queues exist.",
+        "What happens at the deadline: reject the open calls (fail closed), approve them, or escalate: move the batch to its queue's escalation queue with a new deadline (that queue's default timeout). With no escalation queue, or after 3 escalations, it is rejected.",
       ),
     checkpoint: z.unknown().optional(),
     callbackUrl: z
@@ -60,14 +60,6 @@ export const CreateBatchInput = z
     }
     if (batch.kind === "plan" && !batch.plan) {
       ctx.addIssue({ code: "custom", path: ["plan"], message: "a plan batch needs a plan" });
-    }
-    if (batch.onTimeout === "escalate") {
-      ctx.addIssue({
-        code: "custom",
-        path: ["onTimeout"],
-        message:
-          "escalate needs team queues with an escalation queue, which are not available yet; use reject or approve",
-      });
     }
     const seen = new Set<string>();
     batch.calls.forEach((call, index) => {

@@ -3,11 +3,13 @@ import { getDb } from "@/db/client";
 import { batches, calls } from "@/db/schema";
 import { appendEvent, SYSTEM_ACTOR } from "@/lib/events/append-event";
 import { transact } from "@/lib/events/transact";
+import { escalateBatch } from "./escalate-batch";
 import { settleBatchIfDone } from "./settle-batch";
 
 /**
  * Settles a batch whose deadline has passed, by its `onTimeout`: open calls are rejected
- * (`expired`, the default: fail closed) or approved, with decision source `timeout`.
+ * (`expired`, the default: fail closed) or approved, with decision source `timeout`; or the batch
+ * moves to its queue's escalation queue (rejected when there is none).
  * Returns false if the batch was no longer pending (decided meanwhile, by a reviewer or another sweeper).
  */
 export async function expireBatch(batchId: string, now = Date.now()): Promise<boolean> {
@@ -19,6 +21,12 @@ export async function expireBatch(batchId: string, now = Date.now()): Promise<bo
         and(eq(batches.id, batchId), eq(batches.status, "pending"), lte(batches.expiresAt, now)),
       );
     if (!batch) return false;
+    let escalationRefused: string | null = null;
+    if (batch.onTimeout === "escalate") {
+      const escalation = await escalateBatch(tx, batch, now);
+      if (escalation.escalated) return true;
+      escalationRefused = escalation.reason;
+    }
     const approve = batch.onTimeout === "approve";
     const timedOut = await tx
       .update(calls)
@@ -29,7 +37,7 @@ export async function expireBatch(batchId: string, now = Date.now()): Promise<bo
         decidedAt: now,
         decisionReason: approve
           ? "Approved automatically at the deadline (onTimeout: approve)."
-          : "No decision before the deadline; rejected (onTimeout: reject).",
+          : (escalationRefused ?? "No decision before the deadline; rejected (onTimeout: reject)."),
       })
       .where(and(eq(calls.batchId, batch.id), eq(calls.status, "pending")))
       .returning({ id: calls.id });

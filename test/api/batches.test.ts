@@ -258,12 +258,12 @@ describe("deadlines", () => {
     expect(lateOnApproved.body.error.code).toBe("already_decided");
   });
 
-  it("refuses onTimeout escalate (no escalation queues yet) with invalid_request, writing nothing", async () => {
+  it("refuses an unknown onTimeout with invalid_request, writing nothing", async () => {
     const { agent } = await team();
     const run = (await agent.post("/runs", {})).body;
     const before = await writeSnapshot();
     const onCreate = await agent.post("/runs", {
-      batch: refundBatch({ timeoutSecs: 1, onTimeout: "escalate" }),
+      batch: refundBatch({ timeoutSecs: 1, onTimeout: "ignore" }),
     });
     expect(onCreate.status).toBe(400);
     expect(onCreate.body.error.code).toBe("invalid_request");
@@ -272,7 +272,7 @@ describe("deadlines", () => {
     );
     const onPause = await agent.post(
       `/runs/${run.id}/batches`,
-      refundBatch({ onTimeout: "escalate" }),
+      refundBatch({ onTimeout: "ignore" }),
     );
     expect(onPause.status).toBe(400);
     expect(onPause.body.error.issues.map((i: { path: string }) => i.path)).toContain("onTimeout");

@@ -40,6 +40,40 @@ async function eventCount(type: string, column: "callId" | "batchId" | "runId", 
 }
 
 describe("deciding one call", () => {
+  it("quorum 2, three reviewers approving at once: approved exactly at the second, the third told already_decided — over 10 calls", async () => {
+    const quorumQueue = await makeQueue({ requiredApprovals: 2 });
+    const trio = (await makeReviewers(3, quorumQueue.name)).map((r) => ({
+      id: r.id,
+      client: apiClient(server.baseUrl, r.token),
+    }));
+    const quorumAgent = apiClient(
+      server.baseUrl,
+      (await makeAgentKey({ queues: [quorumQueue.name] })).key,
+    );
+    for (let round = 0; round < 10; round++) {
+      const { batch } = await pausedRun(quorumAgent, refundBatch());
+      const callId = batch.calls[0].id;
+      const answers = await Promise.all(
+        trio.map((r) =>
+          r.client.post(`/calls/${callId}/decision`, { outcome: "approve", expectedRevision: 1 }),
+        ),
+      );
+      expect(tally(answers)).toEqual({ 200: 2, 409: 1 });
+      const loser = answers.find((a) => a.status === 409)!;
+      expect(loser.body.error.code).toBe("already_decided");
+      // One 200 saw the vote counted and the call still pending, the other closed the quorum.
+      const statuses = answers.filter((a) => a.status === 200).map((a) => a.body.call.status);
+      expect(statuses.sort()).toEqual(["approved", "pending"]);
+      const now = (await quorumAgent.get(`/batches/${batch.id}`)).body;
+      expect(now.calls[0].status).toBe("approved");
+      expect(now.calls[0].votes).toHaveLength(2);
+      const closer = answers.find((a) => a.body.call?.status === "approved")!;
+      expect(now.calls[0].decision.by.id).toBe(closer.body.call.decision.by.id);
+      expect(await eventCount("call.voted", "callId", callId)).toBe(1);
+      expect(await eventCount("call.decided", "callId", callId)).toBe(1);
+    }
+  });
+
   it("50 reviewers at once: one 200, 49 × 409 already_decided naming the winner — over 10 calls", async () => {
     const paused = await Promise.all(
       Array.from({ length: 10 }, () => pausedRun(agent, refundBatch())),

@@ -104,6 +104,23 @@ describe("the queue cache", () => {
     expect(fresher.byId.get("b1")!.outcome).toBe("mixed");
   });
 
+  it("drops a batch escalated to another queue, and adds one escalated into a queue of the viewer", () => {
+    const moved = batch("b1", { queue: { id: "q2", name: "seniors" } });
+    const leaving = { ...event(11, "batch.escalated", "b1", { batch: moved }), queueId: "q1" };
+    const left = applyEvents(snapshot(), [leaving]);
+    expect(left.cache.byId.has("b1")).toBe(false);
+    expect(left.arrived).toEqual([]);
+
+    const arriving = {
+      ...event(11, "batch.escalated", "b9", { batch: batch("b9") }),
+      queueId: "q1",
+    };
+    expect(applyEvents(snapshot(), [arriving]).arrived).toEqual(["b9"]);
+    // A member of both queues receives both copies: the card stays, now in the new queue.
+    const both = applyEvents(snapshot(), [leaving, { ...leaving, seq: 12, queueId: "q2" }]);
+    expect(both.cache.byId.get("b1")!.queue.id).toBe("q2");
+  });
+
   it("reports a resync", () => {
     expect(applyEvents(start, [event(11, "resync", "")]).resync).toBe(true);
   });
