@@ -89,6 +89,13 @@ export function mergeBatches(
   return changed ? { ...cache, version: cache.version + 1 } : cache;
 }
 
+const MEMBERSHIP_EVENTS = new Set([
+  "member.added",
+  "member.removed",
+  "member.role_changed",
+  "queue.archived",
+]);
+
 export type AppliedEvents = {
   cache: QueueCache;
   /** batches an event changed without carrying their new view: fetch them */
@@ -108,7 +115,8 @@ export function applyEvents(cache: QueueCache, events: WireEvent[]): AppliedEven
   let lastEventId = cache.lastEventId;
   for (const event of events) {
     lastEventId = Math.max(lastEventId, event.seq);
-    if (event.type === "resync") {
+    // Who may see what changed (a membership, an archived queue): start again from a snapshot.
+    if (event.type === "resync" || MEMBERSHIP_EVENTS.has(event.type)) {
       resync = true;
       continue;
     }

@@ -31,6 +31,10 @@ const CARD_EVENTS = [
   "call.edited",
   "call.decided",
   "resync",
+  "member.added",
+  "member.removed",
+  "member.role_changed",
+  "queue.archived",
 ];
 
 async function fetchJson<T>(url: string): Promise<T> {

@@ -15,6 +15,12 @@ export type StreamFilter = {
   where: SQL | undefined;
   /** the same condition on a row, for live events */
   visible: (row: EventRow) => boolean;
+  /**
+   * A live event after which what the caller may see has changed (their membership did): the
+   * stream ends there, and the client's reconnect (with Last-Event-ID) is answered under the new
+   * visibility. Never applied on replay, where visibility is already that of the reconnect.
+   */
+  endsAfter?: (row: EventRow) => boolean;
 };
 
 const REPLAY_PAGE = 500;
@@ -71,11 +77,13 @@ export async function eventStreamResponse(
         if (fresh.length === 0) return;
         cursor = fresh[fresh.length - 1]!.seq;
         const visible = fresh.filter(filter.visible);
-        if (visible.length === 0) return;
-        if ((controller.desiredSize ?? 0) < -MAX_QUEUED_MESSAGES) return close();
-        controller.enqueue(
-          visible.length === rows.length ? sseMessages(rows) : sseMessages(visible),
-        );
+        if (visible.length > 0) {
+          if ((controller.desiredSize ?? 0) < -MAX_QUEUED_MESSAGES) return close();
+          controller.enqueue(
+            visible.length === rows.length ? sseMessages(rows) : sseMessages(visible),
+          );
+        }
+        if (filter.endsAfter && fresh.some(filter.endsAfter)) close();
       };
 
       const unsubscribe = await tailer.subscribe((rows) => {

@@ -1,6 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { getDb } from "@/db/client";
-import { events } from "@/db/schema";
+import { events, type EventRow } from "@/db/schema";
 import { findRunFor } from "@/lib/api/access";
 import { requireReviewer, reviewerQueueIds, type Actor } from "@/lib/auth/actor";
 import { NotFoundError } from "@/lib/errors";
@@ -12,7 +12,18 @@ export async function queueStreamFilter(actor: Actor, requested: string[]): Prom
   const memberOf = await reviewerQueueIds(getDb(), reviewer.id);
   for (const queueId of requested)
     if (!memberOf.includes(queueId)) throw new NotFoundError(`Queue '${queueId}'`);
-  return queueFilter(requested.length > 0 ? [...new Set(requested)] : memberOf);
+  const queueIds = requested.length > 0 ? [...new Set(requested)] : memberOf;
+  return { ...queueFilter(queueIds), endsAfter: membershipChanged(reviewer.id, queueIds) };
+}
+
+const MEMBERSHIP_EVENTS = new Set(["member.added", "member.removed", "member.role_changed"]);
+
+/** The reviewer joined or left a queue, or one of their queues was archived. */
+function membershipChanged(userId: string, queueIds: string[]) {
+  const queues = new Set(queueIds);
+  return (row: EventRow) =>
+    (MEMBERSHIP_EVENTS.has(row.type) && (row.data as { userId?: unknown }).userId === userId) ||
+    (row.type === "queue.archived" && row.queueId !== null && queues.has(row.queueId));
 }
 
 /** `GET /runs/{id}/stream`: the run's events — all of them for its agent, a reviewer's queues' for a reviewer. */
@@ -26,5 +37,6 @@ export async function runStreamFilter(actor: Actor, runId: string): Promise<Stre
   return {
     where: and(eq(events.runId, run.id), inArray(events.queueId, memberOf)),
     visible: (row) => row.runId === run.id && row.queueId !== null && queues.has(row.queueId),
+    endsAfter: membershipChanged(actor.id, memberOf),
   };
 }

@@ -10,6 +10,8 @@ export type SseClient = {
   /** the raw text received, comments included */
   raw: () => string;
   close: () => void;
+  /** settles when the server ends the stream (or it is closed) */
+  ended: Promise<void>;
   status: number;
 };
 
@@ -57,8 +59,9 @@ export async function openSse(
     }
   };
 
+  let ended: Promise<void> = Promise.resolve();
   if (response.ok && response.body) {
-    void (async () => {
+    ended = (async () => {
       const decoder = new TextDecoder();
       try {
         for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
@@ -82,6 +85,7 @@ export async function openSse(
     status: response.status,
     raw: () => text,
     close: () => controller.abort(),
+    ended,
     waitFor: (test, timeoutMs = 5000) => {
       const found = messages.find(test);
       if (found) return Promise.resolve(found);

@@ -123,6 +123,7 @@ describe("the queue cache", () => {
 
   it("reports a resync", () => {
     expect(applyEvents(start, [event(11, "resync", "")]).resync).toBe(true);
+    expect(applyEvents(start, [event(11, "member.removed", "")]).resync).toBe(true);
   });
 
   it("shows soonest deadlines first, filters, and keeps cards decided since the page opened", () => {
