@@ -254,6 +254,8 @@ export const batches = sqliteTable(
     decidedAt: integer("decided_at"),
     /** how many times the batch moved to an escalation queue (the chain is capped) */
     escalations: integer("escalations").notNull().default(0),
+    /** the routing rule that chose the queue, when one did */
+    routingRuleId: text("routing_rule_id"),
   },
   (t) => [
     index("batches_run_idx").on(t.runId, t.createdAt),
@@ -460,3 +462,29 @@ export const appSettings = sqliteTable("app_settings", {
   value: text("value").notNull(),
   createdAt: integer("created_at").notNull(),
 });
+
+/* ---------------------------------------------------------------- routing */
+
+// Where a batch goes when the agent names no queue: the first enabled rule (by position) whose
+// conditions all hold, else the agent key's default queue.
+export const routingRules = sqliteTable(
+  "routing_rules",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull().unique(),
+    position: integer("position").notNull(),
+    /** only this agent key's batches; null: any agent */
+    agentKeyId: text("agent_key_id").references(() => agentKeys.id),
+    /** a glob over tool names (`*` any run of characters), matched by any call; null: any tool */
+    toolPattern: text("tool_pattern"),
+    /** the batch's total cost estimate at least this; null: any cost */
+    minCost: real("min_cost"),
+    queueId: text("queue_id")
+      .notNull()
+      .references(() => queues.id),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("routing_rules_position_idx").on(t.position)],
+);
+export type RoutingRule = typeof routingRules.$inferSelect;

@@ -15,6 +15,8 @@ export type ErrorCode =
   | "run_terminal"
   | "idempotency_conflict"
   | "already_exists"
+  | "queue_archived"
+  | "last_admin"
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"
@@ -88,6 +90,8 @@ export class ConflictError extends ApiError {
       | "run_terminal"
       | "idempotency_conflict"
       | "already_exists"
+      | "queue_archived"
+      | "last_admin"
     >,
     message: string,
     current: unknown,

@@ -6,7 +6,12 @@ import { usePathname } from "next/navigation";
 const LINKS = [
   { href: "/queue", label: "Queue" },
   { href: "/history", label: "History" },
+  { href: "/queues", label: "Queues" },
 ];
+
+// "/queue" must not light up on "/queues": match whole path segments.
+const isCurrent = (pathname: string, href: string) =>
+  pathname === href || pathname.startsWith(`${href}/`);
 
 export function NavLinks() {
   const pathname = usePathname();
@@ -16,7 +21,7 @@ export function NavLinks() {
         <Link
           key={link.href}
           href={link.href}
-          aria-current={pathname.startsWith(link.href) ? "page" : undefined}
+          aria-current={isCurrent(pathname, link.href) ? "page" : undefined}
         >
           {link.label}
         </Link>

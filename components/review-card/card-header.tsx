@@ -54,6 +54,12 @@ export function CardHeader(props: {
         </span>
         <span>
           queue <span className={styles.metaValue}>{batch.queue.name}</span>
+          {batch.routing ? (
+            <span data-testid="routed-by" title="The routing rule that chose this queue">
+              {" "}
+              (routed by “{batch.routing.name}”)
+            </span>
+          ) : null}
           {batch.escalations ? (
             <span data-testid="escalated">
               {" "}

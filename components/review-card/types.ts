@@ -75,6 +75,8 @@ export type Batch = {
   onTimeout: TimeoutAction;
   /** times the batch moved to an escalation queue (absent from older servers) */
   escalations?: number;
+  /** the routing rule that chose the queue, if one did (absent from older servers) */
+  routing?: { ruleId: string; name: string } | null;
   decidedAt: string | null;
   cancelReason: string | null;
   reviewUrl: string;

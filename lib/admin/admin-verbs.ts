@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hashPassword } from "better-auth/crypto";
 import { eq, inArray } from "drizzle-orm";
 import { z } from "zod";
-import { writeTransaction, type Transaction } from "@/db/client";
+import { getDb, writeTransaction, type Transaction } from "@/db/client";
 import {
   accounts,
   agentKeyQueues,
@@ -126,6 +126,23 @@ export async function insertReviewer(
     await tx.insert(queueMembers).values({ queueId, userId: id, role, createdAt: now.getTime() });
   }
   return id;
+}
+
+/** The id of the queue with this name (operator commands name queues; the API uses ids). */
+export async function queueIdByName(name: string): Promise<string> {
+  const [queue] = await getDb().select({ id: queues.id }).from(queues).where(eq(queues.name, name));
+  if (!queue) throw new NotFoundError(`Queue '${name}'`);
+  return queue.id;
+}
+
+/** The id of the reviewer with this email. */
+export async function userIdByEmail(email: string): Promise<string> {
+  const [user] = await getDb()
+    .select({ id: users.id })
+    .from(users)
+    .where(eq(users.email, email.toLowerCase()));
+  if (!user) throw new NotFoundError(`Reviewer ${email}`);
+  return user.id;
 }
 
 /** A new personal token for a reviewer; only its hash is kept, so this is the one time it is shown. */

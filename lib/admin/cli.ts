@@ -2,11 +2,34 @@ import { parseArgs } from "node:util";
 import { closeDb, databaseUrl } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { ApiError } from "@/lib/errors";
-import { createAgentKey, createQueue, createReviewer, createReviewerToken } from "./admin-verbs";
+import { addMember } from "@/lib/queues/add-member";
+import { archiveQueue } from "@/lib/queues/archive-queue";
+import { changeRole } from "@/lib/queues/change-role";
+import { createQueue } from "@/lib/queues/create-queue";
+import { listQueues } from "@/lib/queues/list-queues";
+import { OPERATOR } from "@/lib/queues/queue-access";
+import type { QueueView } from "@/lib/queues/queue-views";
+import { removeMember } from "@/lib/queues/remove-member";
+import { updateQueue } from "@/lib/queues/update-queue";
+import {
+  createAgentKey,
+  createReviewer,
+  createReviewerToken,
+  queueIdByName,
+  userIdByEmail,
+} from "./admin-verbs";
 
 const USAGE = `Usage: npm run admin -- <command>
 
-  queue create <name> [--required-approvals N] [--separation-of-duties] [--default-timeout-secs S]
+  queue create <name> [--required-approvals N] [--separation-of-duties] [--default-timeout SECS]
+               [--escalation-queue NAME]
+  queue edit <name> [--name NEW] [--required-approvals N] [--separation-of-duties|--no-separation-of-duties]
+               [--default-timeout SECS] [--escalation-queue NAME|--no-escalation-queue]
+  queue archive <name>
+  queue list
+  member add --queue NAME --email E [--role R]
+  member role --queue NAME --email E --role R
+  member remove --queue NAME --email E
   reviewer create --email E --name N --password P [--queue NAME[:role]]...   (roles: reviewer, lead, admin)
   reviewer token --email E
   agent create --name N --queue NAME [--queue NAME]... [--owner EMAIL]
@@ -21,6 +44,47 @@ function integer(value: string | undefined, flag: string): number | undefined {
 
 class UsageError extends Error {}
 
+function oneQueue(values: string[] | undefined, command: string): string {
+  if (values?.length !== 1) throw new UsageError(`${command} needs one --queue NAME.`);
+  return values[0]!;
+}
+
+function needEmail(email: string | undefined, command: string): string {
+  if (!email) throw new UsageError(`${command} needs --email.`);
+  return email;
+}
+
+/** `--flag` / `--no-flag`: true, false, or undefined when neither was given. */
+function toggle(on: boolean | undefined, off: boolean | undefined, flag: string) {
+  if (on && off) throw new UsageError(`Give --${flag} or --no-${flag}, not both.`);
+  return on ? true : off ? false : undefined;
+}
+
+function queueTable(rows: QueueView[]): string {
+  const lines = [
+    ["NAME", "QUORUM", "SOD", "TIMEOUT", "ESCALATION", "MEMBERS", "STATUS", "ID"],
+    ...rows.map((q) => [
+      q.name,
+      String(q.requiredApprovals),
+      q.separationOfDuties ? "yes" : "no",
+      `${q.defaultTimeoutSecs}s`,
+      q.escalationQueue?.name ?? "-",
+      String(q.memberCount),
+      q.archivedAt ? "archived" : "open",
+      q.id,
+    ]),
+  ];
+  const widths = lines[0]!.map((_, i) => Math.max(...lines.map((line) => line[i]!.length)));
+  return lines
+    .map((line) =>
+      line
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}
+
 async function run(argv: string[]): Promise<string> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -28,7 +92,12 @@ async function run(argv: string[]): Promise<string> {
     options: {
       "required-approvals": { type: "string" },
       "separation-of-duties": { type: "boolean" },
+      "no-separation-of-duties": { type: "boolean" },
       "default-timeout-secs": { type: "string" },
+      "default-timeout": { type: "string" },
+      "escalation-queue": { type: "string" },
+      "no-escalation-queue": { type: "boolean" },
+      role: { type: "string" },
       email: { type: "string" },
       name: { type: "string" },
       password: { type: "string" },
@@ -44,13 +113,78 @@ async function run(argv: string[]): Promise<string> {
   switch (`${noun} ${verb}`) {
     case "queue create": {
       if (rest.length !== 1) throw new UsageError("queue create takes one name.");
-      const queue = await createQueue({
+      const escalation = values["escalation-queue"];
+      const queue = await createQueue(OPERATOR, {
         name: rest[0]!,
         requiredApprovals: integer(values["required-approvals"], "--required-approvals"),
         separationOfDuties: values["separation-of-duties"] ?? false,
-        defaultTimeoutSecs: integer(values["default-timeout-secs"], "--default-timeout-secs"),
+        defaultTimeoutSecs: integer(
+          values["default-timeout"] ?? values["default-timeout-secs"],
+          "--default-timeout",
+        ),
+        escalationQueueId: escalation ? await queueIdByName(escalation) : undefined,
       });
       return queue.id;
+    }
+    case "queue edit": {
+      if (rest.length !== 1) throw new UsageError("queue edit takes one name.");
+      const escalation = values["escalation-queue"];
+      if (escalation && values["no-escalation-queue"])
+        throw new UsageError("Give --escalation-queue or --no-escalation-queue, not both.");
+      const queue = await updateQueue(OPERATOR, await queueIdByName(rest[0]!), {
+        name: values.name,
+        requiredApprovals: integer(values["required-approvals"], "--required-approvals"),
+        separationOfDuties: toggle(
+          values["separation-of-duties"],
+          values["no-separation-of-duties"],
+          "separation-of-duties",
+        ),
+        defaultTimeoutSecs: integer(
+          values["default-timeout"] ?? values["default-timeout-secs"],
+          "--default-timeout",
+        ),
+        escalationQueueId: escalation
+          ? await queueIdByName(escalation)
+          : values["no-escalation-queue"]
+            ? null
+            : undefined,
+      });
+      return queueTable([queue]);
+    }
+    case "queue archive": {
+      if (rest.length !== 1) throw new UsageError("queue archive takes one name.");
+      const queue = await archiveQueue(OPERATOR, await queueIdByName(rest[0]!));
+      return `Archived '${queue.name}'.`;
+    }
+    case "queue list":
+      return queueTable((await listQueues(OPERATOR)).queues);
+    case "member add": {
+      const queueName = oneQueue(values.queue, "member add");
+      const member = await addMember(OPERATOR, await queueIdByName(queueName), {
+        email: needEmail(values.email, "member add"),
+        role: values.role,
+      });
+      return `Added ${member.email} to '${queueName}' as ${member.role}.`;
+    }
+    case "member role": {
+      const queueName = oneQueue(values.queue, "member role");
+      if (!values.role) throw new UsageError("member role needs --role.");
+      const member = await changeRole(
+        OPERATOR,
+        await queueIdByName(queueName),
+        await userIdByEmail(needEmail(values.email, "member role")),
+        { role: values.role },
+      );
+      return `${member.email} is now ${member.role} in '${queueName}'.`;
+    }
+    case "member remove": {
+      const queueName = oneQueue(values.queue, "member remove");
+      const member = await removeMember(
+        OPERATOR,
+        await queueIdByName(queueName),
+        await userIdByEmail(needEmail(values.email, "member remove")),
+      );
+      return `Removed ${member.email} from '${queueName}'.`;
     }
     case "reviewer create": {
       const reviewer = await createReviewer({

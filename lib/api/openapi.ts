@@ -4,6 +4,7 @@ import { DecideCallInput } from "@/lib/approvals/decide-call";
 import { CreateBatchInput } from "@/lib/batches/batch-input";
 import { CancelBatchInput } from "@/lib/batches/cancel-batch";
 import { QueueSnapshotQuery } from "@/lib/batches/queue-snapshot";
+import { RoutingRuleInput, RoutingRuleUpdate } from "@/lib/routing/rule-input";
 import { ListQueueQuery } from "@/lib/batches/list-queue";
 import { ReadBatchQuery } from "@/lib/batches/read-batch";
 import { ExportHistoryQuery } from "@/lib/history/export-history";
@@ -14,6 +15,10 @@ import { CreateRunInput } from "@/lib/runs/create-run";
 import { HeartbeatInput } from "@/lib/runs/heartbeat";
 import { RecordToolEventInput } from "@/lib/runs/record-tool-event";
 import { RequestRollbackInput } from "@/lib/runs/request-rollback";
+import { AddMemberInput } from "@/lib/queues/add-member";
+import { ChangeRoleInput } from "@/lib/queues/change-role";
+import { CreateQueueInput } from "@/lib/queues/create-queue";
+import { UpdateQueueInput } from "@/lib/queues/update-queue";
 import { resourceSchemas } from "./resource-schemas";
 
 // The OpenAPI 3.1 document, built from the very zod schemas that validate requests.
@@ -220,6 +225,124 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       body: DecideBatchInput,
       ok: { status: 200, schema: "Batch" },
       errors: [400, 401, 403, 404, 409],
+    },
+  },
+  "/queues": {
+    get: {
+      summary:
+        "The reviewer's queues with their role, settings and member count (an admin sees every queue; archived ones have archivedAt)",
+      auth: "reviewer",
+      ok: { status: 200, schema: "QueueList" },
+      errors: [401, 403],
+    },
+    post: {
+      summary: "Create a queue (admins); the creator becomes its first admin member",
+      auth: "reviewer",
+      body: CreateQueueInput,
+      ok: { status: 201, schema: "QueueDetail" },
+      errors: [400, 401, 403, 409, 413, 415],
+    },
+  },
+  "/queues/{queueId}": {
+    get: {
+      summary: "A queue's settings and members (its members and admins)",
+      auth: "reviewer",
+      params: ["queueId"],
+      ok: { status: 200, schema: "QueueDetail" },
+      errors: [401, 403, 404],
+    },
+    patch: {
+      summary: "Change a queue's settings (its leads and admins)",
+      description:
+        "Only the fields sent change. escalationQueueId must be another open queue the caller can see (null: no escalation). An archived queue is 409 queue_archived; a name in use is 409 already_exists. Writes a queue.updated event listing each change before and after.",
+      auth: "reviewer",
+      params: ["queueId"],
+      body: UpdateQueueInput,
+      ok: { status: 200, schema: "QueueDetail" },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
+  },
+  "/queues/{queueId}/archive": {
+    post: {
+      summary: "Archive a queue (admins): it keeps its history and takes no changes",
+      description: "Open queues that escalated to it stop escalating (a queue.updated event each).",
+      auth: "reviewer",
+      params: ["queueId"],
+      ok: { status: 200, schema: "QueueDetail" },
+      errors: [401, 403, 404, 409],
+    },
+  },
+  "/queues/{queueId}/members": {
+    get: {
+      summary: "A queue's members with their roles",
+      auth: "reviewer",
+      params: ["queueId"],
+      ok: { status: 200, schema: "QueueMemberList" },
+      errors: [401, 403, 404],
+    },
+    post: {
+      summary: "Add an existing reviewer by email (leads: reviewer or lead; admins: any role)",
+      auth: "reviewer",
+      params: ["queueId"],
+      body: AddMemberInput,
+      ok: { status: 201, schema: "QueueMember" },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
+  },
+  "/queues/{queueId}/members/{userId}": {
+    patch: {
+      summary: "Change a member's role",
+      description:
+        "Leads may not touch admins or grant admin. Taking the admin role from the installation's last admin is 409 last_admin.",
+      auth: "reviewer",
+      params: ["queueId", "userId"],
+      body: ChangeRoleInput,
+      ok: { status: 200, schema: "QueueMember" },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
+    delete: {
+      summary: "Remove a member; answers the membership as it was",
+      description:
+        "Leads may not remove admins; removing the installation's last admin is 409 last_admin.",
+      auth: "reviewer",
+      params: ["queueId", "userId"],
+      ok: { status: 200, schema: "QueueMember" },
+      errors: [401, 403, 404, 409],
+    },
+  },
+  "/routing-rules": {
+    get: {
+      summary: "The routing rules in the order they are tried (admins)",
+      description:
+        "A batch whose request names no queue goes to the queue of the first enabled rule (lowest position) whose conditions all hold: the agent, a tool-name glob matched by any call, a minimum total cost estimate. No rule: the agent key's default queue. The rule is recorded on the batch (batch.routing).",
+      auth: "reviewer",
+      ok: { status: 200, schema: "RoutingRuleList" },
+      errors: [401, 403],
+    },
+    post: {
+      summary: "Add a routing rule (admins)",
+      auth: "reviewer",
+      body: RoutingRuleInput,
+      ok: { status: 201, schema: "RoutingRule" },
+      errors: [400, 401, 403, 409, 413, 415],
+    },
+  },
+  "/routing-rules/{ruleId}": {
+    patch: {
+      summary: "Change a routing rule (admins); only the fields sent change",
+      auth: "reviewer",
+      params: ["ruleId"],
+      body: RoutingRuleUpdate,
+      ok: { status: 200, schema: "RoutingRule" },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
+    delete: {
+      summary: "Remove a routing rule (admins); batches it routed keep naming it",
+      auth: "reviewer",
+      params: ["ruleId"],
+      ok: { status: 204, schema: "Empty", description: "Removed; no body" },
+      content: {},
+      errors: [401, 403, 404],
     },
   },
   "/stream": {

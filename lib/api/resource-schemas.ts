@@ -6,6 +6,7 @@ import {
   BATCH_STATUSES,
   CALL_STATUSES,
   DECISION_SOURCES,
+  QUEUE_ROLES,
   REMEMBER_SCOPES,
   RUN_STATUSES,
   TIMEOUT_ACTIONS,
@@ -78,6 +79,10 @@ export const BatchResource = z.object({
   expiresAt: Time,
   onTimeout: z.enum(TIMEOUT_ACTIONS),
   escalations: z.int().describe("how many times the batch moved to an escalation queue"),
+  routing: z
+    .object({ ruleId: z.string(), name: z.string() })
+    .nullable()
+    .describe("the routing rule that chose the queue; null when named or by default"),
   decidedAt: Time.nullable(),
   cancelReason: z.string().nullable(),
   reviewUrl: z.string(),
@@ -115,6 +120,53 @@ export const EventResource = z.object({
   data: z.record(z.string(), z.unknown()),
 });
 
+export const QueueResource = z.object({
+  id: z.string(),
+  name: z.string(),
+  requiredApprovals: z.int().describe("approvals from distinct reviewers that approve a call"),
+  separationOfDuties: z.boolean().describe("an agent key's owner may not approve its calls"),
+  defaultTimeoutSecs: z.int().describe("a batch's deadline when the agent names none"),
+  escalationQueueId: z.string().nullable(),
+  escalationQueue: Ref.nullable().describe("where batches with onTimeout escalate go"),
+  memberCount: z.int(),
+  createdAt: Time,
+  archivedAt: Time.nullable().describe("an archived queue takes no new batches"),
+  access: z
+    .object({
+      role: z
+        .enum(QUEUE_ROLES)
+        .nullable()
+        .describe("null: an installation admin who is not a member"),
+      canManage: z.boolean().describe("may change its settings and members (a lead or an admin)"),
+      isAdmin: z.boolean().describe("an installation admin: may grant admin and archive"),
+    })
+    .describe("what the caller may do with this queue"),
+});
+
+export const QueueMemberResource = z.object({
+  userId: z.string(),
+  name: z.string(),
+  email: z.string(),
+  role: z.enum(QUEUE_ROLES),
+  addedAt: Time,
+});
+
+export const QueueDetailResource = QueueResource.extend({
+  members: z.array(QueueMemberResource),
+});
+
+export const RoutingRuleResource = z.object({
+  id: z.string(),
+  name: z.string(),
+  position: z.int().describe("rules are tried lowest first"),
+  queue: Ref,
+  agent: Ref.nullable(),
+  toolPattern: z.string().nullable(),
+  minCost: z.number().nullable(),
+  enabled: z.boolean(),
+  createdAt: Time,
+});
+
 export const resourceSchemas = {
   Run: RunResource,
   Batch: BatchResource,
@@ -141,6 +193,8 @@ export const resourceSchemas = {
   Lease: z.object({ leaseExpiresAt: Time }),
   QueuePage: z.object({ batches: z.array(BatchResource), nextCursor: z.string().nullable() }),
   HistoryPage: z.object({ batches: z.array(BatchResource), nextCursor: z.string().nullable() }),
+  RoutingRule: RoutingRuleResource,
+  RoutingRuleList: z.object({ rules: z.array(RoutingRuleResource) }),
   QueueSnapshot: z.object({
     batches: z.array(BatchResource),
     lastEventId: z.int(),
@@ -148,6 +202,14 @@ export const resourceSchemas = {
     nextCursor: z.string().nullable(),
   }),
   CallDecision: z.object({ call: CallResource, batch: BatchResource }),
+  Queue: QueueResource,
+  QueueDetail: QueueDetailResource,
+  QueueMember: QueueMemberResource,
+  QueueMemberList: z.object({ members: z.array(QueueMemberResource) }),
+  QueueList: z.object({
+    queues: z.array(QueueResource),
+    canCreateQueues: z.boolean().describe("the caller is an installation admin"),
+  }),
   Error: z.object({
     error: z.object({
       code: z.string(),

@@ -6,6 +6,7 @@ import {
   batches,
   calls,
   queues,
+  routingRules,
   runs,
   users,
   votes,
@@ -72,11 +73,13 @@ export async function loadBatchViews(db: Executor, ids: string[]): Promise<Batch
       queueName: queues.name,
       agentId: runs.agentKeyId,
       agentName: agentKeys.name,
+      ruleName: routingRules.name,
     })
     .from(batches)
     .innerJoin(queues, eq(queues.id, batches.queueId))
     .innerJoin(runs, eq(runs.id, batches.runId))
     .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
+    .leftJoin(routingRules, eq(routingRules.id, batches.routingRuleId))
     .where(inArray(batches.id, ids));
   const callRows = await db
     .select({ call: calls, deciderName: users.name })
@@ -114,7 +117,7 @@ export async function loadBatchViews(db: Executor, ids: string[]): Promise<Batch
   }
 
   const byId = new Map(
-    batchRows.map(({ batch, queueName, agentId, agentName }) => [
+    batchRows.map(({ batch, queueName, agentId, agentName, ruleName }) => [
       batch.id,
       {
         id: batch.id,
@@ -130,6 +133,9 @@ export async function loadBatchViews(db: Executor, ids: string[]): Promise<Batch
         expiresAt: isoTime(batch.expiresAt),
         onTimeout: batch.onTimeout,
         escalations: batch.escalations,
+        routing: batch.routingRuleId
+          ? { ruleId: batch.routingRuleId, name: ruleName ?? "(deleted rule)" }
+          : null,
         decidedAt: isoTime(batch.decidedAt),
         cancelReason: batch.cancelReason,
         reviewUrl: `${publicBaseUrl()}/batches/${batch.id}`,

@@ -34,7 +34,7 @@ export async function createBatch(
     if (earlier) return { batch: (await loadBatchView(tx, earlier))!, replayed: true };
 
     await assertInAgentsHands(tx, run, input.claimToken);
-    const queue = await resolveQueue(tx, agent, input.queue);
+    const choice = await resolveQueue(tx, agent, input);
     const now = Date.now();
     const [moved] = await tx
       .update(runs)
@@ -57,7 +57,7 @@ export async function createBatch(
         await loadRunView(tx, run.id, { withBatches: false }),
       );
     }
-    const batch = await openBatch(tx, agent, run, queue, input, now);
+    const batch = await openBatch(tx, agent, run, choice, input, now);
     await rememberResult(tx, agent, idempotency, batch.id);
     return { batch, replayed: false };
   });

@@ -1,24 +1,53 @@
-import { and, eq, inArray, or } from "drizzle-orm";
+import { and, eq, inArray, isNull, or } from "drizzle-orm";
 import type { Transaction } from "@/db/client";
-import { batches, calls, queues, rememberedApprovals, type Queue, type Run } from "@/db/schema";
+import {
+  batches,
+  calls,
+  queues,
+  rememberedApprovals,
+  routingRules,
+  type Queue,
+  type RoutingRule,
+  type Run,
+} from "@/db/schema";
 import { actionHash } from "@/lib/approvals/action-hash";
 import { actorRef, type AgentActor } from "@/lib/auth/actor";
-import { NotFoundError } from "@/lib/errors";
+import { ConflictError, NotFoundError } from "@/lib/errors";
 import { appendEvents, SYSTEM_ACTOR } from "@/lib/events/append-event";
 import { loadBatchView, type BatchView } from "@/lib/api/views";
 import { newId } from "@/lib/ids";
+import { chooseRule } from "@/lib/routing/match-rule";
 import type { CallInput, CreateBatchInput } from "./batch-input";
 import { settleBatchIfDone } from "./settle-batch";
 
-/** The queue a batch goes to: the one named, if the key may target it, else the key's default. */
+export type QueueChoice = { queue: Queue; rule: RoutingRule | null };
+
+/**
+ * The queue a batch goes to: the one named, if the key may target it; else the first routing
+ * rule that matches the batch; else the key's default queue.
+ */
 export async function resolveQueue(
   tx: Transaction,
   agent: AgentActor,
-  requested: string | undefined,
-): Promise<Queue> {
+  batch: Pick<CreateBatchInput, "queue" | "calls"> | undefined,
+): Promise<QueueChoice> {
+  const requested = batch?.queue;
   if (requested === undefined) {
-    const [queue] = await tx.select().from(queues).where(eq(queues.id, agent.defaultQueueId));
-    return queue!;
+    const rule = batch
+      ? chooseRule(await activeRules(tx), { agentKeyId: agent.id, calls: batch.calls })
+      : null;
+    const [queue] = await tx
+      .select()
+      .from(queues)
+      .where(eq(queues.id, rule?.queueId ?? agent.defaultQueueId));
+    if (queue!.archivedAt !== null) {
+      throw new ConflictError(
+        "queue_archived",
+        `This agent key's default queue '${queue!.name}' is archived; name another queue it may target, or ask an admin for a new key.`,
+        null,
+      );
+    }
+    return { queue: queue!, rule };
   }
   const [queue] = await tx
     .select()
@@ -29,7 +58,20 @@ export async function resolveQueue(
   if (!queue || !agent.queueIds.includes(queue.id)) {
     throw new NotFoundError(`Queue '${requested}' (among the queues this agent key may target)`);
   }
-  return queue;
+  if (queue.archivedAt !== null) {
+    throw new ConflictError("queue_archived", `Queue '${queue.name}' is archived.`, null);
+  }
+  return { queue, rule: null };
+}
+
+/** Enabled rules whose queue still takes batches. */
+async function activeRules(tx: Transaction): Promise<RoutingRule[]> {
+  const rows = await tx
+    .select({ rule: routingRules })
+    .from(routingRules)
+    .innerJoin(queues, eq(queues.id, routingRules.queueId))
+    .where(and(eq(routingRules.enabled, true), isNull(queues.archivedAt)));
+  return rows.map((r) => r.rule);
 }
 
 function planAsCall(plan: NonNullable<CreateBatchInput["plan"]>): CallInput {
@@ -51,7 +93,7 @@ export async function openBatch(
   tx: Transaction,
   agent: AgentActor,
   run: Pick<Run, "id" | "conversationId">,
-  queue: Queue,
+  { queue, rule }: QueueChoice,
   input: CreateBatchInput,
   now: number,
 ): Promise<BatchView> {
@@ -66,6 +108,7 @@ export async function openBatch(
     plan: input.plan ?? null,
     onTimeout: input.onTimeout,
     callbackUrl: input.callbackUrl ?? null,
+    routingRuleId: rule?.id ?? null,
     createdAt: now,
     expiresAt: now + (input.timeoutSecs ?? queue.defaultTimeoutSecs) * 1000,
   });

@@ -38,7 +38,8 @@ export async function createRun(
     );
     if (earlier) return { run: (await loadRunView(tx, earlier, { withBatches }))!, replayed: true };
 
-    const queue = await resolveQueue(tx, agent, input.batch?.queue);
+    const choice = await resolveQueue(tx, agent, input.batch);
+    const { queue } = choice;
     const now = Date.now();
     const run = {
       id: newId(),
@@ -65,7 +66,7 @@ export async function createRun(
       },
       at: now,
     });
-    const batch = input.batch ? await openBatch(tx, agent, run, queue, input.batch, now) : null;
+    const batch = input.batch ? await openBatch(tx, agent, run, choice, input.batch, now) : null;
     await rememberResult(tx, agent, idempotency, run.id);
     if (batch && batch.status !== "pending") {
       // Remembered approvals settled the batch at once, and moved the run on with it.

@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
-import { agentKeys, queueMembers, queues, users } from "@/db/schema";
+import { agentKeys, events, queueMembers, queues, users } from "@/db/schema";
 import { authenticate } from "@/lib/auth/actor";
 import { freshDatabase } from "../support/database";
 
@@ -163,10 +163,115 @@ describe("npm run admin", () => {
     expect((await getDb().select().from(users).where(eq(users.email, "a@b.co"))).length).toBe(0);
   }, 120_000); // a dozen cold `tsx` starts: slow on a loaded 2-core machine
 
+  it("edits queues, manages members and archives, each change recorded as the operator's", async () => {
+    const membership = async (queueName: string) => {
+      const [row] = await getDb()
+        .select({ role: queueMembers.role })
+        .from(queueMembers)
+        .innerJoin(queues, eq(queues.id, queueMembers.queueId))
+        .innerJoin(users, eq(users.id, queueMembers.userId))
+        .where(and(eq(queues.name, queueName), eq(users.email, "dana@example.com")));
+      return row?.role ?? null;
+    };
+    const edit = await admin(
+      "queue",
+      "edit",
+      "refunds",
+      "--required-approvals",
+      "3",
+      "--no-separation-of-duties",
+      "--default-timeout",
+      "900",
+      "--escalation-queue",
+      "escalations",
+    );
+    expect(edit.code, edit.stderr).toBe(0);
+    const [refunds] = await getDb().select().from(queues).where(eq(queues.name, "refunds"));
+    const [escalations] = await getDb().select().from(queues).where(eq(queues.name, "escalations"));
+    expect(refunds).toMatchObject({
+      requiredApprovals: 3,
+      separationOfDuties: false,
+      defaultTimeoutSecs: 900,
+      escalationQueueId: escalations!.id,
+    });
+    const [updated] = await getDb()
+      .select()
+      .from(events)
+      .where(and(eq(events.queueId, refunds!.id), eq(events.type, "queue.updated")));
+    expect(updated).toMatchObject({
+      actorKind: "system",
+      data: { changes: { requiredApprovals: { before: 2, after: 3 } } },
+    });
+
+    const steps: [string[], RegExp][] = [
+      [
+        [
+          "member",
+          "add",
+          "--queue",
+          "escalations",
+          "--email",
+          "dana@example.com",
+          "--role",
+          "admin",
+        ],
+        /as admin/,
+      ],
+      [
+        [
+          "member",
+          "role",
+          "--queue",
+          "refunds",
+          "--email",
+          "dana@example.com",
+          "--role",
+          "reviewer",
+        ],
+        /now reviewer/,
+      ],
+      [["member", "remove", "--queue", "refunds", "--email", "dana@example.com"], /Removed/],
+      [["queue", "archive", "escalations"], /Archived 'escalations'/],
+    ];
+    for (const [args, output] of steps) {
+      const answer = await admin(...args);
+      expect(answer.code, `${args.join(" ")}: ${answer.stderr}`).toBe(0);
+      expect(answer.stdout).toMatch(output);
+    }
+    expect(await membership("escalations")).toBe("admin");
+    expect(await membership("refunds")).toBeNull();
+
+    const list = await admin("queue", "list");
+    expect(list.stdout).toMatch(/refunds\s+3\s+no\s+900s\s+-\s+0\s+open/);
+    expect(list.stdout).toMatch(/escalations\s+1\s+no\s+3600s\s+-\s+1\s+archived/);
+
+    const before = (await getDb().select().from(events)).length;
+    const refusals: [string[], RegExp][] = [
+      [["queue", "edit", "refunds", "--required-approvals", "0"], /requiredApprovals/],
+      [["queue", "edit", "nope", "--required-approvals", "2"], /Queue 'nope' not found/],
+      [["queue", "edit", "refunds", "--escalation-queue", "escalations"], /archived/],
+      [
+        ["queue", "edit", "refunds", "--separation-of-duties", "--no-separation-of-duties"],
+        /not both/,
+      ],
+      [["member", "remove", "--queue", "escalations", "--email", "dana@example.com"], /last admin/],
+      [["member", "add", "--queue", "refunds", "--email", "nobody@example.com"], /No reviewer/],
+      [["member", "role", "--queue", "refunds", "--email", "dana@example.com"], /needs --role/],
+    ];
+    const answers = await Promise.all(refusals.map(([args]) => admin(...args)));
+    refusals.forEach(([args, message], i) => {
+      expect(answers[i]!.code, args.join(" ")).not.toBe(0);
+      expect(answers[i]!.stderr, args.join(" ")).toMatch(message);
+    });
+    expect((await getDb().select().from(events)).length).toBe(before);
+  }, 120_000);
+
   it("prints its usage", async () => {
     const help = await admin("--help");
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("queue create <name>");
     expect(help.stdout).toContain("agent create --name N --queue NAME");
+    expect(help.stdout).toContain("queue edit <name>");
+    expect(help.stdout).toContain("member add --queue NAME --email E [--role R]");
   });
 });

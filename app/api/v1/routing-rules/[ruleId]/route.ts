@@ -1,0 +1,14 @@
+import { apiRoute, json } from "@/lib/http/api-route";
+import { deleteRule } from "@/lib/routing/delete-rule";
+import { updateRule } from "@/lib/routing/update-rule";
+
+export const dynamic = "force-dynamic";
+
+export const PATCH = apiRoute<{ ruleId: string }>(async ({ actor, params, body }) =>
+  json(await updateRule(actor, params.ruleId, body)),
+);
+
+export const DELETE = apiRoute<{ ruleId: string }>(async ({ actor, params }) => {
+  await deleteRule(actor, params.ruleId);
+  return new Response(null, { status: 204 });
+});

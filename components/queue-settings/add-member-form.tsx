@@ -1,0 +1,69 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useRef, useState, useTransition, type FormEvent } from "react";
+import { addMemberAction } from "@/app/(reviewer)/queues/actions";
+import type { ActionFailure } from "@/app/action-result";
+import { QUEUE_ROLES } from "@/db/schema";
+import { FormError } from "./form-error";
+import { ROLE_LABEL } from "./format";
+import styles from "./queue-settings.module.css";
+
+/** Adds someone who already has an account, by email; only admins are offered the admin role. */
+export function AddMemberForm({ queueId, isAdmin }: { queueId: string; isAdmin: boolean }) {
+  const router = useRouter();
+  const form = useRef<HTMLFormElement>(null);
+  const [failure, setFailure] = useState<ActionFailure | null>(null);
+  const [notice, setNotice] = useState("");
+  const [pending, startTransition] = useTransition();
+
+  // onSubmit, not `action`: React resets a form after its action, and a refused entry must stay.
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget);
+    setNotice("");
+    startTransition(async () => {
+      const result = await addMemberAction(queueId, {
+        email: String(data.get("email") ?? ""),
+        role: String(data.get("role") ?? "reviewer"),
+      });
+      if (!result.ok) return setFailure(result);
+      setFailure(null);
+      setNotice(
+        `${result.member.name} was added as ${ROLE_LABEL[result.member.role].toLowerCase()}.`,
+      );
+      form.current?.reset();
+      router.refresh();
+    });
+  }
+
+  return (
+    <form ref={form} onSubmit={submit} className={styles.addMember} aria-label="Add a member">
+      <div className={styles.field}>
+        <label htmlFor="member-email">Email</label>
+        <input id="member-email" name="email" type="email" required autoComplete="off" />
+      </div>
+      <div className={styles.field}>
+        <label htmlFor="member-role">Role</label>
+        <select id="member-role" name="role" defaultValue="reviewer">
+          {QUEUE_ROLES.filter((role) => isAdmin || role !== "admin").map((role) => (
+            <option key={role} value={role}>
+              {ROLE_LABEL[role]}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className={styles.formActions}>
+        <button type="submit" className={styles.primary} disabled={pending}>
+          {pending ? "Adding…" : "Add member"}
+        </button>
+      </div>
+      <p role="status" className={`${styles.status} ${styles.fullRow}`}>
+        {notice}
+      </p>
+      <div className={styles.fullRow}>
+        <FormError failure={failure} />
+      </div>
+    </form>
+  );
+}

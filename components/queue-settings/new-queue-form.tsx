@@ -1,0 +1,78 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useState, useTransition, type FormEvent } from "react";
+import { createQueueAction } from "@/app/(reviewer)/queues/actions";
+import type { ActionFailure } from "@/app/action-result";
+import { FormError } from "./form-error";
+import { wholeNumber } from "./format";
+import styles from "./queue-settings.module.css";
+
+/** Admins only: a new queue, then on to its settings page to add members. */
+export function NewQueueForm() {
+  const router = useRouter();
+  const [failure, setFailure] = useState<ActionFailure | null>(null);
+  const [pending, startTransition] = useTransition();
+
+  // onSubmit, not `action`: React resets a form after its action, and a refused entry must stay.
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    startTransition(async () => {
+      const result = await createQueueAction({
+        name: String(form.get("name") ?? ""),
+        requiredApprovals: wholeNumber(form.get("requiredApprovals")),
+        separationOfDuties: form.get("separationOfDuties") === "on",
+        defaultTimeoutSecs: wholeNumber(form.get("defaultTimeoutSecs")),
+      });
+      if (!result.ok) return setFailure(result);
+      setFailure(null);
+      router.push(`/queues/${result.queue.id}`);
+    });
+  }
+
+  return (
+    <section className={styles.panel} aria-labelledby="new-queue-title">
+      <h2 id="new-queue-title" className={styles.panelTitle}>
+        New queue
+      </h2>
+      <FormError failure={failure} />
+      <form onSubmit={submit} className={styles.formGrid}>
+        <div className={styles.field}>
+          <label htmlFor="new-queue-name">Name</label>
+          <input id="new-queue-name" name="name" required maxLength={100} />
+        </div>
+        <div className={styles.field}>
+          <label htmlFor="new-queue-approvals">Approvals needed</label>
+          <input
+            id="new-queue-approvals"
+            name="requiredApprovals"
+            type="number"
+            min={1}
+            max={20}
+            defaultValue={1}
+          />
+        </div>
+        <div className={styles.field}>
+          <label htmlFor="new-queue-timeout">Default timeout (seconds)</label>
+          <input
+            id="new-queue-timeout"
+            name="defaultTimeoutSecs"
+            type="number"
+            min={1}
+            defaultValue={3600}
+          />
+        </div>
+        <div className={styles.check}>
+          <input id="new-queue-sod" name="separationOfDuties" type="checkbox" />
+          <label htmlFor="new-queue-sod">Separation of duties</label>
+        </div>
+        <div className={styles.formActions}>
+          <button type="submit" className={styles.primary} disabled={pending}>
+            {pending ? "Creating…" : "Create queue"}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,136 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useState, useTransition, type FormEvent } from "react";
+import { updateQueueAction } from "@/app/(reviewer)/queues/actions";
+import type { ActionFailure } from "@/app/action-result";
+import type { QueueDetailView } from "@/lib/queues/queue-views";
+import { FormError } from "./form-error";
+import { wholeNumber } from "./format";
+import styles from "./queue-settings.module.css";
+
+export type EscalationOption = { id: string; name: string };
+
+/** A lead's or an admin's view of the settings: every field editable, saved together. */
+export function SettingsForm({
+  queue,
+  escalationOptions,
+}: {
+  queue: QueueDetailView;
+  escalationOptions: EscalationOption[];
+}) {
+  const router = useRouter();
+  const [failure, setFailure] = useState<ActionFailure | null>(null);
+  const [saved, setSaved] = useState(false);
+  const [pending, startTransition] = useTransition();
+  const disabled = queue.archivedAt !== null;
+
+  // onSubmit, not `action`: React resets a form after its action, and a refused entry must stay.
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setSaved(false);
+    startTransition(async () => {
+      const escalation = String(form.get("escalationQueueId") ?? "");
+      const result = await updateQueueAction(queue.id, {
+        name: String(form.get("name") ?? ""),
+        requiredApprovals: wholeNumber(form.get("requiredApprovals")),
+        separationOfDuties: form.get("separationOfDuties") === "on",
+        defaultTimeoutSecs: wholeNumber(form.get("defaultTimeoutSecs")),
+        escalationQueueId: escalation === "" ? null : escalation,
+      });
+      if (!result.ok) return setFailure(result);
+      setFailure(null);
+      setSaved(true);
+      router.refresh();
+    });
+  }
+
+  return (
+    <form onSubmit={submit} className={styles.formGrid} aria-describedby="settings-status">
+      <div className={styles.field}>
+        <label htmlFor="queue-name">Name</label>
+        <input
+          id="queue-name"
+          name="name"
+          required
+          maxLength={100}
+          defaultValue={queue.name}
+          disabled={disabled}
+        />
+      </div>
+      <div className={styles.field}>
+        <label htmlFor="queue-approvals">Approvals needed</label>
+        <input
+          id="queue-approvals"
+          name="requiredApprovals"
+          type="number"
+          min={1}
+          max={20}
+          defaultValue={queue.requiredApprovals}
+          aria-describedby="queue-approvals-help"
+          disabled={disabled}
+        />
+        <span id="queue-approvals-help" className={styles.help}>
+          From distinct reviewers, 1–20
+        </span>
+      </div>
+      <div className={styles.field}>
+        <label htmlFor="queue-timeout">Default timeout (seconds)</label>
+        <input
+          id="queue-timeout"
+          name="defaultTimeoutSecs"
+          type="number"
+          min={1}
+          defaultValue={queue.defaultTimeoutSecs}
+          aria-describedby="queue-timeout-help"
+          disabled={disabled}
+        />
+        <span id="queue-timeout-help" className={styles.help}>
+          When the agent sets no deadline
+        </span>
+      </div>
+      <div className={styles.field}>
+        <label htmlFor="queue-escalation">Escalates to</label>
+        <select
+          id="queue-escalation"
+          name="escalationQueueId"
+          defaultValue={queue.escalationQueueId ?? ""}
+          disabled={disabled}
+        >
+          <option value="">No escalation</option>
+          {escalationOptions.map((option) => (
+            <option key={option.id} value={option.id}>
+              {option.name}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className={styles.check}>
+        <input
+          id="queue-sod"
+          name="separationOfDuties"
+          type="checkbox"
+          defaultChecked={queue.separationOfDuties}
+          aria-describedby="queue-sod-help"
+          disabled={disabled}
+        />
+        <label htmlFor="queue-sod">Separation of duties</label>
+        <span id="queue-sod-help" className={styles.help}>
+          An agent&apos;s owner may not approve its calls
+        </span>
+      </div>
+      <div className={styles.formActions}>
+        <button type="submit" className={styles.primary} disabled={pending || disabled}>
+          {pending ? "Saving…" : "Save settings"}
+        </button>
+        <span id="settings-status" role="status" className={styles.status}>
+          {saved ? "Saved." : ""}
+        </span>
+      </div>
+      <div className={styles.fullRow}>
+        <FormError failure={failure} />
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,121 @@
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test, type Page } from "@playwright/test";
+import { makeQueue, makeReviewer } from "@/test/support/factories";
+import { apiClient } from "@/test/support/http";
+import { baseURL, signIn } from "./support/fixtures";
+
+// Queue settings: a lead changes the rules and the members, a reviewer only reads them, an admin
+// creates queues. Everything a page changes is checked again through the API.
+
+async function expectNoAxeViolations(page: Page) {
+  const axe = await new AxeBuilder({ page }).analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+}
+
+async function seedQueueTeam() {
+  const queue = await makeQueue();
+  const lead = await makeReviewer({
+    name: "Lena Lead",
+    queues: [{ name: queue.name, role: "lead" }],
+  });
+  const reviewer = await makeReviewer({ name: "Dana Reviewer", queues: [{ name: queue.name }] });
+  const newcomer = await makeReviewer({ name: "Nico Newcomer" });
+  return { queue, lead, reviewer, newcomer };
+}
+
+test("a lead changes the quorum and adds a member; a reviewer sees the settings read-only", async ({
+  page,
+  browser,
+}) => {
+  const { queue, lead, reviewer, newcomer } = await seedQueueTeam();
+  await signIn(page, lead);
+  await page
+    .getByRole("navigation", { name: "Main" })
+    .getByRole("link", { name: "Queues" })
+    .click();
+  await expect(page.getByRole("heading", { name: "Queues", level: 1 })).toBeVisible();
+  const row = page.locator(`[data-testid="queue-row"][data-queue-id="${queue.id}"]`);
+  await expect(row).toContainText("Lead");
+  await row.getByRole("link", { name: queue.name }).click();
+  await page.waitForURL(`**/queues/${queue.id}`);
+
+  await page.getByLabel("Approvals needed").fill("2");
+  await page.getByRole("button", { name: "Save settings" }).click();
+  await expect(page.getByText("Saved.")).toBeVisible();
+
+  // what the server refuses is shown inline (the browser itself stops out-of-range numbers)
+  const taken = await makeQueue();
+  await page.getByLabel("Name", { exact: true }).fill(taken.name);
+  await page.getByRole("button", { name: "Save settings" }).click();
+  await expect(page.getByTestId("form-error")).toContainText("exists");
+  await page.getByLabel("Name", { exact: true }).fill(queue.name);
+
+  await page.getByLabel("Email").fill(newcomer.email);
+  await page.getByRole("button", { name: "Add member" }).click();
+  await expect(page.getByText("Nico Newcomer was added as reviewer.")).toBeVisible();
+  const newcomerRow = page.locator(`[data-testid="member-row"][data-user-id="${newcomer.id}"]`);
+  await expect(newcomerRow).toBeVisible();
+  await newcomerRow.getByLabel("Role of Nico Newcomer").selectOption("lead");
+  await expect(page.getByText("Nico Newcomer is now lead.")).toBeVisible();
+  // a lead is not offered the admin role
+  await expect(page.getByLabel("Role", { exact: true }).locator("option")).toHaveText([
+    "Reviewer",
+    "Lead",
+  ]);
+
+  const asLead = await apiClient(baseURL, lead.token).get(`/queues/${queue.id}`);
+  expect(asLead.body).toMatchObject({ name: queue.name, requiredApprovals: 2 });
+  expect(
+    asLead.body.members.find((m: { userId: string }) => m.userId === newcomer.id),
+  ).toMatchObject({ role: "lead" });
+
+  await expectNoAxeViolations(page);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: "test-results/screenshots/queue-settings.png", fullPage: true });
+
+  const reviewerContext = await browser.newContext({ baseURL });
+  const reviewerPage = await reviewerContext.newPage();
+  await signIn(reviewerPage, reviewer);
+  await reviewerPage.goto(`/queues/${queue.id}`);
+  const summary = reviewerPage.getByTestId("settings-summary");
+  await expect(summary).toContainText("Approvals needed2");
+  await expect(reviewerPage.getByRole("button", { name: "Save settings" })).toHaveCount(0);
+  await expect(reviewerPage.getByRole("button", { name: /Remove/ })).toHaveCount(0);
+  await expect(reviewerPage.getByRole("button", { name: "Add member" })).toHaveCount(0);
+  await expect(reviewerPage.getByRole("combobox")).toHaveCount(0);
+  await expectNoAxeViolations(reviewerPage);
+  await reviewerPage.screenshot({
+    path: "test-results/screenshots/queue-settings-readonly.png",
+    fullPage: true,
+  });
+  await reviewerContext.close();
+});
+
+test("an admin creates a queue from the list; a duplicate name is refused inline", async ({
+  page,
+}) => {
+  const home = await makeQueue();
+  const admin = await makeReviewer({
+    name: "Ada Admin",
+    queues: [{ name: home.name, role: "admin" }],
+  });
+  await signIn(page, admin);
+  await page.goto("/queues");
+  const name = `Payments ${Math.random().toString(36).slice(2, 7)}`;
+  const form = page.getByRole("region", { name: "New queue" });
+  await form.getByLabel("Name").fill(name);
+  await form.getByLabel("Approvals needed").fill("2");
+  await form.getByRole("button", { name: "Create queue" }).click();
+  await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
+  await expect(page.getByTestId("member-row")).toContainText("Ada Admin");
+  await expectNoAxeViolations(page);
+
+  await page.goto("/queues");
+  await expect(page.getByRole("link", { name })).toBeVisible();
+  await form.getByLabel("Name").fill(name);
+  await form.getByRole("button", { name: "Create queue" }).click();
+  await expect(form.getByTestId("form-error")).toContainText("exists");
+  await expect(form.getByLabel("Name")).toHaveValue(name); // a refused entry stays to be fixed
+  await expectNoAxeViolations(page);
+  await page.screenshot({ path: "test-results/screenshots/queues.png", fullPage: true });
+});

@@ -1,0 +1,38 @@
+import type { RoutingRule } from "@/db/schema";
+
+export type RoutableBatch = {
+  agentKeyId: string;
+  calls: { toolName: string; costEstimate?: number | null }[];
+};
+
+/** `*` stands for any run of characters; everything else matches itself. */
+export function toolPatternMatches(pattern: string, toolName: string): boolean {
+  const source = pattern
+    .split("*")
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".*");
+  return new RegExp(`^${source}$`).test(toolName);
+}
+
+/** Every condition a rule sets must hold; a condition left empty holds for any batch. */
+export function ruleMatches(rule: RoutingRule, batch: RoutableBatch): boolean {
+  if (!rule.enabled) return false;
+  if (rule.agentKeyId !== null && rule.agentKeyId !== batch.agentKeyId) return false;
+  if (
+    rule.toolPattern !== null &&
+    !batch.calls.some((call) => toolPatternMatches(rule.toolPattern!, call.toolName))
+  ) {
+    return false;
+  }
+  if (rule.minCost !== null) {
+    const total = batch.calls.reduce((sum, call) => sum + (call.costEstimate ?? 0), 0);
+    if (total < rule.minCost) return false;
+  }
+  return true;
+}
+
+/** The first matching rule by position (then age), or null: the agent key's default queue. */
+export function chooseRule(rules: RoutingRule[], batch: RoutableBatch): RoutingRule | null {
+  const ordered = [...rules].sort((a, b) => a.position - b.position || a.createdAt - b.createdAt);
+  return ordered.find((rule) => ruleMatches(rule, batch)) ?? null;
+}

@@ -1,0 +1,56 @@
+import { eq, or } from "drizzle-orm";
+import type { Executor } from "@/db/client";
+import { agentKeys, queues, routingRules, type RoutingRule } from "@/db/schema";
+import type { Actor } from "@/lib/auth/actor";
+import { ForbiddenError, InvalidRequestError, NotFoundError } from "@/lib/errors";
+import { managerOf } from "@/lib/queues/queue-access";
+
+/** Routing decides which team sees what: only installation admins change or read the rules. */
+export async function requireRoutingAdmin(db: Executor, actor: Actor) {
+  const manager = await managerOf(db, actor);
+  if (!manager.isAdmin) throw new ForbiddenError("Only an admin manages routing rules.");
+  return manager;
+}
+
+export async function findRule(db: Executor, ruleId: string): Promise<RoutingRule> {
+  const [rule] = await db.select().from(routingRules).where(eq(routingRules.id, ruleId));
+  if (!rule) throw new NotFoundError("Routing rule");
+  return rule;
+}
+
+/** The ids behind a rule's queue and agent references (given as ids or names). */
+export async function resolveReferences(
+  db: Executor,
+  refs: { queue?: string; agent?: string | null },
+): Promise<{ queueId?: string; agentKeyId?: string | null }> {
+  const out: { queueId?: string; agentKeyId?: string | null } = {};
+  if (refs.queue !== undefined) {
+    const [queue] = await db
+      .select()
+      .from(queues)
+      .where(or(eq(queues.id, refs.queue), eq(queues.name, refs.queue)));
+    if (!queue || queue.archivedAt !== null) {
+      throw new InvalidRequestError("No open queue has that id or name.", [
+        { path: "queue", message: "unknown or archived queue" },
+      ]);
+    }
+    out.queueId = queue.id;
+  }
+  if (refs.agent === null) out.agentKeyId = null;
+  if (refs.agent) {
+    const found = await db
+      .select({ id: agentKeys.id })
+      .from(agentKeys)
+      .where(or(eq(agentKeys.id, refs.agent), eq(agentKeys.name, refs.agent)));
+    if (found.length !== 1) {
+      throw new InvalidRequestError(
+        found.length
+          ? "Several agent keys have that name; use the key's id."
+          : "No agent key has that id or name.",
+        [{ path: "agent", message: found.length ? "ambiguous agent" : "unknown agent" }],
+      );
+    }
+    out.agentKeyId = found[0]!.id;
+  }
+  return out;
+}
