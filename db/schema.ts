@@ -87,6 +87,8 @@ export const queues = sqliteTable("queues", {
   defaultTimeoutSecs: integer("default_timeout_secs").notNull().default(3600),
   /** where a batch with onTimeout "escalate" goes at its deadline; none: it is rejected */
   escalationQueueId: text("escalation_queue_id").references((): AnySQLiteColumn => queues.id),
+  /** a reviewer's "I'm reviewing this": `mark` shows it to others, `lock` also stops their decisions */
+  claimMode: text("claim_mode", { enum: ["mark", "lock"] }).notNull().default("mark"),
   createdAt: integer("created_at").notNull(),
   archivedAt: integer("archived_at"),
 });
@@ -488,3 +490,39 @@ export const routingRules = sqliteTable(
   (t) => [index("routing_rules_position_idx").on(t.position)],
 );
 export type RoutingRule = typeof routingRules.$inferSelect;
+
+/* ---------------------------------------------------------------- review claims, saved views */
+
+// "I'm reviewing this": one live claim per batch, for a few minutes, renewable. A claim past
+// expiresAt is free for anyone (no sweeper needed: every check compares with the clock).
+export const reviewClaims = sqliteTable("review_claims", {
+  batchId: text("batch_id")
+    .primaryKey()
+    .references(() => batches.id),
+  userId: text("user_id")
+    .notNull()
+    .references(() => users.id),
+  claimedAt: integer("claimed_at").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+});
+export type ReviewClaim = typeof reviewClaims.$inferSelect;
+
+// Named queue-page filters shared with a queue's members.
+export const savedViews = sqliteTable(
+  "saved_views",
+  {
+    id: text("id").primaryKey(),
+    queueId: text("queue_id")
+      .notNull()
+      .references(() => queues.id),
+    name: text("name").notNull(),
+    /** the queue page's URL filters: { agent?, tool?, kind?, status? } */
+    filters: text("filters", { mode: "json" }).$type<Record<string, string>>().notNull(),
+    createdBy: text("created_by")
+      .notNull()
+      .references(() => users.id),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("saved_views_queue_name_idx").on(t.queueId, t.name)],
+);
+export type SavedView = typeof savedViews.$inferSelect;
