@@ -8,6 +8,9 @@ import { changeRole } from "@/lib/queues/change-role";
 import { createQueue } from "@/lib/queues/create-queue";
 import { listQueues } from "@/lib/queues/list-queues";
 import { OPERATOR } from "@/lib/queues/queue-access";
+import { createRule } from "@/lib/routing/create-rule";
+import { deleteRule } from "@/lib/routing/delete-rule";
+import { listRules, type RoutingRuleView } from "@/lib/routing/list-rules";
 import type { QueueView } from "@/lib/queues/queue-views";
 import { removeMember } from "@/lib/queues/remove-member";
 import { updateQueue } from "@/lib/queues/update-queue";
@@ -30,6 +33,9 @@ const USAGE = `Usage: npm run admin -- <command>
   member add --queue NAME --email E [--role R]
   member role --queue NAME --email E --role R
   member remove --queue NAME --email E
+  route add --name N --queue NAME [--agent NAME] [--tool GLOB] [--min-cost X] [--position N]
+  route list
+  route remove --name N
   reviewer create --email E --name N --password P [--queue NAME[:role]]...   (roles: reviewer, lead, admin)
   reviewer token --email E
   agent create --name N --queue NAME [--queue NAME]... [--owner EMAIL]
@@ -61,7 +67,7 @@ function toggle(on: boolean | undefined, off: boolean | undefined, flag: string)
 }
 
 function queueTable(rows: QueueView[]): string {
-  const lines = [
+  return table([
     ["NAME", "QUORUM", "SOD", "TIMEOUT", "ESCALATION", "MEMBERS", "STATUS", "ID"],
     ...rows.map((q) => [
       q.name,
@@ -73,7 +79,10 @@ function queueTable(rows: QueueView[]): string {
       q.archivedAt ? "archived" : "open",
       q.id,
     ]),
-  ];
+  ]);
+}
+
+function table(lines: string[][]): string {
   const widths = lines[0]!.map((_, i) => Math.max(...lines.map((line) => line[i]!.length)));
   return lines
     .map((line) =>
@@ -83,6 +92,21 @@ function queueTable(rows: QueueView[]): string {
         .trimEnd(),
     )
     .join("\n");
+}
+
+function ruleTable(rows: RoutingRuleView[]): string {
+  return table([
+    ["POSITION", "NAME", "QUEUE", "AGENT", "TOOL", "MIN COST", "ENABLED"],
+    ...rows.map((r) => [
+      String(r.position),
+      r.name,
+      r.queue.name,
+      r.agent?.name ?? "any",
+      r.toolPattern ?? "any",
+      r.minCost === null ? "-" : String(r.minCost),
+      r.enabled ? "yes" : "no",
+    ]),
+  ]);
 }
 
 async function run(argv: string[]): Promise<string> {
@@ -103,6 +127,10 @@ async function run(argv: string[]): Promise<string> {
       password: { type: "string" },
       queue: { type: "string", multiple: true },
       owner: { type: "string" },
+      agent: { type: "string" },
+      tool: { type: "string" },
+      "min-cost": { type: "string" },
+      position: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -185,6 +213,26 @@ async function run(argv: string[]): Promise<string> {
         await userIdByEmail(needEmail(values.email, "member remove")),
       );
       return `Removed ${member.email} from '${queueName}'.`;
+    }
+    case "route add": {
+      const rule = await createRule(OPERATOR, {
+        name: values.name ?? "",
+        queue: oneQueue(values.queue, "route add"),
+        agent: values.agent,
+        toolPattern: values.tool,
+        minCost: values["min-cost"] === undefined ? undefined : Number(values["min-cost"]),
+        position: integer(values.position, "--position"),
+      });
+      return ruleTable([rule]);
+    }
+    case "route list":
+      return ruleTable(await listRules(OPERATOR));
+    case "route remove": {
+      if (!values.name) throw new UsageError("route remove needs --name.");
+      const rule = (await listRules(OPERATOR)).find((r) => r.name === values.name);
+      if (!rule) throw new UsageError(`No routing rule is named '${values.name}'.`);
+      await deleteRule(OPERATOR, rule.id);
+      return `Removed routing rule '${rule.name}'.`;
     }
     case "reviewer create": {
       const reviewer = await createReviewer({

@@ -1,7 +1,7 @@
 import { eq, max } from "drizzle-orm";
 import { routingRules } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
-import type { Actor } from "@/lib/auth/actor";
+import type { QueueCaller } from "@/lib/queues/queue-access";
 import { ConflictError } from "@/lib/errors";
 import { appendEvent } from "@/lib/events/append-event";
 import { transact } from "@/lib/events/transact";
@@ -10,7 +10,7 @@ import { listRules } from "./list-rules";
 import { requireRoutingAdmin, resolveReferences } from "./rule-access";
 import { RoutingRuleInput } from "./rule-input";
 
-export async function createRule(actor: Actor, body: unknown) {
+export async function createRule(actor: QueueCaller, body: unknown) {
   const input = parseInput(RoutingRuleInput, body);
   const id = await transact(async (tx) => {
     const manager = await requireRoutingAdmin(tx, actor);

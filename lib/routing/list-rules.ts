@@ -1,14 +1,14 @@
 import { asc, eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { agentKeys, queues, routingRules } from "@/db/schema";
-import type { Actor } from "@/lib/auth/actor";
+import type { QueueCaller } from "@/lib/queues/queue-access";
 import { isoTime } from "@/lib/ids";
 import { requireRoutingAdmin } from "./rule-access";
 
 export type RoutingRuleView = Awaited<ReturnType<typeof listRules>>[number];
 
 /** The rules in the order they are tried. */
-export async function listRules(actor: Actor) {
+export async function listRules(actor: QueueCaller) {
   const db = getDb();
   await requireRoutingAdmin(db, actor);
   const rows = await db

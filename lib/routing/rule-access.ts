@@ -1,12 +1,11 @@
 import { eq, or } from "drizzle-orm";
 import type { Executor } from "@/db/client";
 import { agentKeys, queues, routingRules, type RoutingRule } from "@/db/schema";
-import type { Actor } from "@/lib/auth/actor";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "@/lib/errors";
-import { managerOf } from "@/lib/queues/queue-access";
+import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 
 /** Routing decides which team sees what: only installation admins change or read the rules. */
-export async function requireRoutingAdmin(db: Executor, actor: Actor) {
+export async function requireRoutingAdmin(db: Executor, actor: QueueCaller) {
   const manager = await managerOf(db, actor);
   if (!manager.isAdmin) throw new ForbiddenError("Only an admin manages routing rules.");
   return manager;

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { routingRules } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
-import type { Actor } from "@/lib/auth/actor";
+import type { QueueCaller } from "@/lib/queues/queue-access";
 import { ConflictError } from "@/lib/errors";
 import { appendEvent } from "@/lib/events/append-event";
 import { transact } from "@/lib/events/transact";
@@ -9,7 +9,7 @@ import { listRules } from "./list-rules";
 import { findRule, requireRoutingAdmin, resolveReferences } from "./rule-access";
 import { RoutingRuleUpdate } from "./rule-input";
 
-export async function updateRule(actor: Actor, ruleId: string, body: unknown) {
+export async function updateRule(actor: QueueCaller, ruleId: string, body: unknown) {
   const input = parseInput(RoutingRuleUpdate, body);
   await transact(async (tx) => {
     const manager = await requireRoutingAdmin(tx, actor);

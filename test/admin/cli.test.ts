@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import { and, eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
-import { agentKeys, events, queueMembers, queues, users } from "@/db/schema";
+import { agentKeys, events, queueMembers, queues, routingRules, users } from "@/db/schema";
 import { authenticate } from "@/lib/auth/actor";
 import { freshDatabase } from "../support/database";
 
@@ -264,6 +264,31 @@ describe("npm run admin", () => {
       expect(answers[i]!.stderr, args.join(" ")).toMatch(message);
     });
     expect((await getDb().select().from(events)).length).toBe(before);
+  }, 120_000);
+
+  it("adds, lists and removes routing rules", async () => {
+    await admin("queue", "create", "cli-routing");
+    const added = await admin(
+      "route",
+      "add",
+      "--name",
+      "Big refunds",
+      "--queue",
+      "cli-routing",
+      "--tool",
+      "refund_*",
+      "--min-cost",
+      "500",
+    );
+    expect(added.code).toBe(0);
+    expect(added.stdout).toMatch(/Big refunds\s+cli-routing\s+any\s+refund_\*\s+500\s+yes/);
+    const [rule] = await getDb().select().from(routingRules);
+    expect(rule).toMatchObject({ name: "Big refunds", toolPattern: "refund_*", minCost: 500 });
+    const bad = await admin("route", "add", "--name", "x", "--queue", "no-such-queue");
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/queue/);
+    expect((await admin("route", "remove", "--name", "Big refunds")).code).toBe(0);
+    expect(await getDb().select().from(routingRules)).toEqual([]);
   }, 120_000);
 
   it("prints its usage", async () => {
