@@ -88,7 +88,9 @@ export const queues = sqliteTable("queues", {
   /** where a batch with onTimeout "escalate" goes at its deadline; none: it is rejected */
   escalationQueueId: text("escalation_queue_id").references((): AnySQLiteColumn => queues.id),
   /** a reviewer's "I'm reviewing this": `mark` shows it to others, `lock` also stops their decisions */
-  claimMode: text("claim_mode", { enum: ["mark", "lock"] }).notNull().default("mark"),
+  claimMode: text("claim_mode", { enum: ["mark", "lock"] })
+    .notNull()
+    .default("mark"),
   createdAt: integer("created_at").notNull(),
   archivedAt: integer("archived_at"),
 });

@@ -9,6 +9,8 @@ import { loadBatchView, type BatchView } from "@/lib/api/views";
 import { decideBatch } from "@/lib/approvals/decide-batch";
 import { decideCall } from "@/lib/approvals/decide-call";
 import type { ReviewerActor } from "@/lib/auth/actor";
+import { claimReview } from "@/lib/claims/claim-review";
+import { releaseReview } from "@/lib/claims/release-review";
 import { ConflictError, UnauthenticatedError } from "@/lib/errors";
 import { requestRollback } from "@/lib/runs/request-rollback";
 import { sessionReviewer } from "./current-reviewer";
@@ -67,6 +69,29 @@ export async function decideBatchAction(batchId: string, decision: unknown): Pro
     reviewer = await reviewerOrThrow();
     parseInput(Id, batchId);
     return { ok: true, batch: await decideBatch(reviewer, batchId, decision) };
+  } catch (error) {
+    return withCurrentBatch(error, reviewer, batchId);
+  }
+}
+
+/** "I'm reviewing this": claims the batch for a few minutes, or renews the reviewer's claim. */
+export async function claimReviewAction(batchId: string, minutes?: number): Promise<BatchResult> {
+  let reviewer: ReviewerActor | null = null;
+  try {
+    reviewer = await reviewerOrThrow();
+    parseInput(Id, batchId);
+    return { ok: true, batch: await claimReview(reviewer, batchId, { minutes }) };
+  } catch (error) {
+    return withCurrentBatch(error, reviewer, batchId);
+  }
+}
+
+export async function releaseReviewAction(batchId: string): Promise<BatchResult> {
+  let reviewer: ReviewerActor | null = null;
+  try {
+    reviewer = await reviewerOrThrow();
+    parseInput(Id, batchId);
+    return { ok: true, batch: await releaseReview(reviewer, batchId) };
   } catch (error) {
     return withCurrentBatch(error, reviewer, batchId);
   }

@@ -38,6 +38,7 @@ export function SettingsForm({
         separationOfDuties: form.get("separationOfDuties") === "on",
         defaultTimeoutSecs: wholeNumber(form.get("defaultTimeoutSecs")),
         escalationQueueId: escalation === "" ? null : escalation,
+        claimMode: String(form.get("claimMode") ?? "mark"),
       });
       if (!result.ok) return setFailure(result);
       setFailure(null);
@@ -105,6 +106,22 @@ export function SettingsForm({
             </option>
           ))}
         </select>
+      </div>
+      <div className={styles.field}>
+        <label htmlFor="queue-claim-mode">Review claims</label>
+        <select
+          id="queue-claim-mode"
+          name="claimMode"
+          defaultValue={queue.claimMode}
+          aria-describedby="queue-claim-mode-help"
+          disabled={disabled}
+        >
+          <option value="mark">Mark: show who is reviewing</option>
+          <option value="lock">Lock: only the reviewer may decide</option>
+        </select>
+        <span id="queue-claim-mode-help" className={styles.help}>
+          What &ldquo;I&apos;m reviewing this&rdquo; does for others
+        </span>
       </div>
       <div className={styles.check}>
         <input

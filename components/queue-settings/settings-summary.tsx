@@ -15,6 +15,10 @@ export function SettingsSummary({ queue }: { queue: QueueDetailView }) {
         <dd>{queue.separationOfDuties ? "On" : "Off"}</dd>
       </div>
       <div>
+        <dt>Review claims</dt>
+        <dd>{queue.claimMode === "lock" ? "Lock" : "Mark"}</dd>
+      </div>
+      <div>
         <dt>Default timeout</dt>
         <dd>{formatDuration(queue.defaultTimeoutSecs)}</dd>
       </div>

@@ -3,10 +3,17 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect } from "react";
-import { decideBatchAction, decideCallAction, type BatchResult } from "@/app/(reviewer)/actions";
+import {
+  claimReviewAction,
+  decideBatchAction,
+  decideCallAction,
+  releaseReviewAction,
+  type BatchResult,
+} from "@/app/(reviewer)/actions";
 import { ReviewCard, type DecisionResult } from "@/components/review-card";
 import type { Batch } from "@/components/review-card/types";
 import styles from "./queue.module.css";
+import { useHeldClaims } from "./use-held-claims";
 
 /**
  * One card on its own page (the `reviewUrl` agents hand out). It follows the run's stream and
@@ -45,6 +52,8 @@ export function BatchScreen({
       "batch.expired",
       "batch.cancelled",
       "batch.escalated",
+      "review.claimed",
+      "review.released",
     ]) {
       source.addEventListener(type, touched);
     }
@@ -67,6 +76,10 @@ export function BatchScreen({
         };
   };
 
+  const onClaim = async (batchId: string, claim: boolean) =>
+    settle(await (claim ? claimReviewAction(batchId) : releaseReviewAction(batchId)));
+  useHeldClaims([batch], viewer.id, onClaim);
+
   return (
     <div className={styles.screen}>
       <p>
@@ -83,6 +96,7 @@ export function BatchScreen({
         onDecideBatch={async ({ batchId, ...decision }) =>
           settle(await decideBatchAction(batchId, decision))
         }
+        onClaim={onClaim}
       />
     </div>
   );

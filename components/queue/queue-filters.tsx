@@ -2,6 +2,7 @@
 
 import type { QueueFilters } from "./queue-cache";
 import styles from "./queue.module.css";
+import { SavedViews } from "./saved-views";
 
 type Option = { value: string; label: string };
 
@@ -58,6 +59,7 @@ export function QueueFilterBar({
         ]}
         onChange={(v) => onChange({ kind: (v || undefined) as QueueFilters["kind"] })}
       />
+      <SavedViews filters={filters} onApply={onChange} queues={queues} />
     </form>
   );
 }

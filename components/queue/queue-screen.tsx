@@ -2,7 +2,7 @@
 
 import { useQueryClient } from "@tanstack/react-query";
 import { useWindowVirtualizer } from "@tanstack/react-virtual";
-import { useCallback, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import {
   ReviewCard,
   type BatchDecisionRequest,
@@ -11,13 +11,22 @@ import {
   type ReviewCardHandle,
 } from "@/components/review-card";
 import type { Batch } from "@/components/review-card/types";
-import { decideBatchAction, decideCallAction, type BatchResult } from "@/app/(reviewer)/actions";
+import {
+  claimReviewAction,
+  decideBatchAction,
+  decideCallAction,
+  releaseReviewAction,
+  type BatchResult,
+} from "@/app/(reviewer)/actions";
 import { ConnectionBadge } from "./connection-badge";
 import { KeyboardHelp } from "./keyboard-help";
+import { NotifyToggle } from "./notify-toggle";
 import { queueView, type SnapshotPage } from "./queue-cache";
 import { QueueFilterBar } from "./queue-filters";
 import styles from "./queue.module.css";
+import { useHeldClaims } from "./use-held-claims";
 import { storeBatch, useLiveQueue, useRecentlyDecided } from "./use-live-queue";
+import { useNotifications } from "./use-notifications";
 import { useQueueFilters } from "./use-queue-filters";
 import { useShortcuts } from "./use-shortcuts";
 import { useUnreadTitle } from "./use-tab-title";
@@ -33,7 +42,17 @@ export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
   const client = useQueryClient();
   const [filters, setFilters] = useQueueFilters();
   const markArrived = useUnreadTitle("Queue · Countersign");
-  const { query, connection } = useLiveQueue(initial, markArrived);
+  const openCard = useRef<(batchId: string) => void>(() => {});
+  const notifications = useNotifications(openCard);
+  const { notify } = notifications;
+  const onArrived = useCallback(
+    (ids: string[]) => {
+      markArrived(ids);
+      notify(ids);
+    },
+    [markArrived, notify],
+  );
+  const { query, connection } = useLiveQueue(initial, onArrived);
   useRecentlyDecided(filters.status !== "pending");
   // Cards decided after this moment stay in the pending view, changed in place.
   const [keepDecidedSince, setKeepDecidedSince] = useState(() => Date.now());
@@ -88,6 +107,9 @@ export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
     },
     [cards, virtualizer],
   );
+  useEffect(() => {
+    openCard.current = (batchId) => select(cards.findIndex((c) => c.id === batchId));
+  }, [cards, select]);
   const selected = cards[selectedIndex];
   const [helpOpen, setHelpOpen] = useState(false);
   useShortcuts({
@@ -111,6 +133,12 @@ export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
       settle(client, await decideBatchAction(batchId, decision)),
     [client],
   );
+  const onClaim = useCallback(
+    async (batchId: string, claim: boolean): Promise<DecisionResult> =>
+      settle(client, await (claim ? claimReviewAction(batchId) : releaseReviewAction(batchId))),
+    [client],
+  );
+  useHeldClaims(cards, viewer.id, onClaim);
 
   return (
     <div className={styles.screen}>
@@ -124,6 +152,7 @@ export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
             : ""}
         </span>
         <ConnectionBadge connection={query.isError ? "reconnecting" : connection} />
+        <NotifyToggle {...notifications} />
         <button
           type="button"
           className="shell-button"
@@ -215,6 +244,7 @@ export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
                     selected={batch.id === selected?.id && selectedId !== null}
                     onDecide={onDecide}
                     onDecideBatch={onDecideBatch}
+                    onClaim={onClaim}
                     runHref={(runId) => `/runs/${runId}`}
                   />
                 </div>

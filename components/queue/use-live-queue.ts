@@ -30,6 +30,8 @@ const CARD_EVENTS = [
   "call.voted",
   "call.edited",
   "call.decided",
+  "review.claimed",
+  "review.released",
   "resync",
   "member.added",
   "member.removed",

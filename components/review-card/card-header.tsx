@@ -1,3 +1,4 @@
+import type { ReactNode } from "react";
 import { Risks } from "./call-row";
 import { Ago } from "./countdown";
 import { formatCost, shortId } from "./format";
@@ -30,6 +31,8 @@ export function CardHeader(props: {
   headingLevel: HeadingLevel;
   runHref?: (runId: string) => string;
   now: () => number;
+  /** shown under the meta line: who is reviewing the card */
+  children?: ReactNode;
 }) {
   const { batch } = props;
   const Heading = `h${props.headingLevel}` as const;
@@ -97,6 +100,7 @@ export function CardHeader(props: {
           </>
         )}
       </p>
+      {props.children}
     </header>
   );
 }

@@ -21,6 +21,7 @@ export type {
   Ref,
   RememberScope,
   ReviewCardHandle,
+  ReviewClaim,
   TimeoutAction,
   Viewer,
   Vote,

@@ -4,6 +4,7 @@ import { useId, useImperativeHandle, useLayoutEffect, useRef, type Ref } from "r
 import { BatchControls, BatchNotice } from "./batch-controls";
 import { CallRow, type CallRowHandle } from "./call-row";
 import { CardHeader, PlanSection, type HeadingLevel } from "./card-header";
+import { ClaimControl, useLiveClaim } from "./claim-control";
 import { Countdown } from "./countdown";
 import { summarizeVotes } from "./decision-text";
 import styles from "./review-card.module.css";
@@ -26,6 +27,8 @@ export type ReviewCardProps = {
   /** without it the card is read-only */
   onDecide?: (req: DecisionRequest) => Promise<DecisionResult>;
   onDecideBatch?: (req: BatchDecisionRequest) => Promise<DecisionResult>;
+  /** claims (true) or releases (false) the batch for the viewer: "I'm reviewing this"; without it no toggle */
+  onClaim?: (batchId: string, claim: boolean) => Promise<DecisionResult>;
   /** href builder for the run link; default none */
   runHref?: (runId: string) => string;
   /** the clock for countdowns and relative times; default Date.now (tests pass a fixed clock) */
@@ -65,6 +68,7 @@ export function ReviewCard({
   viewer,
   onDecide,
   onDecideBatch,
+  onClaim,
   runHref,
   now = Date.now,
   selected = false,
@@ -90,14 +94,18 @@ export function ReviewCard({
   const pending = batch.status === "pending";
   const deadlinePassed = useDeadlinePassed(batch.expiresAt, now, pending);
   const open = pending && !deadlinePassed;
+  const claim = useLiveClaim(batch, now);
+  // In a lock queue another reviewer's live claim takes the decisions away (the server would refuse).
+  const lockedOut = claim !== null && claim.locked && claim.by.id !== viewer?.id;
   const labels = callLabels(batch.calls);
   const votedByViewer = (call: Call) => summarizeVotes(call, viewer?.id).viewerVoted;
   const actionable = (call: Call) =>
-    open && !!onDecide && call.status === "pending" && !votedByViewer(call);
+    open && !lockedOut && !!onDecide && call.status === "pending" && !votedByViewer(call);
   // The batch endpoint names every call and refuses if any is settled or already has our vote.
   // Without onDecide the card is read-only, whatever else the host passes.
   const canDecideAll =
     open &&
+    !lockedOut &&
     !!onDecide &&
     !!onDecideBatch &&
     batch.calls.length > 1 &&
@@ -162,7 +170,16 @@ export function ReviewCard({
         headingLevel={headingLevel}
         runHref={runHref}
         now={now}
-      />
+      >
+        <ClaimControl
+          batch={batch}
+          claim={claim}
+          viewer={viewer}
+          open={open}
+          onClaim={onClaim}
+          now={now}
+        />
+      </CardHeader>
       {batch.plan && (
         <PlanSection plan={batch.plan} compact={compact} headingLevel={headingLevel} />
       )}

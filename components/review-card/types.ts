@@ -80,6 +80,15 @@ export type Batch = {
   decidedAt: string | null;
   cancelReason: string | null;
   reviewUrl: string;
+  /** a reviewer's live "I'm reviewing this" claim (absent from older servers) */
+  claim?: ReviewClaim | null;
+};
+
+export type ReviewClaim = {
+  by: Ref;
+  expiresAt: string;
+  /** the queue lets only the claimant decide while the claim lasts */
+  locked: boolean;
 };
 
 export type DecisionRequest =

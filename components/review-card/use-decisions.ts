@@ -9,7 +9,12 @@ import type { Batch, BatchDecisionRequest, Call, DecisionRequest, DecisionResult
 // with a notice in place; anything else is an error next to the controls, keeping what was typed.
 
 /** Codes that mean "someone else moved first": shown as a notice, never as an error. */
-const CONFLICT_CODES = new Set(["already_decided", "not_pending", "stale_revision"]);
+const CONFLICT_CODES = new Set([
+  "already_decided",
+  "not_pending",
+  "stale_revision",
+  "claimed_by_other",
+]);
 
 export type Notice = { kind: "conflict" | "error"; code: string; message: string };
 export type Settled = "ok" | "conflict" | "error";

@@ -6,6 +6,7 @@ import {
   calls,
   queueMembers,
   queues,
+  reviewClaims,
   runs,
   type Batch,
   type Call,
@@ -67,6 +68,9 @@ export type DecisionTarget = {
   agentOwnerId: string | null;
   agentKeyId: string;
   conversationId: string | null;
+  /** the queue's claim mode, and who holds a live review claim on the batch (if anyone) */
+  claimMode: "mark" | "lock";
+  claimedBy: string | null;
 };
 
 // One query for the call or batch, its rules, and the reviewer's membership: this is the hot path.
@@ -77,6 +81,10 @@ function decisionTargetFields(reviewer: ReviewerActor) {
     agentOwnerId: agentKeys.ownerUserId,
     agentKeyId: runs.agentKeyId,
     conversationId: runs.conversationId,
+    claimMode: queues.claimMode,
+    claimedBy: sql<
+      string | null
+    >`(select ${reviewClaims.userId} from ${reviewClaims} where ${reviewClaims.batchId} = ${batches.id} and ${reviewClaims.expiresAt} > ${Date.now()})`,
     isMember: sql<number>`exists (select 1 from ${queueMembers} where ${queueMembers.queueId} = ${batches.queueId} and ${queueMembers.userId} = ${reviewer.id})`,
   };
 }
@@ -97,7 +105,19 @@ export async function findCallForReviewer(
     .where(eq(calls.id, callId));
   if (!row || !row.isMember) throw new NotFoundError("Call");
   const { call, batch, separationOfDuties, agentOwnerId, agentKeyId, conversationId } = row;
-  return { call, target: { batch, separationOfDuties, agentOwnerId, agentKeyId, conversationId } };
+  const { claimMode, claimedBy } = row;
+  return {
+    call,
+    target: {
+      batch,
+      separationOfDuties,
+      agentOwnerId,
+      agentKeyId,
+      conversationId,
+      claimMode,
+      claimedBy,
+    },
+  };
 }
 
 /** A reviewer may decide only the batches of their queues. */
@@ -115,5 +135,14 @@ export async function findBatchForReviewer(
     .where(eq(batches.id, batchId));
   if (!row || !row.isMember) throw new NotFoundError("Batch");
   const { batch, separationOfDuties, agentOwnerId, agentKeyId, conversationId } = row;
-  return { batch, separationOfDuties, agentOwnerId, agentKeyId, conversationId };
+  const { claimMode, claimedBy } = row;
+  return {
+    batch,
+    separationOfDuties,
+    agentOwnerId,
+    agentKeyId,
+    conversationId,
+    claimMode,
+    claimedBy,
+  };
 }

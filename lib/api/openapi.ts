@@ -3,6 +3,7 @@ import { DecideBatchInput } from "@/lib/approvals/decide-batch";
 import { DecideCallInput } from "@/lib/approvals/decide-call";
 import { CreateBatchInput } from "@/lib/batches/batch-input";
 import { CancelBatchInput } from "@/lib/batches/cancel-batch";
+import { ClaimReviewInput } from "@/lib/claims/claim-review";
 import { QueueSnapshotQuery } from "@/lib/batches/queue-snapshot";
 import { RoutingRuleInput, RoutingRuleUpdate } from "@/lib/routing/rule-input";
 import { ListQueueQuery } from "@/lib/batches/list-queue";
@@ -19,6 +20,7 @@ import { AddMemberInput } from "@/lib/queues/add-member";
 import { ChangeRoleInput } from "@/lib/queues/change-role";
 import { CreateQueueInput } from "@/lib/queues/create-queue";
 import { UpdateQueueInput } from "@/lib/queues/update-queue";
+import { SaveViewInput } from "@/lib/views/save-view";
 import { resourceSchemas } from "./resource-schemas";
 
 // The OpenAPI 3.1 document, built from the very zod schemas that validate requests.
@@ -94,6 +96,27 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       body: CancelBatchInput,
       ok: { status: 200, schema: "Batch" },
       errors: [400, 401, 403, 404, 409],
+    },
+  },
+  "/batches/{batchId}/review-claim": {
+    post: {
+      summary: "Claim a pending batch for review ('I'm reviewing this'), or renew your claim",
+      description:
+        "The claim shows on the card to everyone for `minutes` (1-15, default 5) and is renewed by claiming again. Another reviewer's live claim is 409 already_claimed (with `holder` and `expiresAt`). In a queue whose claimMode is lock, only the claimant may decide the batch meanwhile (others get 409 claimed_by_other); a decision by the claimant ends the claim. Writes a review.claimed event carrying the batch.",
+      auth: "reviewer",
+      params: ["batchId"],
+      body: ClaimReviewInput,
+      ok: { status: 200, schema: "Batch" },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
+    delete: {
+      summary: "Release your review claim (idempotent)",
+      description:
+        "Answers the batch without your claim. Another reviewer's live claim is 409 already_claimed. Writes a review.released event carrying the batch.",
+      auth: "reviewer",
+      params: ["batchId"],
+      ok: { status: 200, schema: "Batch" },
+      errors: [401, 403, 404, 409],
     },
   },
   "/runs/{runId}/claim": {
@@ -342,6 +365,33 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       params: ["ruleId"],
       ok: { status: 204, schema: "Empty", description: "Removed; no body" },
       content: {},
+      errors: [401, 403, 404],
+    },
+  },
+  "/views": {
+    get: {
+      summary: "The saved views of the reviewer's open queues, by queue then name",
+      auth: "reviewer",
+      ok: { status: 200, schema: "SavedViewList" },
+      errors: [401, 403],
+    },
+    post: {
+      summary: "Save a named filter in one of the reviewer's queues, shared with its members",
+      description:
+        "Any member may save. A name already used in that queue is 409 already_exists; a queue the caller is not in is 404; an archived queue is 409 queue_archived. Writes a view.saved event.",
+      auth: "reviewer",
+      body: SaveViewInput,
+      ok: { status: 201, schema: "SavedView" },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
+  },
+  "/views/{viewId}": {
+    delete: {
+      summary: "Delete a saved view (whoever saved it, or a lead or admin of its queue)",
+      description: "Answers the view as it was. Writes a view.deleted event.",
+      auth: "reviewer",
+      params: ["viewId"],
+      ok: { status: 200, schema: "SavedView" },
       errors: [401, 403, 404],
     },
   },

@@ -86,6 +86,14 @@ export const BatchResource = z.object({
   decidedAt: Time.nullable(),
   cancelReason: z.string().nullable(),
   reviewUrl: z.string(),
+  claim: z
+    .object({
+      by: Ref,
+      expiresAt: Time,
+      locked: z.boolean().describe("the queue lets only the claimant decide while the claim lasts"),
+    })
+    .nullable()
+    .describe("a reviewer's live 'I'm reviewing this' claim on a pending batch, else null"),
 });
 
 export const RunResource = z.object({
@@ -128,6 +136,11 @@ export const QueueResource = z.object({
   defaultTimeoutSecs: z.int().describe("a batch's deadline when the agent names none"),
   escalationQueueId: z.string().nullable(),
   escalationQueue: Ref.nullable().describe("where batches with onTimeout escalate go"),
+  claimMode: z
+    .enum(["mark", "lock"])
+    .describe(
+      "a reviewer's 'I'm reviewing this' claim only marks the card (mark) or also locks its decisions to them (lock)",
+    ),
   memberCount: z.int(),
   createdAt: Time,
   archivedAt: Time.nullable().describe("an archived queue takes no new batches"),
@@ -165,6 +178,23 @@ export const RoutingRuleResource = z.object({
   minCost: z.number().nullable(),
   enabled: z.boolean(),
   createdAt: Time,
+});
+
+export const SavedViewResource = z.object({
+  id: z.string(),
+  name: z.string(),
+  queue: Ref,
+  filters: z
+    .object({
+      agent: z.string().optional(),
+      tool: z.string().optional(),
+      kind: z.enum(["action", "plan"]).optional(),
+      status: z.enum(["pending", "decided", "all"]).optional(),
+    })
+    .describe("the queue page's filters this view applies"),
+  createdBy: Ref,
+  createdAt: Time,
+  canDelete: z.boolean().describe("the caller saved it, or leads its queue"),
 });
 
 export const resourceSchemas = {
@@ -210,6 +240,8 @@ export const resourceSchemas = {
     queues: z.array(QueueResource),
     canCreateQueues: z.boolean().describe("the caller is an installation admin"),
   }),
+  SavedView: SavedViewResource,
+  SavedViewList: z.object({ views: z.array(SavedViewResource) }),
   Error: z.object({
     error: z.object({
       code: z.string(),

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, gt, inArray } from "drizzle-orm";
 import type { z } from "zod";
 import type { Executor } from "@/db/client";
 import {
@@ -6,6 +6,7 @@ import {
   batches,
   calls,
   queues,
+  reviewClaims,
   routingRules,
   runs,
   users,
@@ -74,12 +75,22 @@ export async function loadBatchViews(db: Executor, ids: string[]): Promise<Batch
       agentId: runs.agentKeyId,
       agentName: agentKeys.name,
       ruleName: routingRules.name,
+      claimMode: queues.claimMode,
+      claimUserId: reviewClaims.userId,
+      claimExpiresAt: reviewClaims.expiresAt,
+      claimantName: users.name,
     })
     .from(batches)
     .innerJoin(queues, eq(queues.id, batches.queueId))
     .innerJoin(runs, eq(runs.id, batches.runId))
     .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
     .leftJoin(routingRules, eq(routingRules.id, batches.routingRuleId))
+    // Only a live claim shows: an expired one needs no sweeper, it simply stops matching.
+    .leftJoin(
+      reviewClaims,
+      and(eq(reviewClaims.batchId, batches.id), gt(reviewClaims.expiresAt, Date.now())),
+    )
+    .leftJoin(users, eq(users.id, reviewClaims.userId))
     .where(inArray(batches.id, ids));
   const callRows = await db
     .select({ call: calls, deciderName: users.name })
@@ -117,7 +128,7 @@ export async function loadBatchViews(db: Executor, ids: string[]): Promise<Batch
   }
 
   const byId = new Map(
-    batchRows.map(({ batch, queueName, agentId, agentName, ruleName }) => [
+    batchRows.map(({ batch, queueName, agentId, agentName, ruleName, ...claim }) => [
       batch.id,
       {
         id: batch.id,
@@ -139,6 +150,14 @@ export async function loadBatchViews(db: Executor, ids: string[]): Promise<Batch
         decidedAt: isoTime(batch.decidedAt),
         cancelReason: batch.cancelReason,
         reviewUrl: `${publicBaseUrl()}/batches/${batch.id}`,
+        claim:
+          batch.status === "pending" && claim.claimUserId && claim.claimExpiresAt !== null
+            ? {
+                by: { id: claim.claimUserId, name: claim.claimantName ?? "unknown" },
+                expiresAt: isoTime(claim.claimExpiresAt),
+                locked: claim.claimMode === "lock",
+              }
+            : null,
       } satisfies BatchView,
     ]),
   );

@@ -6,6 +6,7 @@ import { schemaViolations } from "@/lib/api/json-schema";
 import { loadCallView, type BatchView } from "@/lib/api/views";
 import { actorRef, type ReviewerActor } from "@/lib/auth/actor";
 import { settleBatchIfDone } from "@/lib/batches/settle-batch";
+import { guardClaimedDecision } from "@/lib/claims/claim-guard";
 import { ConflictError, ForbiddenError, InvalidRequestError } from "@/lib/errors";
 import { appendEvent } from "@/lib/events/append-event";
 import { newId } from "@/lib/ids";
@@ -82,6 +83,7 @@ export async function applyDecision(
       "Separation of duties: you own this agent, so someone else must decide its requests.",
     );
   }
+  await guardClaimedDecision(tx, reviewer, target);
 
   const now = Date.now();
   const base = {

@@ -14,6 +14,8 @@ export const DefaultTimeoutSecs = z
   .min(1)
   .max(30 * 24 * 3600);
 export const EscalationQueueId = z.string().min(1).max(200).nullable();
+/** lock: while a reviewer's claim lasts only they may decide the batch; mark: the claim only shows */
+export const ClaimMode = z.enum(["mark", "lock"]);
 
 /**
  * An escalation target must be another open queue the caller can see: pointing at a queue id

@@ -45,6 +45,7 @@ export async function loadQueueViews(
       name: queue.name,
       requiredApprovals: queue.requiredApprovals,
       separationOfDuties: queue.separationOfDuties,
+      claimMode: queue.claimMode,
       defaultTimeoutSecs: queue.defaultTimeoutSecs,
       escalationQueueId: queue.escalationQueueId,
       escalationQueue:

@@ -8,6 +8,7 @@ import { transact } from "@/lib/events/transact";
 import { findManagedQueue, managerOf, requireOpen, type QueueCaller } from "./queue-access";
 import {
   checkEscalationTarget,
+  ClaimMode,
   DefaultTimeoutSecs,
   EscalationQueueId,
   nameTakenBy,
@@ -24,6 +25,7 @@ export const UpdateQueueInput = z
     separationOfDuties: z.boolean().optional(),
     defaultTimeoutSecs: DefaultTimeoutSecs.optional(),
     escalationQueueId: EscalationQueueId.optional(),
+    claimMode: ClaimMode.optional(),
   })
   .refine((input) => Object.values(input).some((v) => v !== undefined), {
     message: "name at least one setting to change",

@@ -26,6 +26,7 @@ describe("GET /api/v1/openapi.json", () => {
         "/batches/{batchId}",
         "/batches/{batchId}/cancel",
         "/batches/{batchId}/decision",
+        "/batches/{batchId}/review-claim",
         "/calls/{callId}/decision",
         "/history",
         "/history/export",
@@ -48,6 +49,8 @@ describe("GET /api/v1/openapi.json", () => {
         "/runs/{runId}/rollback",
         "/runs/{runId}/stream",
         "/stream",
+        "/views",
+        "/views/{viewId}",
       ].sort(),
     );
     // request bodies come from the zod schemas that validate them
