@@ -7,6 +7,7 @@ const LINKS = [
   { href: "/queue", label: "Queue" },
   { href: "/history", label: "History" },
   { href: "/queues", label: "Queues" },
+  { href: "/routing", label: "Routing" },
 ];
 
 // "/queue" must not light up on "/queues": match whole path segments.

@@ -1,0 +1,40 @@
+"use server";
+
+import { actionError, type ActionResult } from "@/app/action-result";
+import { InvalidRequestError, UnauthenticatedError } from "@/lib/errors";
+import { createRule } from "@/lib/routing/create-rule";
+import { deleteRule } from "@/lib/routing/delete-rule";
+import type { RoutingRuleView } from "@/lib/routing/list-rules";
+import { sessionReviewer } from "../current-reviewer";
+
+// Public endpoints like every server action: the verbs check that the caller is an admin.
+
+async function reviewer() {
+  const found = await sessionReviewer();
+  if (!found) throw new UnauthenticatedError("Your session ended. Sign in again.");
+  return found;
+}
+
+export async function createRuleAction(
+  input: unknown,
+): Promise<ActionResult<{ rule: RoutingRuleView }>> {
+  try {
+    return { ok: true, rule: await createRule(await reviewer(), input) };
+  } catch (error) {
+    return actionError(error);
+  }
+}
+
+export async function deleteRuleAction(ruleId: string): Promise<ActionResult> {
+  try {
+    if (typeof ruleId !== "string" || ruleId.length === 0 || ruleId.length > 200) {
+      throw new InvalidRequestError("That is not a rule id.", [
+        { path: "ruleId", message: "invalid" },
+      ]);
+    }
+    await deleteRule(await reviewer(), ruleId);
+    return { ok: true };
+  } catch (error) {
+    return actionError(error);
+  }
+}

@@ -1,0 +1,59 @@
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test } from "@playwright/test";
+import { makeAgentKey, makeQueue, makeReviewer } from "@/test/support/factories";
+import { apiClient } from "@/test/support/http";
+import { baseURL, pause, signIn } from "./support/fixtures";
+
+test("an admin adds a routing rule in the page; the agent's next matching batch lands in that queue, and the card says why", async ({
+  page,
+}) => {
+  const frontline = await makeQueue();
+  const refunds = await makeQueue();
+  const admin = await makeReviewer({
+    name: "Ada Router",
+    queues: [
+      { name: frontline.name, role: "admin" },
+      { name: refunds.name, role: "admin" },
+    ],
+  });
+  const key = await makeAgentKey({ name: "Support bot", queues: [frontline.name] });
+  const agent = apiClient(baseURL, key.key);
+  await signIn(page, admin);
+
+  await page.goto("/routing");
+  const name = `Refunds ${refunds.name}`;
+  await page.getByLabel("Name", { exact: true }).fill(name);
+  await page.getByLabel("Send to queue").selectOption({ label: refunds.name });
+  await page.getByLabel(/Tool name/).fill("refund_*");
+  await page.getByRole("button", { name: "Add rule" }).click();
+  const row = page.getByTestId("routing-rule").filter({ hasText: name });
+  await expect(row).toContainText("a tool matches refund_*");
+  expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
+  await page.screenshot({ path: "test-results/screenshots/routing.png", fullPage: true });
+
+  const { batch } = await pause(agent, {
+    calls: [{ toolCallId: "r1", toolName: "refund_order", args: { orderId: "A-7" } }],
+  });
+  expect(batch.queue.id).toBe(refunds.id);
+  await page.goto(`/queue?queue=${refunds.id}`);
+  const card = page.locator(`[data-testid="review-card"][data-batch-id="${batch.id}"]`);
+  await expect(card.getByTestId("routed-by")).toContainText(name);
+
+  // Removing the rule sends the next one to the key's default queue.
+  await page.goto("/routing");
+  await row.getByRole("button", { name: `Remove rule ${name}` }).click();
+  await expect(row).toHaveCount(0);
+  const next = await pause(agent, {
+    calls: [{ toolCallId: "r2", toolName: "refund_order", args: { orderId: "A-8" } }],
+  });
+  expect(next.batch.queue.id).toBe(frontline.id);
+});
+
+test("a reviewer who is not an admin is told routing is for admins", async ({ page }) => {
+  const queue = await makeQueue();
+  const reviewer = await makeReviewer({ queues: [{ name: queue.name }] });
+  await signIn(page, reviewer);
+  await page.goto("/routing");
+  await expect(page.getByText("Only an admin manages routing rules.")).toBeVisible();
+  await expect(page.getByRole("button", { name: "Add rule" })).toHaveCount(0);
+});
