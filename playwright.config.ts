@@ -1,12 +1,8 @@
-import { existsSync, mkdtempSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defineConfig, devices } from "@playwright/test";
-
-// Playwright cannot download its own browser on these machines: use Debian's Chromium when it is
-// there (or CHROMIUM_PATH), else Playwright's own.
-const chromiumPath =
-  process.env.CHROMIUM_PATH || (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
+import { CHROMIUM_ARGS, chromiumPath } from "./e2e/support/chromium";
 
 const port = Number(process.env.E2E_PORT) || 3100;
 
@@ -15,16 +11,7 @@ process.env.E2E_DATABASE_URL ??= `file:${join(mkdtempSync(join(tmpdir(), "counte
 
 const chromium = {
   ...devices["Desktop Chrome"],
-  launchOptions: {
-    executablePath: chromiumPath,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  },
+  launchOptions: { executablePath: chromiumPath, args: CHROMIUM_ARGS },
 };
 
 export default defineConfig({

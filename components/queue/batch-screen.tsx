@@ -12,6 +12,7 @@ import {
 } from "@/app/(reviewer)/actions";
 import { ReviewCard, type DecisionResult } from "@/components/review-card";
 import type { Batch } from "@/components/review-card/types";
+import { toDecisionResult } from "./decision-result";
 import styles from "./queue.module.css";
 import { useHeldClaims } from "./use-held-claims";
 
@@ -62,18 +63,9 @@ export function BatchScreen({
   }, [client, initial.id, initial.runId]);
 
   const settle = (result: BatchResult): DecisionResult => {
-    const current = result.ok ? result.batch : result.current;
-    if (current && typeof current === "object" && "calls" in current) {
-      client.setQueryData(key, current as Batch);
-    }
-    return result.ok
-      ? { ok: true, batch: result.batch as Batch }
-      : {
-          ok: false,
-          code: result.code,
-          message: result.message,
-          current: current as Batch | undefined,
-        };
+    const { decision, view } = toDecisionResult(result);
+    if (view) client.setQueryData(key, view);
+    return decision;
   };
 
   const onClaim = async (batchId: string, claim: boolean) =>

@@ -1,4 +1,5 @@
 import type { Batch } from "@/components/review-card/types";
+import type { WireEvent } from "@/lib/events/wire";
 
 // The queue page's view of the world, kept in the TanStack Query cache under QUEUE_KEY and
 // patched by stream events. Pure functions, so the merging rules are tested without a browser.
@@ -38,16 +39,7 @@ export type SnapshotPage = {
   nextCursor: string | null;
 };
 
-export type WireEvent = {
-  seq: number;
-  type: string;
-  at: string;
-  runId: string | null;
-  batchId: string | null;
-  callId: string | null;
-  queueId: string | null;
-  data: Record<string, unknown>;
-};
+export type { WireEvent };
 
 export function fromSnapshot(page: SnapshotPage): QueueCache {
   const cache: QueueCache = {

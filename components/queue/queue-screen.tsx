@@ -10,7 +10,6 @@ import {
   type DecisionResult,
   type ReviewCardHandle,
 } from "@/components/review-card";
-import type { Batch } from "@/components/review-card/types";
 import {
   claimReviewAction,
   decideBatchAction,
@@ -19,6 +18,7 @@ import {
   type BatchResult,
 } from "@/app/(reviewer)/actions";
 import { ConnectionBadge } from "./connection-badge";
+import { toDecisionResult } from "./decision-result";
 import { KeyboardHelp } from "./keyboard-help";
 import { NotifyToggle } from "./notify-toggle";
 import { queueView, type SnapshotPage } from "./queue-cache";
@@ -260,13 +260,9 @@ export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
 
 /** The server's answer becomes the card's state at once, whoever won. */
 function settle(client: ReturnType<typeof useQueryClient>, result: BatchResult): DecisionResult {
-  if (result.ok) {
-    storeBatch(client, result.batch as Batch);
-    return { ok: true, batch: result.batch as Batch };
-  }
-  const current = result.current as Batch | undefined;
-  if (current && typeof current === "object" && "calls" in current) storeBatch(client, current);
-  return { ok: false, code: result.code, message: result.message, current };
+  const { decision, view } = toDecisionResult(result);
+  if (view) storeBatch(client, view);
+  return decision;
 }
 
 function LoadingCards() {

@@ -104,20 +104,8 @@ export async function findCallForReviewer(
     .innerJoin(queues, eq(queues.id, batches.queueId))
     .where(eq(calls.id, callId));
   if (!row || !row.isMember) throw new NotFoundError("Call");
-  const { call, batch, separationOfDuties, agentOwnerId, agentKeyId, conversationId } = row;
-  const { claimMode, claimedBy } = row;
-  return {
-    call,
-    target: {
-      batch,
-      separationOfDuties,
-      agentOwnerId,
-      agentKeyId,
-      conversationId,
-      claimMode,
-      claimedBy,
-    },
-  };
+  const { call, isMember, ...target } = row;
+  return { call, target };
 }
 
 /** A reviewer may decide only the batches of their queues. */
@@ -134,15 +122,6 @@ export async function findBatchForReviewer(
     .innerJoin(queues, eq(queues.id, batches.queueId))
     .where(eq(batches.id, batchId));
   if (!row || !row.isMember) throw new NotFoundError("Batch");
-  const { batch, separationOfDuties, agentOwnerId, agentKeyId, conversationId } = row;
-  const { claimMode, claimedBy } = row;
-  return {
-    batch,
-    separationOfDuties,
-    agentOwnerId,
-    agentKeyId,
-    conversationId,
-    claimMode,
-    claimedBy,
-  };
+  const { isMember, ...target } = row;
+  return target;
 }

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { CHROMIUM_ARGS, chromiumPath } from "@/e2e/support/chromium";
 import { chromium, devices, type Browser, type BrowserContext, type Page } from "@playwright/test";
-import { eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { batches, calls, runs } from "@/db/schema";
 import {
@@ -26,7 +26,7 @@ import {
   type Endpoint,
   type HttpResult,
 } from "./load";
-import { pauseBody, type RunResponse, type Target } from "./targets";
+import { pauseBody, templateRows, type RunResponse, type Target } from "./targets";
 
 // The reviewer's side, in real Chromium (Countersign only: there is no browser floor).
 //  1. pause → card painted: a signed-in reviewer has /queue open; each pause's 201 is timed in
@@ -148,18 +148,9 @@ export async function closeBrowsers(): Promise<void> {
 }
 
 async function launch(): Promise<Browser> {
-  const executablePath =
-    process.env.CHROMIUM_PATH ||
-    (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
   const browser = await chromium.launch({
-    executablePath,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
+    executablePath: chromiumPath,
+    args: CHROMIUM_ARGS,
     // run.ts owns the signals: it stops the servers and then calls closeBrowsers()
     handleSIGINT: false,
     handleSIGTERM: false,
@@ -387,11 +378,7 @@ async function seedQueue(endpoint: Endpoint, agentKey: string, n: number): Promi
     agent.destroy();
   }
   const db = getDb();
-  const batchId = template.batches[0]!.id;
-  const [run] = await db.select().from(runs).where(eq(runs.id, template.id));
-  const [batch] = await db.select().from(batches).where(eq(batches.id, batchId));
-  const [call] = await db.select().from(calls).where(eq(calls.batchId, batchId));
-  if (!run || !batch || !call) throw new Error("The template pause left no rows to copy.");
+  const { run, batch, call } = await templateRows(template);
   const CHUNK = 250;
   await db.transaction(
     async (tx) => {

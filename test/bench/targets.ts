@@ -238,11 +238,7 @@ async function clonePendingCalls(
     agent.destroy();
   }
   const db = getDb();
-  const batchId = template.batches[0]!.id;
-  const [run] = await db.select().from(runs).where(eq(runs.id, template.id));
-  const [batch] = await db.select().from(batches).where(eq(batches.id, batchId));
-  const [call] = await db.select().from(calls).where(eq(calls.batchId, batchId));
-  if (!run || !batch || !call) throw new Error("The template pause left no rows to copy.");
+  const { run, batch, call } = await templateRows(template);
 
   const made: PendingCall[] = [];
   const CHUNK = 250;
@@ -269,4 +265,15 @@ async function clonePendingCalls(
     { behavior: "immediate" },
   );
   return made;
+}
+
+/** The rows a template pause (POST /runs with one call) wrote, to copy when seeding. */
+export async function templateRows(template: { id: string; batches: { id: string }[] }) {
+  const db = getDb();
+  const batchId = template.batches[0]!.id;
+  const [run] = await db.select().from(runs).where(eq(runs.id, template.id));
+  const [batch] = await db.select().from(batches).where(eq(batches.id, batchId));
+  const [call] = await db.select().from(calls).where(eq(calls.batchId, batchId));
+  if (!run || !batch || !call) throw new Error("The template pause left no rows to copy.");
+  return { run, batch, call };
 }

@@ -58,6 +58,7 @@ function event(seq: number, type: string, batchId: string, data: object = {}): W
     runId: null,
     batchId,
     callId: null,
+    actor: { kind: "system", id: null, name: null },
     queueId: "q1",
     data: data as Record<string, unknown>,
   };
