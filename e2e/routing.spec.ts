@@ -39,8 +39,53 @@ test("an admin adds a routing rule in the page; the agent's next matching batch 
   const card = page.locator(`[data-testid="review-card"][data-batch-id="${batch.id}"]`);
   await expect(card.getByTestId("routed-by")).toContainText(name);
 
-  // Removing the rule sends the next one to the key's default queue.
+  // Edited in place: the new pattern decides.
   await page.goto("/routing");
+  await row.getByRole("button", { name: `Edit rule ${name}` }).click();
+  const form = page.getByRole("form", { name: `Edit rule ${name}` });
+  await form.getByLabel(/Tool name/).fill("refund_big_*");
+  await form.getByRole("button", { name: "Save" }).click();
+  await expect(row).toContainText("a tool matches refund_big_*");
+  const small = await pause(agent, {
+    calls: [{ toolCallId: "r3", toolName: "refund_order", args: { orderId: "A-9" } }],
+  });
+  expect(small.batch.queue.id).toBe(frontline.id);
+
+  // Moved: a second rule placed above it wins.
+  const other = `Big refunds ${frontline.name}`;
+  await page.getByLabel("Name", { exact: true }).fill(other);
+  await page.getByLabel("Send to queue").selectOption({ label: frontline.name });
+  await page
+    .getByLabel(/Tool name/)
+    .first()
+    .fill("refund_big_*");
+  await page.getByRole("button", { name: "Add rule" }).click();
+  const otherRow = page.getByTestId("routing-rule").filter({ hasText: other });
+  await expect(otherRow).toBeVisible();
+  await otherRow.getByRole("button", { name: `Move rule ${other} up` }).click();
+  const names = page.getByTestId("routing-rule").locator("td:nth-child(2)");
+  await expect(async () => {
+    const order = await names.allTextContents();
+    expect(order.indexOf(other)).toBeLessThan(order.indexOf(name));
+  }).toPass();
+  const big = await pause(agent, {
+    calls: [{ toolCallId: "r4", toolName: "refund_big_order", args: { orderId: "A-10" } }],
+  });
+  expect(big.batch.routing?.name).toBe(other);
+  await otherRow.getByRole("button", { name: `Remove rule ${other}` }).click();
+  await expect(otherRow).toHaveCount(0);
+
+  // Turned off: skipped.
+  await row.getByRole("button", { name: `Turn off rule ${name}` }).click();
+  await expect(row).toContainText("(off)");
+  const skipped = await pause(agent, {
+    calls: [{ toolCallId: "r5", toolName: "refund_big_order", args: { orderId: "A-11" } }],
+  });
+  expect(skipped.batch.queue.id).toBe(frontline.id);
+  await row.getByRole("button", { name: `Turn on rule ${name}` }).click();
+  await expect(row).not.toContainText("(off)");
+
+  // Removing the rule sends the next one to the key's default queue.
   await row.getByRole("button", { name: `Remove rule ${name}` }).click();
   await expect(row).toHaveCount(0);
   const next = await pause(agent, {

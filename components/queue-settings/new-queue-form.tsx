@@ -24,6 +24,7 @@ export function NewQueueForm() {
         requiredApprovals: wholeNumber(form.get("requiredApprovals")),
         separationOfDuties: form.get("separationOfDuties") === "on",
         defaultTimeoutSecs: wholeNumber(form.get("defaultTimeoutSecs")),
+        claimMode: String(form.get("claimMode") ?? "mark"),
       });
       if (!result.ok) return setFailure(result);
       setFailure(null);
@@ -62,6 +63,13 @@ export function NewQueueForm() {
             min={1}
             defaultValue={3600}
           />
+        </div>
+        <div className={styles.field}>
+          <label htmlFor="new-queue-claim-mode">Review claims</label>
+          <select id="new-queue-claim-mode" name="claimMode" defaultValue="mark">
+            <option value="mark">Mark: show who is reviewing</option>
+            <option value="lock">Lock: only the reviewer may decide</option>
+          </select>
         </div>
         <div className={styles.check}>
           <input id="new-queue-sod" name="separationOfDuties" type="checkbox" />

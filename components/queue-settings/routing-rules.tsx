@@ -2,52 +2,66 @@
 
 import { useRouter } from "next/navigation";
 import { useState, useTransition, type FormEvent } from "react";
-import { createRuleAction, deleteRuleAction } from "@/app/(reviewer)/routing/actions";
-import type { ActionFailure } from "@/app/action-result";
+import {
+  createRuleAction,
+  deleteRuleAction,
+  moveRuleAction,
+  updateRuleAction,
+} from "@/app/(reviewer)/routing/actions";
+import type { ActionFailure, ActionResult } from "@/app/action-result";
 import type { RoutingRuleView } from "@/lib/routing/list-rules";
 import { FormError } from "./form-error";
 import styles from "./queue-settings.module.css";
 
-/** The rules in the order they are tried, a form to add one, and a remove button per rule. */
+type QueueOption = { id: string; name: string };
+
+/**
+ * The rules in the order they are tried: add one, edit one in place, move it up or down,
+ * switch it off and on, remove it. Every change goes through a server action and the page
+ * reloads its data from the server, so what is shown is what is stored.
+ */
 export function RoutingRules({
   rules,
   queues,
 }: {
   rules: RoutingRuleView[];
-  queues: { id: string; name: string }[];
+  queues: QueueOption[];
 }) {
   const router = useRouter();
   const [failure, setFailure] = useState<ActionFailure | null>(null);
+  const [editing, setEditing] = useState<string | null>(null);
   const [pending, startTransition] = useTransition();
 
-  function add(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const formElement = event.currentTarget;
-    const form = new FormData(formElement);
-    const text = (name: string) => String(form.get(name) ?? "").trim() || undefined;
-    const minCost = text("minCost");
+  /** Runs an action; on success refreshes the page's data, on failure shows why. */
+  function run(action: () => Promise<ActionResult<object>>, onDone?: () => void) {
     startTransition(async () => {
-      const result = await createRuleAction({
-        name: text("name") ?? "",
-        queue: text("queue") ?? "",
-        agent: text("agent"),
-        toolPattern: text("toolPattern"),
-        minCost: minCost === undefined ? undefined : Number(minCost),
-      });
+      const result = await action();
       if (!result.ok) return setFailure(result);
       setFailure(null);
-      formElement.reset();
+      onDone?.();
       router.refresh();
     });
   }
 
-  function remove(rule: RoutingRuleView) {
-    startTransition(async () => {
-      const result = await deleteRuleAction(rule.id);
-      if (!result.ok) return setFailure(result);
-      setFailure(null);
-      router.refresh();
-    });
+  function add(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const formElement = event.currentTarget;
+    const input = ruleInput(new FormData(formElement), { clearEmpty: false });
+    run(
+      () => createRuleAction(input),
+      () => formElement.reset(),
+    );
+  }
+
+  function save(rule: RoutingRuleView, event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const input = ruleInput(new FormData(event.currentTarget), { clearEmpty: true });
+    // The agent is shown by name; an unchanged name is not re-resolved (names may repeat).
+    if (input.agent === rule.agent?.name) delete input.agent;
+    run(
+      () => updateRuleAction(rule.id, input),
+      () => setEditing(null),
+    );
   }
 
   return (
@@ -56,37 +70,12 @@ export function RoutingRules({
         <h2 id="new-rule-title" className={styles.panelTitle}>
           New rule
         </h2>
-        <FormError failure={failure} />
+        <FormError failure={editing ? null : failure} />
         <form onSubmit={add} className={styles.formGrid}>
-          <div className={styles.field}>
-            <label htmlFor="rule-name">Name</label>
-            <input id="rule-name" name="name" required maxLength={100} />
-          </div>
-          <div className={styles.field}>
-            <label htmlFor="rule-queue">Send to queue</label>
-            <select id="rule-queue" name="queue" required>
-              {queues.map((q) => (
-                <option key={q.id} value={q.id}>
-                  {q.name}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className={styles.field}>
-            <label htmlFor="rule-tool">Tool name (glob, e.g. refund_*)</label>
-            <input id="rule-tool" name="toolPattern" maxLength={200} />
-          </div>
-          <div className={styles.field}>
-            <label htmlFor="rule-agent">Agent (name or key id)</label>
-            <input id="rule-agent" name="agent" maxLength={200} />
-          </div>
-          <div className={styles.field}>
-            <label htmlFor="rule-cost">Total cost at least</label>
-            <input id="rule-cost" name="minCost" type="number" min={0} step="any" />
-          </div>
+          <RuleFields idPrefix="rule" queues={queues} />
           <div className={styles.formActions}>
             <button type="submit" className={styles.primary} disabled={pending}>
-              {pending ? "Saving…" : "Add rule"}
+              {pending && !editing ? "Saving…" : "Add rule"}
             </button>
           </div>
         </form>
@@ -112,34 +101,204 @@ export function RoutingRules({
                 </td>
               </tr>
             ) : (
-              rules.map((rule, index) => (
-                <tr key={rule.id} data-testid="routing-rule">
-                  <td>{index + 1}</td>
-                  <td>
-                    {rule.name}
-                    {!rule.enabled && " (disabled)"}
-                  </td>
-                  <td>{describe(rule)}</td>
-                  <td>{rule.queue.name}</td>
-                  <td>
-                    <button
-                      type="button"
-                      className={styles.danger}
-                      disabled={pending}
-                      onClick={() => remove(rule)}
-                      aria-label={`Remove rule ${rule.name}`}
-                    >
-                      Remove
-                    </button>
-                  </td>
-                </tr>
-              ))
+              rules.map((rule, index) =>
+                editing === rule.id ? (
+                  <tr key={rule.id} data-testid="routing-rule">
+                    <td colSpan={5}>
+                      <FormError failure={failure} />
+                      <form
+                        onSubmit={(event) => save(rule, event)}
+                        className={styles.formGrid}
+                        aria-label={`Edit rule ${rule.name}`}
+                      >
+                        <RuleFields idPrefix={`edit-${rule.id}`} queues={queues} rule={rule} />
+                        <div className={styles.formActions}>
+                          <button type="submit" className={styles.primary} disabled={pending}>
+                            {pending ? "Saving…" : "Save"}
+                          </button>
+                          <button
+                            type="button"
+                            className={styles.secondary}
+                            onClick={() => {
+                              setEditing(null);
+                              setFailure(null);
+                            }}
+                          >
+                            Cancel
+                          </button>
+                        </div>
+                      </form>
+                    </td>
+                  </tr>
+                ) : (
+                  <tr
+                    key={rule.id}
+                    data-testid="routing-rule"
+                    className={rule.enabled ? undefined : styles.muted}
+                  >
+                    <td>{index + 1}</td>
+                    <td>
+                      {rule.name}
+                      {!rule.enabled && " (off)"}
+                    </td>
+                    <td>{describe(rule)}</td>
+                    <td>{rule.queue.name}</td>
+                    <td className={styles.actions}>
+                      <div className={styles.rowButtons}>
+                        <button
+                          type="button"
+                          className={styles.secondary}
+                          disabled={pending || index === 0}
+                          onClick={() => run(() => moveRuleAction(rule.id, index - 1))}
+                          aria-label={`Move rule ${rule.name} up`}
+                          title="Move up: tried earlier"
+                        >
+                          ↑
+                        </button>
+                        <button
+                          type="button"
+                          className={styles.secondary}
+                          disabled={pending || index === rules.length - 1}
+                          onClick={() => run(() => moveRuleAction(rule.id, index + 1))}
+                          aria-label={`Move rule ${rule.name} down`}
+                          title="Move down: tried later"
+                        >
+                          ↓
+                        </button>
+                        <button
+                          type="button"
+                          className={styles.secondary}
+                          disabled={pending}
+                          onClick={() =>
+                            run(() => updateRuleAction(rule.id, { enabled: !rule.enabled }))
+                          }
+                          aria-label={`${rule.enabled ? "Turn off" : "Turn on"} rule ${rule.name}`}
+                        >
+                          {rule.enabled ? "Turn off" : "Turn on"}
+                        </button>
+                        <button
+                          type="button"
+                          className={styles.secondary}
+                          disabled={pending}
+                          onClick={() => {
+                            setFailure(null);
+                            setEditing(rule.id);
+                          }}
+                          aria-label={`Edit rule ${rule.name}`}
+                        >
+                          Edit
+                        </button>
+                        <button
+                          type="button"
+                          className={styles.danger}
+                          disabled={pending}
+                          onClick={() => run(() => deleteRuleAction(rule.id))}
+                          aria-label={`Remove rule ${rule.name}`}
+                        >
+                          Remove
+                        </button>
+                      </div>
+                    </td>
+                  </tr>
+                ),
+              )
             )}
           </tbody>
         </table>
       </div>
     </>
   );
+}
+
+/** The fields of a rule, empty for a new one or filled with the rule being edited. */
+function RuleFields({
+  idPrefix,
+  queues,
+  rule,
+}: {
+  idPrefix: string;
+  queues: QueueOption[];
+  rule?: RoutingRuleView;
+}) {
+  return (
+    <>
+      <div className={styles.field}>
+        <label htmlFor={`${idPrefix}-name`}>Name</label>
+        <input
+          id={`${idPrefix}-name`}
+          name="name"
+          required
+          maxLength={100}
+          defaultValue={rule?.name}
+        />
+      </div>
+      <div className={styles.field}>
+        <label htmlFor={`${idPrefix}-queue`}>Send to queue</label>
+        <select id={`${idPrefix}-queue`} name="queue" required defaultValue={rule?.queue.id}>
+          {queues.map((q) => (
+            <option key={q.id} value={q.id}>
+              {q.name}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className={styles.field}>
+        <label htmlFor={`${idPrefix}-tool`}>Tool name (glob, e.g. refund_*)</label>
+        <input
+          id={`${idPrefix}-tool`}
+          name="toolPattern"
+          maxLength={200}
+          defaultValue={rule?.toolPattern ?? ""}
+        />
+      </div>
+      <div className={styles.field}>
+        <label htmlFor={`${idPrefix}-agent`}>Agent (name or key id)</label>
+        <input
+          id={`${idPrefix}-agent`}
+          name="agent"
+          maxLength={200}
+          defaultValue={rule?.agent?.name ?? ""}
+        />
+      </div>
+      <div className={styles.field}>
+        <label htmlFor={`${idPrefix}-cost`}>Total cost at least</label>
+        <input
+          id={`${idPrefix}-cost`}
+          name="minCost"
+          type="number"
+          min={0}
+          step="any"
+          defaultValue={rule?.minCost ?? ""}
+        />
+      </div>
+    </>
+  );
+}
+
+/**
+ * A rule's input from its form. For a new rule an empty optional field is left out; for an
+ * edit it is sent as null, which clears that condition.
+ */
+function ruleInput(
+  form: FormData,
+  { clearEmpty }: { clearEmpty: boolean },
+): {
+  name: string;
+  queue: string;
+  agent?: string | null;
+  toolPattern?: string | null;
+  minCost?: number | null;
+} {
+  const text = (name: string) => String(form.get(name) ?? "").trim();
+  const optional = (value: string) => (value ? value : clearEmpty ? null : undefined);
+  const cost = text("minCost");
+  return {
+    name: text("name"),
+    queue: text("queue"),
+    agent: optional(text("agent")),
+    toolPattern: optional(text("toolPattern")),
+    minCost: cost ? Number(cost) : clearEmpty ? null : undefined,
+  };
 }
 
 function describe(rule: RoutingRuleView): string {

@@ -25,9 +25,10 @@ import {
 const USAGE = `Usage: npm run admin -- <command>
 
   queue create <name> [--required-approvals N] [--separation-of-duties] [--default-timeout SECS]
-               [--escalation-queue NAME]
+               [--escalation-queue NAME] [--claim-mode mark|lock]
   queue edit <name> [--name NEW] [--required-approvals N] [--separation-of-duties|--no-separation-of-duties]
                [--default-timeout SECS] [--escalation-queue NAME|--no-escalation-queue]
+               [--claim-mode mark|lock]
   queue archive <name>
   queue list
   member add --queue NAME --email E [--role R]
@@ -68,11 +69,12 @@ function toggle(on: boolean | undefined, off: boolean | undefined, flag: string)
 
 function queueTable(rows: QueueView[]): string {
   return table([
-    ["NAME", "QUORUM", "SOD", "TIMEOUT", "ESCALATION", "MEMBERS", "STATUS", "ID"],
+    ["NAME", "QUORUM", "SOD", "CLAIMS", "TIMEOUT", "ESCALATION", "MEMBERS", "STATUS", "ID"],
     ...rows.map((q) => [
       q.name,
       String(q.requiredApprovals),
       q.separationOfDuties ? "yes" : "no",
+      q.claimMode,
       `${q.defaultTimeoutSecs}s`,
       q.escalationQueue?.name ?? "-",
       String(q.memberCount),
@@ -121,6 +123,7 @@ async function run(argv: string[]): Promise<string> {
       "default-timeout": { type: "string" },
       "escalation-queue": { type: "string" },
       "no-escalation-queue": { type: "boolean" },
+      "claim-mode": { type: "string" },
       role: { type: "string" },
       email: { type: "string" },
       name: { type: "string" },
@@ -151,6 +154,7 @@ async function run(argv: string[]): Promise<string> {
           "--default-timeout",
         ),
         escalationQueueId: escalation ? await queueIdByName(escalation) : undefined,
+        claimMode: values["claim-mode"],
       });
       return queue.id;
     }
@@ -176,6 +180,7 @@ async function run(argv: string[]): Promise<string> {
           : values["no-escalation-queue"]
             ? null
             : undefined,
+        claimMode: values["claim-mode"],
       });
       return queueTable([queue]);
     }

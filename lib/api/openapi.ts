@@ -5,7 +5,7 @@ import { CreateBatchInput } from "@/lib/batches/batch-input";
 import { CancelBatchInput } from "@/lib/batches/cancel-batch";
 import { ClaimReviewInput } from "@/lib/claims/claim-review";
 import { QueueSnapshotQuery } from "@/lib/batches/queue-snapshot";
-import { RoutingRuleInput, RoutingRuleUpdate } from "@/lib/routing/rule-input";
+import { RoutingRuleInput, RoutingRuleMove, RoutingRuleUpdate } from "@/lib/routing/rule-input";
 import { ListQueueQuery } from "@/lib/batches/list-queue";
 import { ReadBatchQuery } from "@/lib/batches/read-batch";
 import { ExportHistoryQuery } from "@/lib/history/export-history";
@@ -366,6 +366,16 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       ok: { status: 204, schema: "Empty", description: "Removed; no body" },
       content: {},
       errors: [401, 403, 404],
+    },
+  },
+  "/routing-rules/{ruleId}/move": {
+    post: {
+      summary: "Move a routing rule to another place in the order (admins); answers the new order",
+      auth: "reviewer",
+      params: ["ruleId"],
+      body: RoutingRuleMove,
+      ok: { status: 200, schema: "RoutingRuleList" },
+      errors: [400, 401, 403, 404, 413, 415],
     },
   },
   "/views": {

@@ -8,6 +8,7 @@ import { newId } from "@/lib/ids";
 import { managerOf, requireAdmin, type QueueCaller } from "./queue-access";
 import {
   checkEscalationTarget,
+  ClaimMode,
   DefaultTimeoutSecs,
   EscalationQueueId,
   nameTakenBy,
@@ -22,6 +23,7 @@ export const CreateQueueInput = z.strictObject({
   separationOfDuties: z.boolean().default(false),
   defaultTimeoutSecs: DefaultTimeoutSecs.default(3600),
   escalationQueueId: EscalationQueueId.default(null),
+  claimMode: ClaimMode.default("mark"),
 });
 export type CreateQueueInput = z.input<typeof CreateQueueInput>;
 

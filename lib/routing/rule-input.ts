@@ -23,3 +23,8 @@ export type RoutingRuleInput = z.infer<typeof RoutingRuleInput>;
 
 export const RoutingRuleUpdate = RoutingRuleInput.partial();
 export type RoutingRuleUpdate = z.infer<typeof RoutingRuleUpdate>;
+
+export const RoutingRuleMove = z.object({
+  /** the rule's place in the order after the move, counted from 0 (clamped to the ends) */
+  to: z.int().min(0).max(1_000_000),
+});

@@ -184,6 +184,8 @@ describe("npm run admin", () => {
       "900",
       "--escalation-queue",
       "escalations",
+      "--claim-mode",
+      "lock",
     );
     expect(edit.code, edit.stderr).toBe(0);
     const [refunds] = await getDb().select().from(queues).where(eq(queues.name, "refunds"));
@@ -193,7 +195,11 @@ describe("npm run admin", () => {
       separationOfDuties: false,
       defaultTimeoutSecs: 900,
       escalationQueueId: escalations!.id,
+      claimMode: "lock",
     });
+    const badMode = await admin("queue", "edit", "refunds", "--claim-mode", "grab");
+    expect(badMode.code).not.toBe(0);
+    expect(badMode.stderr).toMatch(/claimMode/);
     const [updated] = await getDb()
       .select()
       .from(events)
@@ -242,8 +248,8 @@ describe("npm run admin", () => {
     expect(await membership("refunds")).toBeNull();
 
     const list = await admin("queue", "list");
-    expect(list.stdout).toMatch(/refunds\s+3\s+no\s+900s\s+-\s+0\s+open/);
-    expect(list.stdout).toMatch(/escalations\s+1\s+no\s+3600s\s+-\s+1\s+archived/);
+    expect(list.stdout).toMatch(/refunds\s+3\s+no\s+lock\s+900s\s+-\s+0\s+open/);
+    expect(list.stdout).toMatch(/escalations\s+1\s+no\s+mark\s+3600s\s+-\s+1\s+archived/);
 
     const before = (await getDb().select().from(events)).length;
     const refusals: [string[], RegExp][] = [

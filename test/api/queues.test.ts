@@ -148,6 +148,7 @@ describe("queues", () => {
       requiredApprovals: 2,
       separationOfDuties: true,
       defaultTimeoutSecs: 600,
+      claimMode: "lock",
     });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
@@ -155,6 +156,7 @@ describe("queues", () => {
       requiredApprovals: 2,
       separationOfDuties: true,
       defaultTimeoutSecs: 600,
+      claimMode: "lock",
       escalationQueue: null,
       archivedAt: null,
       memberCount: 1,

@@ -153,4 +153,42 @@ describe("routing rules", () => {
     });
     expect(elsewhere.status).toBe(201);
   });
+
+  it("moving a rule changes which rule wins; only admins move, bad moves write nothing", async () => {
+    const first = await makeQueue();
+    const second = await makeQueue();
+    const a = await admin.post("/routing-rules", {
+      name: "Deploys A",
+      queue: first.name,
+      toolPattern: "deploy_*",
+    });
+    const b = await admin.post("/routing-rules", {
+      name: "Deploys B",
+      queue: second.name,
+      toolPattern: "deploy_prod",
+    });
+    expect([a.status, b.status]).toEqual([201, 201]);
+    const deploy = () => pausedRun(agent, { calls: [call("deploy_prod")] });
+    expect((await deploy()).batch.routing.name).toBe("Deploys A");
+
+    const before = await writeSnapshot();
+    expect((await reviewer.post(`/routing-rules/${b.body.id}/move`, { to: 0 })).status).toBe(403);
+    expect((await admin.post(`/routing-rules/${b.body.id}/move`, { to: -1 })).status).toBe(400);
+    expect((await admin.post("/routing-rules/nope/move", { to: 0 })).status).toBe(404);
+    expect(await writeSnapshot()).toEqual(before);
+
+    const moved = await admin.post(`/routing-rules/${b.body.id}/move`, { to: 0 });
+    expect(moved.status).toBe(200);
+    const order = moved.body.rules.map((r: { name: string }) => r.name);
+    expect(order[0]).toBe("Deploys B");
+    expect(order.indexOf("Deploys A")).toBeGreaterThan(0);
+    const routed = await deploy();
+    expect(routed.batch.routing.name).toBe("Deploys B");
+    expect(routed.batch.queue.id).toBe(second.id);
+
+    // Past the end: the rule becomes the last one tried.
+    const last = await admin.post(`/routing-rules/${b.body.id}/move`, { to: 999 });
+    expect(last.body.rules.at(-1).name).toBe("Deploys B");
+    expect((await deploy()).batch.routing.name).toBe("Deploys A");
+  });
 });

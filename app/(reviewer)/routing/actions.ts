@@ -5,6 +5,8 @@ import { InvalidRequestError, UnauthenticatedError } from "@/lib/errors";
 import { createRule } from "@/lib/routing/create-rule";
 import { deleteRule } from "@/lib/routing/delete-rule";
 import type { RoutingRuleView } from "@/lib/routing/list-rules";
+import { moveRule } from "@/lib/routing/move-rule";
+import { updateRule } from "@/lib/routing/update-rule";
 import { sessionReviewer } from "../current-reviewer";
 
 // Public endpoints like every server action: the verbs check that the caller is an admin.
@@ -25,13 +27,43 @@ export async function createRuleAction(
   }
 }
 
+function checkRuleId(ruleId: unknown): asserts ruleId is string {
+  if (typeof ruleId !== "string" || ruleId.length === 0 || ruleId.length > 200) {
+    throw new InvalidRequestError("That is not a rule id.", [
+      { path: "ruleId", message: "invalid" },
+    ]);
+  }
+}
+
+/** Changes the fields sent; `null` clears an optional condition. */
+export async function updateRuleAction(
+  ruleId: string,
+  input: unknown,
+): Promise<ActionResult<{ rule: RoutingRuleView }>> {
+  try {
+    checkRuleId(ruleId);
+    return { ok: true, rule: await updateRule(await reviewer(), ruleId, input) };
+  } catch (error) {
+    return actionError(error);
+  }
+}
+
+/** Moves a rule to place `to` (from 0) in the order the rules are tried. */
+export async function moveRuleAction(
+  ruleId: string,
+  to: number,
+): Promise<ActionResult<{ rules: RoutingRuleView[] }>> {
+  try {
+    checkRuleId(ruleId);
+    return { ok: true, rules: await moveRule(await reviewer(), ruleId, { to }) };
+  } catch (error) {
+    return actionError(error);
+  }
+}
+
 export async function deleteRuleAction(ruleId: string): Promise<ActionResult> {
   try {
-    if (typeof ruleId !== "string" || ruleId.length === 0 || ruleId.length > 200) {
-      throw new InvalidRequestError("That is not a rule id.", [
-        { path: "ruleId", message: "invalid" },
-      ]);
-    }
+    checkRuleId(ruleId);
     await deleteRule(await reviewer(), ruleId);
     return { ok: true };
   } catch (error) {
