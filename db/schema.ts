@@ -120,6 +120,9 @@ export const queueMembers = sqliteTable(
 );
 export type QueueMember = typeof queueMembers.$inferSelect;
 
+export const AGENT_MODES = ["ask", "allow", "deny", "off"] as const;
+export type AgentMode = (typeof AGENT_MODES)[number];
+
 // An agent key is the agent: its name is shown on cards. Only the key's SHA-256 is stored.
 export const agentKeys = sqliteTable("agent_keys", {
   id: text("id").primaryKey(),
@@ -132,6 +135,9 @@ export const agentKeys = sqliteTable("agent_keys", {
   ownerUserId: text("owner_user_id").references(() => users.id),
   // Signs this agent's webhooks (Standard Webhooks `whsec_…`); it must be readable to sign.
   webhookSecret: text("webhook_secret").notNull(),
+  // ask: policy rules apply; allow: approve all but what a rule blocks; deny: reject what would
+  // need a reviewer; off: the gate is disabled, every call approved (and still logged).
+  mode: text("mode", { enum: AGENT_MODES }).notNull().default("ask"),
   createdAt: integer("created_at").notNull(),
   revokedAt: integer("revoked_at"),
 });
@@ -202,6 +208,10 @@ export const runs = sqliteTable(
     claimWorkerId: text("claim_worker_id"),
     leaseExpiresAt: integer("lease_expires_at"),
     claimedAt: integer("claimed_at"),
+    // Action batches are refused until a plan batch of this run is approved.
+    requirePlanApproval: integer("require_plan_approval", { mode: "boolean" })
+      .notNull()
+      .default(false),
     rollbackRequestedAt: integer("rollback_requested_at"),
     rollbackReason: text("rollback_reason"),
     result: text("result", { mode: "json" }).$type<unknown>(),
@@ -260,6 +270,10 @@ export const batches = sqliteTable(
     escalations: integer("escalations").notNull().default(0),
     /** the routing rule that chose the queue, when one did */
     routingRuleId: text("routing_rule_id"),
+    /** policy blocked every call: reviewers never see the batch (its agent and the log do) */
+    hiddenFromReviewers: integer("hidden_from_reviewers", { mode: "boolean" })
+      .notNull()
+      .default(false),
   },
   (t) => [
     index("batches_run_idx").on(t.runId, t.createdAt),
@@ -277,6 +291,14 @@ export const batches = sqliteTable(
 );
 export type Batch = typeof batches.$inferSelect;
 export type NewBatch = typeof batches.$inferInsert;
+
+/** Why a policy settled a call: the rule that matched (a copy, as rules change) or the agent mode. */
+export type PolicyDecision = {
+  effect: PolicyEffect;
+  rule: { id: string; name: string; queueId: string | null } | null;
+  agentMode: AgentMode;
+  blocked: boolean;
+};
 
 export const CALL_STATUSES = ["pending", "approved", "rejected", "expired", "cancelled"] as const;
 export const DECISION_SOURCES = ["reviewer", "policy", "memory", "timeout"] as const;
@@ -317,6 +339,9 @@ export const calls = sqliteTable(
     decidedAt: integer("decided_at"),
     decisionReason: text("decision_reason"),
     decisionScope: text("decision_scope", { enum: REMEMBER_SCOPES }),
+    // What settled the call at creation when the source is `policy`: the rule (as it was then) or
+    // the agent's mode.
+    decisionPolicy: text("decision_policy", { mode: "json" }).$type<PolicyDecision>(),
   },
   (t) => [uniqueIndex("calls_batch_position_idx").on(t.batchId, t.position)],
 );
@@ -492,6 +517,41 @@ export const routingRules = sqliteTable(
   (t) => [index("routing_rules_position_idx").on(t.position)],
 );
 export type RoutingRule = typeof routingRules.$inferSelect;
+
+export const POLICY_EFFECTS = ["allow", "ask", "deny"] as const;
+export type PolicyEffect = (typeof POLICY_EFFECTS)[number];
+export const PREDICATE_OPS = ["equals", "prefix", "glob"] as const;
+export type ArgPredicate = {
+  /** a path into the call's args: `path`, `options.target`, `files[0].path` */
+  path: string;
+  op: (typeof PREDICATE_OPS)[number];
+  value: unknown;
+};
+
+// Policy rules decide, when a batch is created, which calls need a human at all.
+export const policyRules = sqliteTable(
+  "policy_rules",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    // null: the rule applies in every queue
+    queueId: text("queue_id").references(() => queues.id),
+    position: integer("position").notNull(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    effect: text("effect", { enum: POLICY_EFFECTS }).notNull(),
+    agentKeyId: text("agent_key_id").references(() => agentKeys.id),
+    toolPattern: text("tool_pattern"),
+    argPredicates: text("arg_predicates", { mode: "json" }).$type<ArgPredicate[]>().notNull(),
+    // the call's cost estimate above this
+    costAbove: real("cost_above"),
+    // told to the agent (and so its model) when the rule blocks a call
+    reason: text("reason"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("policy_rules_queue_idx").on(t.queueId, t.position)],
+);
+export type PolicyRule = typeof policyRules.$inferSelect;
 
 /* ---------------------------------------------------------------- review claims, saved views */
 

@@ -18,6 +18,7 @@ export type ErrorCode =
   | "already_exists"
   | "queue_archived"
   | "last_admin"
+  | "plan_required"
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"
@@ -94,6 +95,7 @@ export class ConflictError extends ApiError {
       | "already_exists"
       | "queue_archived"
       | "last_admin"
+      | "plan_required"
     >,
     message: string,
     current: unknown,

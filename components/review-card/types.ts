@@ -28,6 +28,16 @@ export type Decision = {
   /** when approved with an edit: the args the agent must run (an object), else null */
   editedArgs: unknown;
   scope: RememberScope | null;
+  /** when a policy decided (source `policy`): the rule, as it was then, or the agent's mode */
+  policy?: PolicyDecision | null;
+};
+
+export type PolicyDecision = {
+  effect: "allow" | "ask" | "deny";
+  rule: { id: string; name: string; queueId: string | null } | null;
+  agentMode: "ask" | "allow" | "deny" | "off";
+  /** a deny rule blocked the call: it never reached a reviewer */
+  blocked: boolean;
 };
 
 export type Plan = {

@@ -39,7 +39,7 @@ export async function findRunFor(db: Executor, actor: Actor, runId: string): Pro
   const batchQueues = await db
     .selectDistinct({ queueId: batches.queueId })
     .from(batches)
-    .where(eq(batches.runId, runId));
+    .where(and(eq(batches.runId, runId), eq(batches.hiddenFromReviewers, false)));
   const queueIds = [run.queueId, ...batchQueues.map((b) => b.queueId)];
   if (!(await isMember(db, actor.id, queueIds))) throw new NotFoundError("Run");
   return run;
@@ -56,7 +56,7 @@ export async function findBatchFor(db: Executor, actor: Actor, batchId: string):
   const visible =
     actor.kind === "agent"
       ? row.agentKeyId === actor.id
-      : await isMember(db, actor.id, [row.batch.queueId]);
+      : !row.batch.hiddenFromReviewers && (await isMember(db, actor.id, [row.batch.queueId]));
   if (!visible) throw new NotFoundError("Batch");
   return row.batch;
 }
@@ -103,7 +103,8 @@ export async function findCallForReviewer(
     .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
     .innerJoin(queues, eq(queues.id, batches.queueId))
     .where(eq(calls.id, callId));
-  if (!row || !row.isMember) throw new NotFoundError("Call");
+  // A call a policy blocked is not a reviewer's to see, let alone decide.
+  if (!row || !row.isMember || row.call.decisionPolicy?.blocked) throw new NotFoundError("Call");
   const { call, isMember, ...target } = row;
   return { call, target };
 }
@@ -121,7 +122,7 @@ export async function findBatchForReviewer(
     .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
     .innerJoin(queues, eq(queues.id, batches.queueId))
     .where(eq(batches.id, batchId));
-  if (!row || !row.isMember) throw new NotFoundError("Batch");
+  if (!row || !row.isMember || row.batch.hiddenFromReviewers) throw new NotFoundError("Batch");
   const { isMember, ...target } = row;
   return target;
 }

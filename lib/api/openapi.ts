@@ -21,6 +21,13 @@ import { ChangeRoleInput } from "@/lib/queues/change-role";
 import { CreateQueueInput } from "@/lib/queues/create-queue";
 import { UpdateQueueInput } from "@/lib/queues/update-queue";
 import { SaveViewInput } from "@/lib/views/save-view";
+import {
+  AgentModeInput,
+  PolicyRuleInput,
+  PolicyRuleMove,
+  PolicyRuleUpdate,
+  PolicyTryInput,
+} from "@/lib/policies/policy-input";
 import { resourceSchemas } from "./resource-schemas";
 
 // The OpenAPI 3.1 document, built from the very zod schemas that validate requests.
@@ -68,7 +75,7 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
     post: {
       summary: "Pause the run with a batch of tool calls",
       description:
-        "The run becomes waiting_approval (or ready at once when every call was settled by a remembered approval). A worker holding the claim passes its claimToken; the claim ends.",
+        "Each call first meets the policy rules of its queue and the agent's mode (see /policy-rules): allowed calls are approved at once (decision.source policy), blocked ones rejected at once (decision.policy.blocked, never shown to reviewers, must not run), remembered approvals settle theirs (source memory); the rest wait for reviewers. The run becomes waiting_approval, or ready at once when nothing is left to decide. A worker holding the claim passes its claimToken; the claim ends. 409 plan_required: the run was created with requirePlanApproval and no plan batch of it is approved yet. A plan batch's reviewer may edit only its summary (returned as decision.editedArgs.summary).",
       auth: "agent",
       params: ["runId"],
       body: CreateBatchInput,
@@ -375,6 +382,82 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       params: ["ruleId"],
       body: RoutingRuleMove,
       ok: { status: 200, schema: "RoutingRuleList" },
+      errors: [400, 401, 403, 404, 413, 415],
+    },
+  },
+  "/policy-rules": {
+    get: {
+      summary:
+        "Policy rules: the global ones and those of the caller's queues (?queue=ID: that queue's and the global ones)",
+      description:
+        "When a batch is created each call meets the enabled rules of its queue and the global ones. Precedence: deny over ask over allow; within an effect the most specific rule (most conditions) decides, then a queue's rule before a global one, then list order. No match: ask. A blocked call is rejected at once (decision.source policy, decision.policy.blocked true, event call.blocked) and never reaches a reviewer; an allowed one is approved (source policy).",
+      auth: "reviewer",
+      query: z.object({ queue: z.string().optional() }),
+      ok: { status: 200, schema: "PolicyRuleList" },
+      errors: [400, 401, 403, 404],
+    },
+    post: {
+      summary: "Add a policy rule: a queue's (its leads) or a global one (admins)",
+      auth: "reviewer",
+      body: PolicyRuleInput,
+      ok: { status: 201, schema: "PolicyRule" },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
+  },
+  "/policy-rules/{ruleId}": {
+    patch: {
+      summary: "Change a policy rule; only the fields sent change (null clears a condition)",
+      auth: "reviewer",
+      params: ["ruleId"],
+      body: PolicyRuleUpdate,
+      ok: { status: 200, schema: "PolicyRule" },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
+    delete: {
+      summary: "Remove a policy rule; calls it settled keep a copy of it",
+      auth: "reviewer",
+      params: ["ruleId"],
+      ok: { status: 204, schema: "Empty", description: "Removed; no body" },
+      content: {},
+      errors: [401, 403, 404],
+    },
+  },
+  "/policy-rules/{ruleId}/move": {
+    post: {
+      summary: "Move a policy rule within its list (its queue's or the global one)",
+      auth: "reviewer",
+      params: ["ruleId"],
+      body: PolicyRuleMove,
+      ok: { status: 200, schema: "PolicyRuleList" },
+      errors: [400, 401, 403, 404, 413, 415],
+    },
+  },
+  "/policy-rules/try": {
+    post: {
+      summary:
+        "Try a call: what the rules of a queue would do with it, which rule decides and why; writes nothing",
+      auth: "reviewer",
+      body: PolicyTryInput,
+      ok: { status: 200, schema: "PolicyTrial" },
+      errors: [400, 401, 403, 404, 413, 415],
+    },
+  },
+  "/agents": {
+    get: {
+      summary: "Agent keys and their modes (admins)",
+      auth: "reviewer",
+      ok: { status: 200, schema: "AgentKeyList" },
+      errors: [401, 403],
+    },
+  },
+  "/agents/{agentId}": {
+    patch: {
+      summary:
+        "Set an agent's mode (admins): ask (rules apply), allow (approve all a rule does not block), deny (reject all that would need a reviewer), off (no gate: approve everything, still logged)",
+      auth: "reviewer",
+      params: ["agentId"],
+      body: AgentModeInput,
+      ok: { status: 200, schema: "AgentKey" },
       errors: [400, 401, 403, 404, 413, 415],
     },
   },

@@ -1,11 +1,14 @@
 import { z } from "zod";
 import {
   ACTOR_KINDS,
+  AGENT_MODES,
   BATCH_KINDS,
   BATCH_OUTCOMES,
   BATCH_STATUSES,
   CALL_STATUSES,
   DECISION_SOURCES,
+  POLICY_EFFECTS,
+  PREDICATE_OPS,
   QUEUE_ROLES,
   REMEMBER_SCOPES,
   RUN_STATUSES,
@@ -33,6 +36,20 @@ export const DecisionResource = z.object({
   reason: z.string().nullable(),
   editedArgs: z.unknown().describe("when approved with an edit: the args the agent must run"),
   scope: z.enum(REMEMBER_SCOPES).nullable(),
+  policy: z
+    .object({
+      effect: z.enum(POLICY_EFFECTS),
+      rule: z
+        .object({ id: z.string(), name: z.string(), queueId: z.string().nullable() })
+        .nullable()
+        .describe("the rule that decided, as it was then; null when the agent's mode decided"),
+      agentMode: z.enum(AGENT_MODES),
+      blocked: z
+        .boolean()
+        .describe("a deny rule blocked the call: it never reached a reviewer and must not run"),
+    })
+    .nullable()
+    .describe("when source is policy: what decided it"),
 });
 
 export const CallResource = z.object({
@@ -105,6 +122,9 @@ export const RunResource = z.object({
   metadata: z.record(z.string(), z.unknown()).nullable(),
   claim: z.object({ workerId: z.string(), leaseExpiresAt: Time }).nullable(),
   rollbackRequestedAt: Time.nullable(),
+  requirePlanApproval: z
+    .boolean()
+    .describe("action batches are refused (409 plan_required) until a plan batch is approved"),
   result: z.unknown(),
   error: z.unknown(),
   createdAt: Time,
@@ -180,6 +200,40 @@ export const RoutingRuleResource = z.object({
   createdAt: Time,
 });
 
+export const PolicyRuleResource = z.object({
+  id: z.string(),
+  name: z.string(),
+  queue: Ref.nullable().describe("null: the rule applies in every queue"),
+  effect: z.enum(POLICY_EFFECTS),
+  agent: Ref.nullable(),
+  toolPattern: z.string().nullable(),
+  argPredicates: z.array(
+    z.object({ path: z.string(), op: z.enum(PREDICATE_OPS), value: z.unknown() }),
+  ),
+  costAbove: z.number().nullable(),
+  reason: z.string().nullable().describe("told to the agent when the rule blocks a call"),
+  enabled: z.boolean(),
+  position: z.int().describe("the rule's place in its list: the last tie-break of precedence"),
+  specificity: z
+    .int()
+    .describe("conditions set; among rules of one effect the most specific decides"),
+  conditions: z.string().describe("the conditions in words"),
+  canEdit: z.boolean(),
+  createdAt: Time,
+  updatedAt: Time,
+});
+
+export const AgentKeyResource = z.object({
+  id: z.string(),
+  name: z.string(),
+  keyPrefix: z.string(),
+  mode: z.enum(AGENT_MODES),
+  defaultQueue: Ref,
+  owner: Ref.nullable(),
+  createdAt: Time,
+  revokedAt: Time.nullable(),
+});
+
 export const SavedViewResource = z.object({
   id: z.string(),
   name: z.string(),
@@ -225,6 +279,30 @@ export const resourceSchemas = {
   HistoryPage: z.object({ batches: z.array(BatchResource), nextCursor: z.string().nullable() }),
   RoutingRule: RoutingRuleResource,
   RoutingRuleList: z.object({ rules: z.array(RoutingRuleResource) }),
+  PolicyRule: PolicyRuleResource,
+  PolicyRuleList: z.object({ rules: z.array(PolicyRuleResource) }),
+  PolicyTrial: z.object({
+    outcome: z.enum(["approved", "blocked", "rejected", "review"]),
+    effect: z.enum(POLICY_EFFECTS),
+    agentMode: z.enum(AGENT_MODES),
+    explanation: z.string(),
+    rule: z.object({ id: z.string(), name: z.string() }).nullable(),
+    checks: z.array(
+      z.object({
+        rule: z.object({
+          id: z.string(),
+          name: z.string(),
+          effect: z.enum(POLICY_EFFECTS),
+          queueId: z.string().nullable(),
+          conditions: z.string(),
+        }),
+        matched: z.boolean(),
+        conditions: z.array(z.object({ condition: z.string(), held: z.boolean() })),
+      }),
+    ),
+  }),
+  AgentKey: AgentKeyResource,
+  AgentKeyList: z.object({ agents: z.array(AgentKeyResource) }),
   QueueSnapshot: z.object({
     batches: z.array(BatchResource),
     lastEventId: z.int(),

@@ -60,13 +60,24 @@ function callView(call: Call, callVotes: VoteView[], deciderName: string | null)
           reason: call.decisionReason,
           editedArgs: call.decisionOutcome === "approved" ? (call.editedArgs ?? null) : null,
           scope: call.decisionScope,
+          policy: call.decisionPolicy ?? null,
         }
       : null,
   };
 }
 
+/**
+ * Who a view is for. Reviewers never see a call a policy blocked (it was never theirs to
+ * decide); the agent that asked sees every call of its batch, blocked ones included.
+ */
+export type Audience = "reviewer" | "agent";
+
 /** Loads batches with their calls, votes and names, in the order of `ids`; unknown ids are skipped. */
-export async function loadBatchViews(db: Executor, ids: string[]): Promise<BatchView[]> {
+export async function loadBatchViews(
+  db: Executor,
+  ids: string[],
+  audience: Audience = "reviewer",
+): Promise<BatchView[]> {
   if (ids.length === 0) return [];
   const batchRows = await db
     .select({
@@ -161,11 +172,23 @@ export async function loadBatchViews(db: Executor, ids: string[]): Promise<Batch
       } satisfies BatchView,
     ]),
   );
-  return ids.flatMap((id) => byId.get(id) ?? []);
+  const views = ids.flatMap((id) => byId.get(id) ?? []);
+  return audience === "reviewer" ? views.map(forReviewers) : views;
 }
 
-export async function loadBatchView(db: Executor, id: string): Promise<BatchView | null> {
-  const [view] = await loadBatchViews(db, [id]);
+/** The agent's view of a batch as reviewers see it: without the calls a policy blocked. */
+export function forReviewers(view: BatchView): BatchView {
+  return view.calls.some((call) => call.decision?.policy?.blocked)
+    ? { ...view, calls: view.calls.filter((call) => !call.decision?.policy?.blocked) }
+    : view;
+}
+
+export async function loadBatchView(
+  db: Executor,
+  id: string,
+  audience: Audience = "reviewer",
+): Promise<BatchView | null> {
+  const [view] = await loadBatchViews(db, [id], audience);
   return view ?? null;
 }
 
@@ -180,7 +203,7 @@ export async function loadRunView(
   id: string,
   options: {
     withBatches: boolean;
-    /** for a reviewer: only the batches of these queues */
+    /** for a reviewer: only the batches of these queues (as reviewers see them); else the agent's view */
     batchQueueIds?: string[];
   },
 ): Promise<RunView | null> {
@@ -197,13 +220,18 @@ export async function loadRunView(
       .from(batches)
       .where(
         options.batchQueueIds
-          ? and(eq(batches.runId, id), inArray(batches.queueId, options.batchQueueIds))
+          ? and(
+              eq(batches.runId, id),
+              inArray(batches.queueId, options.batchQueueIds),
+              eq(batches.hiddenFromReviewers, false),
+            )
           : eq(batches.runId, id),
       )
       .orderBy(asc(batches.createdAt), asc(batches.id));
     view.batches = await loadBatchViews(
       db,
       batchIds.map((b) => b.id),
+      options.batchQueueIds ? "reviewer" : "agent",
     );
   }
   return view;
@@ -223,6 +251,7 @@ export function runView(run: Run, agentName: string): RunView {
         ? { workerId: run.claimWorkerId, leaseExpiresAt: isoTime(run.leaseExpiresAt) }
         : null,
     rollbackRequestedAt: isoTime(run.rollbackRequestedAt),
+    requirePlanApproval: run.requirePlanApproval,
     result: run.result ?? null,
     error: run.error ?? null,
     createdAt: isoTime(run.createdAt),

@@ -34,7 +34,7 @@ export async function cancelBatch(
       throw new ConflictError(
         "not_pending",
         `This batch is already ${batch.status}.`,
-        await loadBatchView(tx, batch.id),
+        await loadBatchView(tx, batch.id, "agent"),
       );
     }
     await tx
@@ -51,7 +51,7 @@ export async function cancelBatch(
       data: { reason: input.reason ?? null },
       at: now,
     });
-    const view = (await loadBatchView(tx, batch.id))!;
+    const view = (await loadBatchView(tx, batch.id, "agent"))!;
     await enqueueBatchWebhook(tx, cancelled, "batch.cancelled", view);
     return view;
   });

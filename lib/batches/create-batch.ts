@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import { runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
+import { batches, runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
 import type { Transaction } from "@/db/client";
 import { findRunFor } from "@/lib/api/access";
 import { idempotencyFor, previousResult, rememberResult } from "@/lib/api/idempotency";
@@ -30,10 +30,13 @@ export async function createBatch(
 
   return transact(async (tx) => {
     const run = await findRunFor(tx, agent, runId);
-    const earlier = await previousResult(tx, agent, idempotency, (id) => loadBatchView(tx, id));
-    if (earlier) return { batch: (await loadBatchView(tx, earlier))!, replayed: true };
+    const earlier = await previousResult(tx, agent, idempotency, (id) =>
+      loadBatchView(tx, id, "agent"),
+    );
+    if (earlier) return { batch: (await loadBatchView(tx, earlier, "agent"))!, replayed: true };
 
     await assertInAgentsHands(tx, run, input.claimToken);
+    if (run.requirePlanApproval && input.kind === "action") await assertPlanApproved(tx, run);
     const choice = await resolveQueue(tx, agent, input);
     const now = Date.now();
     const [moved] = await tx
@@ -102,5 +105,22 @@ async function assertInAgentsHands(tx: Transaction, run: Run, claimToken: string
       ? "The run is already waiting for approval of another batch."
       : "The run's last batch is settled; claim the run before pausing it again.",
     await current(),
+  );
+}
+
+/** A run created with requirePlanApproval takes action batches only once a plan of it is approved. */
+async function assertPlanApproved(tx: Transaction, run: Run) {
+  const [plan] = await tx
+    .select({ id: batches.id })
+    .from(batches)
+    .where(
+      and(eq(batches.runId, run.id), eq(batches.kind, "plan"), eq(batches.outcome, "approved")),
+    )
+    .limit(1);
+  if (plan) return;
+  throw new ConflictError(
+    "plan_required",
+    "This run requires an approved plan before any action: pause it with a batch of kind plan, and wait for its approval.",
+    await loadRunView(tx, run.id, { withBatches: true }),
   );
 }

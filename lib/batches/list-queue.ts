@@ -40,7 +40,10 @@ export async function listQueue(
   const queueIds = input.queue !== undefined ? [input.queue] : memberOf;
   if (queueIds.length === 0) return { batches: [], nextCursor: null };
 
-  const conditions: SQL[] = [inArray(batches.queueId, queueIds)];
+  const conditions: SQL[] = [
+    inArray(batches.queueId, queueIds),
+    eq(batches.hiddenFromReviewers, false),
+  ];
   if (input.status === "pending") conditions.push(eq(batches.status, "pending"));
   if (input.status === "decided")
     conditions.push(inArray(batches.status, ["decided", "expired", "cancelled"]));

@@ -1,11 +1,14 @@
 import { and, eq, inArray, isNull, or } from "drizzle-orm";
 import type { Transaction } from "@/db/client";
 import {
+  agentKeys,
   batches,
   calls,
   queues,
   rememberedApprovals,
   routingRules,
+  type AgentMode,
+  type CallStatus,
   type Queue,
   type RoutingRule,
   type Run,
@@ -14,8 +17,10 @@ import { actionHash } from "@/lib/approvals/action-hash";
 import { actorRef, type AgentActor } from "@/lib/auth/actor";
 import { ConflictError, NotFoundError } from "@/lib/errors";
 import { appendEvents, SYSTEM_ACTOR } from "@/lib/events/append-event";
-import { loadBatchView, type BatchView } from "@/lib/api/views";
+import { forReviewers, loadBatchView, type BatchView } from "@/lib/api/views";
 import { newId } from "@/lib/ids";
+import { evaluateCall, policyDecision, type PolicyVerdict } from "@/lib/policies/evaluate-policy";
+import { rulesForQueue } from "@/lib/policies/list-policy-rules";
 import { chooseRule } from "@/lib/routing/match-rule";
 import type { CallInput, CreateBatchInput } from "./batch-input";
 import { settleBatchIfDone } from "./settle-batch";
@@ -74,20 +79,45 @@ async function activeRules(tx: Transaction): Promise<RoutingRule[]> {
   return rows.map((r) => r.rule);
 }
 
+/**
+ * A plan is reviewed as one call whose args are the plan. Its input schema lets a reviewer's
+ * edit change the summary only (the agent gets it back as decision.editedArgs.summary): every
+ * other part of the plan is what the agent proposed, and stays so.
+ */
 function planAsCall(plan: NonNullable<CreateBatchInput["plan"]>): CallInput {
+  const fixed = Object.fromEntries(
+    Object.entries(plan)
+      .filter(([key]) => key !== "summary")
+      .map(([key, value]) => [key, { const: value }]),
+  );
   return {
     toolCallId: "plan",
     toolName: "plan",
     args: plan,
     summary: plan.summary,
     risks: plan.risks,
+    inputSchema: {
+      type: "object",
+      properties: { summary: { type: "string", minLength: 1, maxLength: 4000 }, ...fixed },
+      required: ["summary", ...Object.keys(fixed)],
+      additionalProperties: false,
+    },
   };
 }
 
+/** How a call starts out: pending for a reviewer, or settled at once by policy or memory. */
+type Settlement =
+  | { kind: "review" }
+  | { kind: "memory"; approvedBy: string | null; scope: "run" | "conversation" }
+  | { kind: "policy"; outcome: "approved" | "rejected"; verdict: PolicyVerdict };
+
 /**
  * Inserts a pending batch and its calls for `run` (whose status the caller has already moved),
- * settles at once the calls a reviewer asked to remember, and appends the events. Returns the
- * batch's view as it stands after that.
+ * settles at once the calls that policy or a remembered approval decides, and appends the
+ * events. Returns the batch as its agent sees it after that.
+ *
+ * Order per call: the agent's mode `off` approves; a deny rule blocks; an allow rule (or mode
+ * `allow`) approves; a remembered approval approves; mode `deny` rejects; else a reviewer decides.
  */
 export async function openBatch(
   tx: Transaction,
@@ -99,6 +129,29 @@ export async function openBatch(
 ): Promise<BatchView> {
   const batchId = newId();
   const batchCalls = input.calls.length > 0 ? input.calls : [planAsCall(input.plan!)];
+  const hashes = batchCalls.map((call) => actionHash(call.toolName, call.args));
+  const [{ mode }] = (await tx
+    .select({ mode: agentKeys.mode })
+    .from(agentKeys)
+    .where(eq(agentKeys.id, agent.id))) as [{ mode: AgentMode }];
+  // Rules judge tool calls; a plan meets only the agent's mode.
+  const rules = input.kind === "plan" ? [] : await rulesForQueue(tx, queue.id);
+  const memories = await rememberedApprovalsFor(tx, agent, run, queue, hashes);
+  const settlements = batchCalls.map((call, position): Settlement => {
+    const verdict = evaluateCall(rules, call, { agentKeyId: agent.id, agentMode: mode });
+    if (verdict.outcome === "approved" || verdict.outcome === "blocked")
+      return {
+        kind: "policy",
+        outcome: verdict.outcome === "approved" ? "approved" : "rejected",
+        verdict,
+      };
+    const memory = memories.get(hashes[position]!);
+    if (memory) return { kind: "memory", approvedBy: memory.approvedBy, scope: memory.scope };
+    if (verdict.outcome === "rejected") return { kind: "policy", outcome: "rejected", verdict };
+    return { kind: "review" };
+  });
+  const blocked = (s: Settlement) => s.kind === "policy" && s.verdict.outcome === "blocked";
+
   await tx.insert(batches).values({
     id: batchId,
     runId: run.id,
@@ -109,14 +162,12 @@ export async function openBatch(
     onTimeout: input.onTimeout,
     callbackUrl: input.callbackUrl ?? null,
     routingRuleId: rule?.id ?? null,
+    hiddenFromReviewers: settlements.every(blocked),
     createdAt: now,
     expiresAt: now + (input.timeoutSecs ?? queue.defaultTimeoutSecs) * 1000,
   });
-
-  const hashes = batchCalls.map((call) => actionHash(call.toolName, call.args));
-  const memories = await rememberedApprovalsFor(tx, agent, run, queue, hashes);
   const rows = batchCalls.map((call, position) => {
-    const memory = memories.get(hashes[position]!);
+    const settlement = settlements[position]!;
     return {
       id: newId(),
       batchId,
@@ -130,47 +181,88 @@ export async function openBatch(
       risks: call.risks ?? [],
       costEstimate: call.costEstimate ?? null,
       metadata: call.metadata ?? null,
-      status: memory ? ("approved" as const) : ("pending" as const),
+      status: "pending" as CallStatus,
       actionHash: hashes[position]!,
       requiredApprovals: queue.requiredApprovals,
-      ...(memory && {
-        decisionOutcome: "approved" as const,
-        decisionSource: "memory" as const,
-        decidedBy: memory.approvedBy,
-        decidedAt: now,
-        decisionScope: memory.scope,
-      }),
+      ...settledFields(settlement, now),
     };
   });
   await tx.insert(calls).values(rows);
 
-  const view = (await loadBatchView(tx, batchId))!;
-  const remembered = rows.filter((row) => row.decisionSource === "memory");
+  // Reviewers' events never carry a blocked call: their view leaves it out, and the block itself
+  // is logged for the run only (queueId null reaches no reviewer stream, live or replayed).
+  const hidden = settlements.every(blocked);
+  const agentView = (await loadBatchView(tx, batchId, "agent"))!;
   await appendEvents(tx, [
     {
       type: "batch.created",
       runId: run.id,
       batchId,
-      queueId: queue.id,
+      queueId: hidden ? null : queue.id,
       actor: actorRef(agent),
-      data: { batch: view },
+      data: { batch: hidden ? agentView : forReviewers(agentView) },
       at: now,
     },
-    ...remembered.map((row) => ({
-      type: "call.decided",
-      runId: run.id,
-      batchId,
-      callId: row.id,
-      queueId: queue.id,
-      actor: SYSTEM_ACTOR,
-      data: { outcome: "approved", source: "memory", scope: row.decisionScope },
-      at: now,
-    })),
+    ...rows.flatMap((row, position) => {
+      const settlement = settlements[position]!;
+      if (settlement.kind === "review") return [];
+      const isBlocked = blocked(settlement);
+      return [
+        {
+          type: isBlocked ? "call.blocked" : "call.decided",
+          runId: run.id,
+          batchId,
+          callId: row.id,
+          queueId: isBlocked ? null : queue.id,
+          actor: SYSTEM_ACTOR,
+          data: {
+            outcome: row.decisionOutcome,
+            source: row.decisionSource,
+            toolName: row.toolName,
+            ...(row.decisionScope && { scope: row.decisionScope }),
+            ...(row.decisionPolicy && { policy: row.decisionPolicy }),
+            ...(row.decisionReason && { reason: row.decisionReason }),
+          },
+          at: now,
+        },
+      ];
+    }),
   ]);
-  if (remembered.length === 0) return view;
-  return (
-    (await settleBatchIfDone(tx, batchId, SYSTEM_ACTOR)) ?? (await loadBatchView(tx, batchId))!
-  );
+  if (settlements.every((s) => s.kind === "review")) return agentView;
+  const settled = await settleBatchIfDone(tx, batchId, SYSTEM_ACTOR);
+  return settled ? (await loadBatchView(tx, batchId, "agent"))! : agentView;
+}
+
+function settledFields(settlement: Settlement, now: number) {
+  if (settlement.kind === "review") return {};
+  if (settlement.kind === "memory") {
+    return {
+      status: "approved" as CallStatus,
+      decisionOutcome: "approved" as const,
+      decisionSource: "memory" as const,
+      decidedBy: settlement.approvedBy,
+      decidedAt: now,
+      decisionScope: settlement.scope,
+    };
+  }
+  const { verdict, outcome } = settlement;
+  return {
+    status: outcome as CallStatus,
+    decisionOutcome: outcome,
+    decisionSource: "policy" as const,
+    decidedAt: now,
+    decisionPolicy: policyDecision(verdict),
+    decisionReason: outcome === "rejected" ? rejectionReason(verdict) : null,
+  };
+}
+
+/** What the agent (and so its model) is told about a call policy refused. */
+function rejectionReason(verdict: PolicyVerdict): string {
+  if (verdict.outcome === "blocked") {
+    const why = verdict.rule?.reason ? `: ${verdict.rule.reason}` : ".";
+    return `Blocked by policy rule '${verdict.rule!.name}'${why} Do not retry this call.`;
+  }
+  return "Not approved: this agent's mode is deny, so calls that need a reviewer are rejected.";
 }
 
 /** The remembered approvals (by action hash) that settle calls of this batch at creation. */

@@ -26,7 +26,9 @@ export async function readBatch(
   const { wait } = parseInput(ReadBatchQuery, query);
   const db = getDb();
   const batch = await findBatchFor(db, actor, batchId);
-  if (batch.status !== "pending" || wait === 0) return (await loadBatchView(db, batch.id))!;
+  const audience = actor.kind === "agent" ? "agent" : "reviewer";
+  if (batch.status !== "pending" || wait === 0)
+    return (await loadBatchView(db, batch.id, audience))!;
 
   const deadline = Date.now() + wait * 1000;
   // Answer early (as still pending) if the client leaves or the server is stopping.
@@ -39,7 +41,7 @@ export async function readBatch(
   );
   try {
     for (;;) {
-      const view = (await loadBatchView(db, batchId))!;
+      const view = (await loadBatchView(db, batchId, audience))!;
       const remaining = deadline - Date.now();
       if (view.status !== "pending" || remaining <= 0 || ended.aborted) return view;
       await watch.next(remaining, ended);

@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Transaction } from "@/db/client";
 import { batches, calls, runs } from "@/db/schema";
-import { loadBatchView, type BatchView } from "@/lib/api/views";
+import { forReviewers, loadBatchView, type BatchView } from "@/lib/api/views";
 import { appendEvent, type EventActor } from "@/lib/events/append-event";
 import { enqueueBatchWebhook } from "@/lib/webhooks/enqueue-webhook";
 
@@ -33,19 +33,23 @@ export async function settleBatchIfDone(
     .returning();
   if (!batch) return null;
 
-  const view = (await loadBatchView(tx, batch.id))!;
+  const agentView = (await loadBatchView(tx, batch.id, "agent"))!;
+  const view = forReviewers(agentView);
   const type = settleAs === "expired" ? "batch.expired" : "batch.decided";
+  // A batch policy blocked whole is logged for its run only: no reviewer stream carries it.
+  const hidden = batch.hiddenFromReviewers;
   await appendEvent(tx, {
     type,
     runId: batch.runId,
     batchId: batch.id,
-    queueId: batch.queueId,
+    queueId: hidden ? null : batch.queueId,
     actor,
-    data: { outcome: batch.outcome, batch: view },
+    data: { outcome: batch.outcome, batch: hidden ? agentView : view },
     at: now,
   });
   await releaseRunIfSettled(tx, batch.runId, "ready", now);
-  await enqueueBatchWebhook(tx, batch, type, view);
+  // The webhook goes to the agent: its view includes the calls a policy blocked.
+  await enqueueBatchWebhook(tx, batch, type, agentView);
   return view;
 }
 

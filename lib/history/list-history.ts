@@ -101,6 +101,7 @@ export async function historyConditions(
   const conditions: SQL[] = [
     inArray(batches.queueId, queueIds),
     filters.status ? eq(batches.status, filters.status) : inArray(batches.status, SETTLED_STATUSES),
+    eq(batches.hiddenFromReviewers, false),
   ];
   if (filters.agent) conditions.push(eq(runs.agentKeyId, filters.agent));
   if (filters.kind) conditions.push(eq(batches.kind, filters.kind));

@@ -97,7 +97,7 @@ export async function claimRun(actor: Actor, runId: string, body: unknown): Prom
       leaseExpiresAt: isoTime(leaseExpiresAt),
       run: (await loadRunView(tx, run.id, { withBatches: false }))!,
       checkpoint: claimed.checkpoint ?? null,
-      batch: latest ? await loadBatchView(tx, latest.id) : null,
+      batch: latest ? await loadBatchView(tx, latest.id, "agent") : null,
       rollback: claimed.rollbackRequestedAt ? await actionsToRevert(tx, run.id) : null,
     };
   });

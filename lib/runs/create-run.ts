@@ -6,6 +6,7 @@ import { loadRunView, runView, type RunView } from "@/lib/api/views";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { CreateBatchInput } from "@/lib/batches/batch-input";
 import { openBatch, resolveQueue } from "@/lib/batches/open-batch";
+import { ConflictError } from "@/lib/errors";
 import { appendEvent } from "@/lib/events/append-event";
 import { transact } from "@/lib/events/transact";
 import { newId } from "@/lib/ids";
@@ -16,6 +17,8 @@ export const CreateRunInput = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
   /** the run's first pause, created in the same transaction */
   batch: CreateBatchInput.optional(),
+  /** refuse the run's action batches (409 plan_required) until a plan batch of it is approved */
+  requirePlanApproval: z.boolean().default(false),
 });
 export type CreateRunInput = z.infer<typeof CreateRunInput>;
 
@@ -38,6 +41,13 @@ export async function createRun(
     );
     if (earlier) return { run: (await loadRunView(tx, earlier, { withBatches }))!, replayed: true };
 
+    if (input.requirePlanApproval && input.batch && input.batch.kind !== "plan") {
+      throw new ConflictError(
+        "plan_required",
+        "This run requires an approved plan first: pause it with a batch of kind plan.",
+        null,
+      );
+    }
     const choice = await resolveQueue(tx, agent, input.batch);
     const { queue } = choice;
     const now = Date.now();
@@ -50,6 +60,7 @@ export async function createRun(
       status: input.batch ? ("waiting_approval" as const) : ("running" as const),
       metadata: input.metadata ?? null,
       checkpoint: input.batch?.checkpoint ?? null,
+      requirePlanApproval: input.requirePlanApproval,
       createdAt: now,
       updatedAt: now,
     };

@@ -23,6 +23,8 @@ describe("GET /api/v1/openapi.json", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
+        "/agents",
+        "/agents/{agentId}",
         "/batches/{batchId}",
         "/batches/{batchId}/cancel",
         "/batches/{batchId}/decision",
@@ -34,6 +36,11 @@ describe("GET /api/v1/openapi.json", () => {
         "/queue/snapshot",
         "/routing-rules",
         "/routing-rules/{ruleId}",
+        "/routing-rules/{ruleId}/move",
+        "/policy-rules",
+        "/policy-rules/{ruleId}",
+        "/policy-rules/{ruleId}/move",
+        "/policy-rules/try",
         "/queues",
         "/queues/{queueId}",
         "/queues/{queueId}/archive",

@@ -1,0 +1,215 @@
+import { posix } from "node:path";
+import type {
+  AgentMode,
+  ArgPredicate,
+  PolicyDecision,
+  PolicyEffect,
+  PolicyRule,
+} from "@/db/schema";
+import { toolPatternMatches } from "@/lib/routing/match-rule";
+
+// Which calls need a human at all. Pure: the same rules and call always give the same answer,
+// so the "try a call" box, batch creation and the tests share this one function.
+//
+// Precedence, when several enabled rules match a call:
+//   1. the strongest effect wins: deny over ask over allow (nothing can un-block a call);
+//   2. among rules of that effect, the most specific is the one recorded: the most conditions
+//      set (agent, tool pattern, each argument predicate, cost threshold);
+//   3. then a queue's own rule before a rule that applies everywhere;
+//   4. then the order the rules are listed in (position).
+// No rule matching means `ask`: a reviewer decides.
+
+export type PolicyCall = {
+  toolName: string;
+  args: Record<string, unknown>;
+  costEstimate?: number | null;
+};
+
+export type EvaluationContext = { agentKeyId: string; agentMode: AgentMode };
+
+export type RuleCheck = {
+  rule: PolicyRule;
+  matched: boolean;
+  /** one line per condition: what was checked and whether it held */
+  reasons: { condition: string; held: boolean }[];
+};
+
+export type PolicyVerdict = {
+  /** what happens to the call: approved or blocked/rejected at once, or sent to a reviewer */
+  outcome: "approved" | "blocked" | "rejected" | "review";
+  effect: PolicyEffect;
+  /** the deciding rule; null when none matched (the default `ask`) or the mode decided */
+  rule: PolicyRule | null;
+  agentMode: AgentMode;
+  /** every rule considered, in precedence order, with why it did or did not match */
+  checks: RuleCheck[];
+  explanation: string;
+};
+
+const SEVERITY: Record<PolicyEffect, number> = { deny: 3, ask: 2, allow: 1 };
+
+export function specificity(rule: PolicyRule): number {
+  return (
+    (rule.agentKeyId ? 1 : 0) +
+    (rule.toolPattern ? 1 : 0) +
+    rule.argPredicates.length +
+    (rule.costAbove !== null ? 1 : 0)
+  );
+}
+
+/** Rules in precedence order: the first matching one decides. */
+export function byPrecedence(rules: PolicyRule[]): PolicyRule[] {
+  return [...rules].sort(
+    (a, b) =>
+      SEVERITY[b.effect] - SEVERITY[a.effect] ||
+      specificity(b) - specificity(a) ||
+      Number(b.queueId !== null) - Number(a.queueId !== null) ||
+      a.position - b.position ||
+      a.createdAt - b.createdAt,
+  );
+}
+
+/** The value at `path` in `args` (`a.b`, `files[0].path`, an optional leading `$.`), or undefined. */
+export function valueAt(args: unknown, path: string): unknown {
+  const steps = path
+    .replace(/^\$\.?/, "")
+    .split(/\.|\[(\d+)\]/)
+    .filter((step) => step !== undefined && step !== "");
+  let value: unknown = args;
+  for (const step of steps) {
+    if (value === null || typeof value !== "object") return undefined;
+    if (!Object.hasOwn(value, step)) return undefined;
+    value = (value as Record<string, unknown>)[step];
+  }
+  return value;
+}
+
+/**
+ * An absolute path is normalized before it is compared, so `/scratch/../output/x` is judged
+ * as `/output/x`, and cannot slip under an allow rule for `/scratch/`.
+ */
+function comparable(value: string): string {
+  return value.startsWith("/") ? posix.normalize(value) : value;
+}
+
+/** `*` any run of characters, `?` one character; the rest matches itself. */
+export function globMatches(pattern: string, text: string): boolean {
+  const source = [...pattern]
+    .map((c) => (c === "*" ? ".*" : c === "?" ? "." : c.replace(/[.+^${}()|[\]\\]/g, "\\$&")))
+    .join("");
+  return new RegExp(`^${source}$`, "s").test(text);
+}
+
+export function predicateHolds(predicate: ArgPredicate, args: Record<string, unknown>): boolean {
+  const actual = valueAt(args, predicate.path);
+  if (predicate.op === "equals") return canonicalEquals(actual, predicate.value);
+  if (typeof actual !== "string" || typeof predicate.value !== "string") return false;
+  const text = comparable(actual);
+  return predicate.op === "prefix"
+    ? text.startsWith(predicate.value)
+    : globMatches(predicate.value, text);
+}
+
+function canonicalEquals(a: unknown, b: unknown): boolean {
+  if (a === undefined) return false;
+  if (typeof a === "string" && typeof b === "string") return comparable(a) === comparable(b);
+  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
+  );
+}
+
+export function describePredicate(predicate: ArgPredicate): string {
+  const verb = { equals: "is", prefix: "starts with", glob: "matches" }[predicate.op];
+  return `${predicate.path} ${verb} ${JSON.stringify(predicate.value)}`;
+}
+
+export function checkRule(
+  rule: PolicyRule,
+  call: PolicyCall,
+  context: Pick<EvaluationContext, "agentKeyId">,
+): RuleCheck {
+  const reasons: RuleCheck["reasons"] = [];
+  if (rule.agentKeyId)
+    reasons.push({ condition: "the agent", held: rule.agentKeyId === context.agentKeyId });
+  if (rule.toolPattern)
+    reasons.push({
+      condition: `tool ${call.toolName} matches ${rule.toolPattern}`,
+      held: toolPatternMatches(rule.toolPattern, call.toolName),
+    });
+  for (const predicate of rule.argPredicates)
+    reasons.push({
+      condition: describePredicate(predicate),
+      held: predicateHolds(predicate, call.args),
+    });
+  if (rule.costAbove !== null)
+    reasons.push({
+      condition: `cost estimate above ${rule.costAbove}`,
+      held: (call.costEstimate ?? 0) > rule.costAbove,
+    });
+  return { rule, matched: rule.enabled && reasons.every((r) => r.held), reasons };
+}
+
+/**
+ * What happens to one call under the given rules (the queue's and the global ones) and the
+ * agent's mode. Modes: `off` approves everything without looking; `allow` approves all that no
+ * rule blocks; `deny` rejects all that would reach a reviewer; `ask` follows the rules.
+ */
+export function evaluateCall(
+  rules: PolicyRule[],
+  call: PolicyCall,
+  context: EvaluationContext,
+): PolicyVerdict {
+  const mode = context.agentMode;
+  const checks = byPrecedence(rules).map((rule) => checkRule(rule, call, context));
+  if (mode === "off") {
+    return verdict("approved", "allow", null, mode, checks, "The agent's gate is off.");
+  }
+  const winner = checks.find((check) => check.matched)?.rule ?? null;
+  const effect = winner?.effect ?? "ask";
+  const named = winner ? `rule '${winner.name}'` : "no rule (the default is ask)";
+  if (effect === "deny")
+    return verdict("blocked", "deny", winner, mode, checks, `Blocked by ${named}.`);
+  if (mode === "allow")
+    return verdict("approved", effect, winner, mode, checks, "The agent's mode is allow.");
+  if (effect === "allow")
+    return verdict("approved", "allow", winner, mode, checks, `Allowed by ${named}.`);
+  if (mode === "deny")
+    return verdict(
+      "rejected",
+      "ask",
+      winner,
+      mode,
+      checks,
+      `It would need a reviewer (${named}), and the agent's mode is deny.`,
+    );
+  return verdict("review", "ask", winner, mode, checks, `A reviewer decides: ${named}.`);
+}
+
+function verdict(
+  outcome: PolicyVerdict["outcome"],
+  effect: PolicyEffect,
+  rule: PolicyRule | null,
+  agentMode: AgentMode,
+  checks: RuleCheck[],
+  explanation: string,
+): PolicyVerdict {
+  return { outcome, effect, rule, agentMode, checks, explanation };
+}
+
+/** What is stored on a call a policy settled (a copy: the rule may later change or go). */
+export function policyDecision(v: PolicyVerdict): PolicyDecision {
+  return {
+    effect: v.effect,
+    rule: v.rule ? { id: v.rule.id, name: v.rule.name, queueId: v.rule.queueId } : null,
+    agentMode: v.agentMode,
+    blocked: v.outcome === "blocked",
+  };
+}

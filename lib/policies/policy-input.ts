@@ -1,0 +1,78 @@
+import { z } from "zod";
+import { AGENT_MODES, POLICY_EFFECTS, PREDICATE_OPS } from "@/db/schema";
+
+const ToolPattern = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9_.:*\-/]+$/, "letters, digits, _ . : - / and * only");
+
+export const ArgPredicateInput = z
+  .strictObject({
+    /** a path into the call's args: `path`, `options.target`, `files[0].path` (`$.` optional) */
+    path: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^(\$\.?)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+|\[\d+\])*$/, "like a.b or files[0].path"),
+    op: z.enum(PREDICATE_OPS),
+    /** equals: any JSON value; prefix and glob: a string (`*` any run, `?` one character) */
+    value: z.json(),
+  })
+  .superRefine((predicate, ctx) => {
+    if (predicate.op !== "equals" && (typeof predicate.value !== "string" || !predicate.value)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["value"],
+        message: `${predicate.op} compares text: give a non-empty string`,
+      });
+    }
+    if (JSON.stringify(predicate.value).length > 2000) {
+      ctx.addIssue({ code: "custom", path: ["value"], message: "at most 2,000 characters" });
+    }
+  });
+
+export const PolicyRuleInput = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  /** the queue (id or name) the rule belongs to; null or omitted: every queue (admins only) */
+  queue: z.string().min(1).max(200).nullish(),
+  effect: z.enum(POLICY_EFFECTS),
+  /** only this agent's calls: agent key id or name */
+  agent: z.string().min(1).max(200).nullish(),
+  /** a glob over the tool name (`*` for any run of characters) */
+  toolPattern: ToolPattern.nullish(),
+  /** every one must hold */
+  argPredicates: z.array(ArgPredicateInput).max(20).default([]),
+  /** the call's cost estimate above this */
+  costAbove: z.number().min(0).nullish(),
+  /** told to the agent when the rule blocks a call */
+  reason: z.string().trim().max(1000).nullish(),
+  enabled: z.boolean().default(true),
+});
+export type PolicyRuleInput = z.infer<typeof PolicyRuleInput>;
+
+export const PolicyRuleUpdate = PolicyRuleInput.omit({ queue: true })
+  .partial()
+  .extend({ argPredicates: z.array(ArgPredicateInput).max(20).optional() })
+  .refine((input) => Object.values(input).some((v) => v !== undefined), {
+    message: "name at least one field to change",
+  });
+
+export const PolicyRuleMove = z.strictObject({
+  /** the rule's place among its queue's rules (or the global ones) after the move, from 0 */
+  to: z.int().min(0).max(1_000_000),
+});
+
+export const PolicyTryInput = z.strictObject({
+  /** the queue whose rules (with the global ones) apply */
+  queue: z.string().min(1).max(200),
+  /** the agent (key id or name); omitted: rules that name an agent do not match */
+  agent: z.string().min(1).max(200).nullish(),
+  call: z.strictObject({
+    toolName: z.string().min(1).max(200),
+    args: z.record(z.string(), z.unknown()),
+    costEstimate: z.number().nonnegative().optional(),
+  }),
+});
+
+export const AgentModeInput = z.strictObject({ mode: z.enum(AGENT_MODES) });

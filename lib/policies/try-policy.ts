@@ -1,0 +1,52 @@
+import { eq, or } from "drizzle-orm";
+import { getDb } from "@/db/client";
+import { agentKeys, queues } from "@/db/schema";
+import { parseInput } from "@/lib/api/parse";
+import { NotFoundError } from "@/lib/errors";
+import { findQueueFor, managerOf, type QueueCaller } from "@/lib/queues/queue-access";
+import { evaluateCall } from "./evaluate-policy";
+import { describeConditions, rulesForQueue } from "./list-policy-rules";
+import { resolveAgent } from "./policy-access";
+import { PolicyTryInput } from "./policy-input";
+
+/**
+ * "Try a call": what would happen to this tool call if an agent asked now, which rule would
+ * decide and why every other rule did or did not match. Writes nothing.
+ */
+export async function tryPolicy(caller: QueueCaller, body: unknown) {
+  const input = parseInput(PolicyTryInput, body);
+  const db = getDb();
+  const manager = await managerOf(db, caller);
+  const [queue] = await db
+    .select({ id: queues.id })
+    .from(queues)
+    .where(or(eq(queues.id, input.queue), eq(queues.name, input.queue)));
+  if (!queue) throw new NotFoundError(`Queue '${input.queue}'`);
+  await findQueueFor(db, manager, queue.id);
+  const agentKeyId = input.agent ? await resolveAgent(db, input.agent) : "";
+  const [agent] = agentKeyId
+    ? await db.select({ mode: agentKeys.mode }).from(agentKeys).where(eq(agentKeys.id, agentKeyId))
+    : [];
+  const verdict = evaluateCall(await rulesForQueue(db, queue.id), input.call, {
+    agentKeyId,
+    agentMode: agent?.mode ?? "ask",
+  });
+  return {
+    outcome: verdict.outcome,
+    effect: verdict.effect,
+    agentMode: verdict.agentMode,
+    explanation: verdict.explanation,
+    rule: verdict.rule ? { id: verdict.rule.id, name: verdict.rule.name } : null,
+    checks: verdict.checks.map((check) => ({
+      rule: {
+        id: check.rule.id,
+        name: check.rule.name,
+        effect: check.rule.effect,
+        queueId: check.rule.queueId,
+        conditions: describeConditions(check.rule),
+      },
+      matched: check.matched,
+      conditions: check.reasons,
+    })),
+  };
+}
