@@ -2,6 +2,8 @@ import { parseArgs } from "node:util";
 import { closeDb, databaseUrl } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { ApiError } from "@/lib/errors";
+import { table, UsageError } from "./cli-support";
+import { POLICY_OPTIONS, POLICY_USAGE, runPolicyCommand } from "./policy-commands";
 import { addMember } from "@/lib/queues/add-member";
 import { archiveQueue } from "@/lib/queues/archive-queue";
 import { changeRole } from "@/lib/queues/change-role";
@@ -40,6 +42,7 @@ const USAGE = `Usage: npm run admin -- <command>
   reviewer create --email E --name N --password P [--queue NAME[:role]]...   (roles: reviewer, lead, admin)
   reviewer token --email E
   agent create --name N --queue NAME [--queue NAME]... [--owner EMAIL]
+${POLICY_USAGE}
 
 Works on DATABASE_URL (now ${databaseUrl()}).`;
 
@@ -48,8 +51,6 @@ function integer(value: string | undefined, flag: string): number | undefined {
   if (!/^\d+$/.test(value)) throw new UsageError(`${flag} takes a whole number, not '${value}'.`);
   return Number(value);
 }
-
-class UsageError extends Error {}
 
 function oneQueue(values: string[] | undefined, command: string): string {
   if (values?.length !== 1) throw new UsageError(`${command} needs one --queue NAME.`);
@@ -82,18 +83,6 @@ function queueTable(rows: QueueView[]): string {
       q.id,
     ]),
   ]);
-}
-
-function table(lines: string[][]): string {
-  const widths = lines[0]!.map((_, i) => Math.max(...lines.map((line) => line[i]!.length)));
-  return lines
-    .map((line) =>
-      line
-        .map((cell, i) => cell.padEnd(widths[i]!))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n");
 }
 
 function ruleTable(rows: RoutingRuleView[]): string {
@@ -135,6 +124,7 @@ async function run(argv: string[]): Promise<string> {
       "min-cost": { type: "string" },
       position: { type: "string" },
       help: { type: "boolean", short: "h" },
+      ...POLICY_OPTIONS,
     },
   });
   const [noun, verb, ...rest] = positionals;
@@ -263,8 +253,11 @@ async function run(argv: string[]): Promise<string> {
       // The key on the first line (scripts read it); the signing secret after it.
       return `${agent.key}\n# webhook signing secret (Standard Webhooks): ${agent.webhookSecret}`;
     }
-    default:
+    default: {
+      const output = await runPolicyCommand(`${noun} ${verb}`, values);
+      if (output !== null) return output;
       throw new UsageError(`Unknown command '${[noun, verb].filter(Boolean).join(" ")}'.`);
+    }
   }
 }
 

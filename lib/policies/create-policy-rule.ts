@@ -8,7 +8,8 @@ import { transact } from "@/lib/events/transact";
 import { newId } from "@/lib/ids";
 import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 import { loadPolicyRuleView, type PolicyRuleView } from "./list-policy-rules";
-import { resolveAgent, writableScope } from "./policy-access";
+import { resolveAgent } from "@/lib/agents/resolve-agent";
+import { writableScope } from "./policy-access";
 import { PolicyRuleInput } from "./policy-input";
 
 export async function createPolicyRule(

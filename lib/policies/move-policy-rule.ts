@@ -3,6 +3,7 @@ import { policyRules } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { appendEvent } from "@/lib/events/append-event";
 import { transact } from "@/lib/events/transact";
+import { reorder } from "@/lib/reorder";
 import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 import { sameScope } from "./create-policy-rule";
 import { findWritableRule } from "./policy-access";
@@ -23,19 +24,17 @@ export async function movePolicyRule(caller: QueueCaller, ruleId: string, body: 
       .from(policyRules)
       .where(sameScope(rule.queueId))
       .orderBy(asc(policyRules.position), asc(policyRules.createdAt));
-    const from = order.findIndex((r) => r.id === ruleId);
-    const [moved] = order.splice(from, 1);
-    order.splice(Math.min(to, order.length), 0, moved!);
-    for (const [index, row] of order.entries()) {
-      const position = (index + 1) * 10;
-      if (row.position !== position)
-        await tx.update(policyRules).set({ position }).where(eq(policyRules.id, row.id));
-    }
+    const moved = reorder(order, ruleId, to);
+    for (const change of moved.changes)
+      await tx
+        .update(policyRules)
+        .set({ position: change.position })
+        .where(eq(policyRules.id, change.id));
     await appendEvent(tx, {
       type: "policy.rule_moved",
       queueId: rule.queueId,
       actor: manager.eventActor,
-      data: { ruleId, from, to: order.indexOf(moved!), order: order.map((r) => r.id) },
+      data: { ruleId, from: moved.from, to: moved.to, order: moved.order },
     });
   });
 }

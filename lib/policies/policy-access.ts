@@ -1,7 +1,7 @@
 import { eq, or } from "drizzle-orm";
 import type { Executor } from "@/db/client";
-import { agentKeys, policyRules, queues, type PolicyRule } from "@/db/schema";
-import { InvalidRequestError, NotFoundError } from "@/lib/errors";
+import { policyRules, queues, type PolicyRule } from "@/db/schema";
+import { NotFoundError } from "@/lib/errors";
 import {
   findManagedQueue,
   findQueueFor,
@@ -59,21 +59,4 @@ export async function findWritableRule(
   const rule = await findVisibleRule(db, manager, ruleId);
   await writableScope(db, manager, rule.queueId);
   return rule;
-}
-
-/** An agent key by id or name (a name must be unambiguous). */
-export async function resolveAgent(db: Executor, agent: string, path = "agent"): Promise<string> {
-  const found = await db
-    .select({ id: agentKeys.id })
-    .from(agentKeys)
-    .where(or(eq(agentKeys.id, agent), eq(agentKeys.name, agent)));
-  if (found.length !== 1) {
-    throw new InvalidRequestError(
-      found.length
-        ? "Several agent keys have that name; use the key's id."
-        : "No agent key has that id or name.",
-      [{ path, message: found.length ? "ambiguous agent" : "unknown agent" }],
-    );
-  }
-  return found[0]!.id;
 }

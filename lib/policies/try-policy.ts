@@ -6,7 +6,7 @@ import { NotFoundError } from "@/lib/errors";
 import { findQueueFor, managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 import { evaluateCall } from "./evaluate-policy";
 import { describeConditions, rulesForQueue } from "./list-policy-rules";
-import { resolveAgent } from "./policy-access";
+import { resolveAgent } from "@/lib/agents/resolve-agent";
 import { PolicyTryInput } from "./policy-input";
 
 /**

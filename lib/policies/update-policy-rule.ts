@@ -7,7 +7,8 @@ import { transact } from "@/lib/events/transact";
 import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 import { refuseNameClash } from "./create-policy-rule";
 import { loadPolicyRuleView, type PolicyRuleView } from "./list-policy-rules";
-import { findWritableRule, resolveAgent } from "./policy-access";
+import { resolveAgent } from "@/lib/agents/resolve-agent";
+import { findWritableRule } from "./policy-access";
 import { PolicyRuleUpdate } from "./policy-input";
 
 /** Changes the fields sent (`null` clears an optional condition); the event keeps before and after. */

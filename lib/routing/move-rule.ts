@@ -4,6 +4,7 @@ import { parseInput } from "@/lib/api/parse";
 import type { QueueCaller } from "@/lib/queues/queue-access";
 import { appendEvent } from "@/lib/events/append-event";
 import { transact } from "@/lib/events/transact";
+import { reorder } from "@/lib/reorder";
 import { listRules } from "./list-rules";
 import { findRule, requireRoutingAdmin } from "./rule-access";
 import { RoutingRuleMove } from "./rule-input";
@@ -22,19 +23,17 @@ export async function moveRule(actor: QueueCaller, ruleId: string, body: unknown
       .select({ id: routingRules.id, position: routingRules.position })
       .from(routingRules)
       .orderBy(asc(routingRules.position), asc(routingRules.createdAt));
-    const from = order.findIndex((r) => r.id === ruleId);
-    const [moved] = order.splice(from, 1);
-    order.splice(Math.min(to, order.length), 0, moved!);
-    for (const [index, row] of order.entries()) {
-      const position = (index + 1) * 10;
-      if (row.position !== position)
-        await tx.update(routingRules).set({ position }).where(eq(routingRules.id, row.id));
-    }
+    const moved = reorder(order, ruleId, to);
+    for (const change of moved.changes)
+      await tx
+        .update(routingRules)
+        .set({ position: change.position })
+        .where(eq(routingRules.id, change.id));
     await appendEvent(tx, {
       type: "routing.rule_moved",
       queueId: rule.queueId,
       actor: manager.eventActor,
-      data: { ruleId, from, to: order.indexOf(moved!), order: order.map((r) => r.id) },
+      data: { ruleId, from: moved.from, to: moved.to, order: moved.order },
     });
   });
   return listRules(actor);

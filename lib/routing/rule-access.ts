@@ -1,6 +1,7 @@
 import { eq, or } from "drizzle-orm";
 import type { Executor } from "@/db/client";
-import { agentKeys, queues, routingRules, type RoutingRule } from "@/db/schema";
+import { queues, routingRules, type RoutingRule } from "@/db/schema";
+import { resolveAgent } from "@/lib/agents/resolve-agent";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 
@@ -36,20 +37,6 @@ export async function resolveReferences(
     out.queueId = queue.id;
   }
   if (refs.agent === null) out.agentKeyId = null;
-  if (refs.agent) {
-    const found = await db
-      .select({ id: agentKeys.id })
-      .from(agentKeys)
-      .where(or(eq(agentKeys.id, refs.agent), eq(agentKeys.name, refs.agent)));
-    if (found.length !== 1) {
-      throw new InvalidRequestError(
-        found.length
-          ? "Several agent keys have that name; use the key's id."
-          : "No agent key has that id or name.",
-        [{ path: "agent", message: found.length ? "ambiguous agent" : "unknown agent" }],
-      );
-    }
-    out.agentKeyId = found[0]!.id;
-  }
+  if (refs.agent) out.agentKeyId = await resolveAgent(db, refs.agent);
   return out;
 }

@@ -297,6 +297,68 @@ describe("npm run admin", () => {
     expect(await getDb().select().from(routingRules)).toEqual([]);
   }, 120_000);
 
+  it("writes policy rules, tries a call, and switches an agent's mode", async () => {
+    await admin("queue", "create", "cli-policy");
+    const added = await admin(
+      "policy",
+      "add",
+      "--name",
+      "Output deletes",
+      "--effect",
+      "deny",
+      "--queue",
+      "cli-policy",
+      "--tool",
+      "delete_*",
+      "--arg",
+      "path prefix /output/",
+      "--reason",
+      "Output is append-only.",
+    );
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toMatch(
+      /deny\s+Output deletes\s+cli-policy\s+tool matches delete_\* and path starts with "\/output\/"\s+yes/,
+    );
+    const tried = await admin(
+      "policy",
+      "try",
+      "--queue",
+      "cli-policy",
+      "--tool",
+      "delete_file",
+      "--args",
+      '{"path":"/output/a"}',
+    );
+    expect(tried.stdout).toMatch(/^BLOCKED: Blocked by rule 'Output deletes'/);
+    const badArg = await admin(
+      "policy",
+      "add",
+      "--name",
+      "x",
+      "--effect",
+      "allow",
+      "--arg",
+      "path",
+    );
+    expect(badArg.code).toBe(1);
+    expect(badArg.stderr).toMatch(/--arg takes/);
+    expect(
+      (await admin("policy", "disable", "--name", "Output deletes", "--queue", "cli-policy"))
+        .stdout,
+    ).toMatch(/is off/);
+
+    const key = (await admin("agent", "create", "--name", "Mode bot", "--queue", "cli-policy"))
+      .stdout;
+    expect(key).toMatch(/^cs_agent_/);
+    const mode = await admin("agent", "mode", "--name", "Mode bot", "--mode", "off");
+    expect(mode.stdout).toMatch(/Mode bot' is now in mode off/);
+    const [agent] = await getDb().select().from(agentKeys).where(eq(agentKeys.name, "Mode bot"));
+    expect(agent!.mode).toBe("off");
+    expect((await admin("agent", "mode", "--name", "Mode bot", "--mode", "sometimes")).code).toBe(
+      1,
+    );
+  }, 120_000);
+
   it("prints its usage", async () => {
     const help = await admin("--help");
     expect(help.code).toBe(0);

@@ -8,6 +8,7 @@ import {
   calls,
   events,
   idempotencyKeys,
+  policyRules,
   queueMembers,
   queues,
   rememberedApprovals,
@@ -109,6 +110,7 @@ export async function writeSnapshot(): Promise<WriteSnapshot> {
     events: await counted(events),
     idempotencyKeys: await counted(idempotencyKeys),
     rememberedApprovals: await counted(rememberedApprovals),
+    policyRules: await counted(policyRules),
     lastSeq: lastSeq?.seq ?? 0,
   };
 }
