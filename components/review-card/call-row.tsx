@@ -3,11 +3,12 @@
 import { useImperativeHandle, useLayoutEffect, useRef, useState, type Ref } from "react";
 import { flushSync } from "react-dom";
 import { ArgsEditor } from "./args-editor";
-import { summarizeVotes } from "./decision-text";
+import { editorOf, reviewerName, summarizeVotes } from "./decision-text";
 import { DiffView } from "./diff-view";
 import { formatCost, isRecord } from "./format";
 import { JsonView } from "./json-view";
 import { ConflictNotice, DecisionNotice } from "./notices";
+import { EditedSummary, SummaryEditor, summaryLimit, summaryOf } from "./plan-summary";
 import { ReasonForm } from "./reason-form";
 import styles from "./review-card.module.css";
 import { ScopeSelect } from "./scope-select";
@@ -94,9 +95,16 @@ export function CallRow({
 
   const approve = () =>
     send({ callId: call.id, outcome: "approve", expectedRevision: call.revision, scope });
+  // A plan's edit is of its summary only (the server holds the rest of the plan as proposed).
+  const planSummary = isPlanCall ? summaryOf(call.args) : null;
   const open = (kind: "rejecting" | "editing") => {
     if (mode.kind === kind) {
-      const field = kind === "rejecting" ? "reject-reason" : "args-editor";
+      const field =
+        kind === "rejecting"
+          ? "reject-reason"
+          : planSummary !== null
+            ? "summary-editor"
+            : "args-editor";
       rowRef.current?.querySelector<HTMLElement>(`[data-testid="${field}"]`)?.focus();
     } else {
       setMode({ kind, revision: call.revision });
@@ -164,7 +172,16 @@ export function CallRow({
           <JsonView value={call.args} openDepth={compact ? 1 : 8} />
         </details>
       )}
-      {pendingEdit && (
+      {pendingEdit && planSummary !== null && (
+        <div className={`${styles.notice} ${styles.toneWarning}`}>
+          <EditedSummary
+            lead={`Summary edited by ${reviewerName(editorOf(call), viewerId)} (revision ${call.revision}): approving now approves the plan with this summary.`}
+            summary={summaryOf(pendingEdit) ?? ""}
+            proposed={planSummary}
+          />
+        </div>
+      )}
+      {pendingEdit && planSummary === null && (
         <div className={`${styles.notice} ${styles.toneWarning}`}>
           <p className={styles.noticeHeadline}>
             Edited by a reviewer (revision {call.revision}): approving now approves these args.
@@ -191,6 +208,7 @@ export function CallRow({
       <DecisionNotice
         call={call}
         label={label}
+        isPlanCall={planSummary !== null}
         now={now}
         viewerId={viewerId}
         headlineShown={!!conflict && conflict.code !== "stale_revision"}
@@ -230,10 +248,10 @@ export function CallRow({
             className={styles.button}
             data-testid="edit-button"
             disabled={!!busy}
-            aria-label={`Edit ${label}`}
+            aria-label={planSummary !== null ? "Edit plan summary" : `Edit ${label}`}
             onClick={() => open("editing")}
           >
-            Edit
+            {planSummary !== null ? "Edit summary" : "Edit"}
           </button>
         </div>
       )}
@@ -264,7 +282,26 @@ export function CallRow({
           testIds={{ reason: "reject-reason", confirm: "confirm-reject" }}
         />
       )}
-      {actionable && mode.kind === "editing" && (
+      {actionable && mode.kind === "editing" && planSummary !== null && (
+        <SummaryEditor
+          original={planSummary}
+          initial={summaryOf(pendingEdit) ?? planSummary}
+          maxLength={summaryLimit(call.inputSchema)}
+          busy={busy === "edit"}
+          onSubmit={(summary) =>
+            void send({
+              callId: call.id,
+              outcome: "edit",
+              expectedRevision: mode.revision,
+              editedArgs: { ...call.args, summary },
+              scope,
+            })
+          }
+          onCancel={close}
+          scopeControl={scopeSelect}
+        />
+      )}
+      {actionable && mode.kind === "editing" && planSummary === null && (
         <ArgsEditor
           label={label}
           original={call.args}

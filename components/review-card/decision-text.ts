@@ -1,5 +1,5 @@
 import { formatAgo, isRecord, parseTime } from "./format";
-import type { Call, Decision, TimeoutAction, Vote } from "./types";
+import type { Call, Decision, PolicyDecision, Ref, TimeoutAction, Vote } from "./types";
 
 // The card's sentences, kept pure so they are tested directly and read the same everywhere.
 
@@ -14,7 +14,8 @@ export type DecisionDescription = {
 
 const SCOPE_PHRASE = { run: "this run", conversation: "this conversation" } as const;
 
-function who(by: Decision["by"], viewerId: string | undefined): string {
+/** "you", a reviewer's name, or "a reviewer". */
+export function reviewerName(by: Ref | null, viewerId?: string): string {
   if (!by) return "a reviewer";
   return by.id === viewerId ? "you" : by.name;
 }
@@ -40,13 +41,9 @@ export function describeDecision(
         detail: approved ? "The request allowed approval when no one decided in time." : null,
       };
     case "policy":
-      return {
-        headline: `${approved ? "Allowed" : "Blocked"} by policy${ago}`,
-        reason: decision.reason,
-        detail: null,
-      };
+      return describePolicyDecision(decision, ago);
     case "memory": {
-      const approver = who(decision.by, viewerId);
+      const approver = reviewerName(decision.by, viewerId);
       const capitalized = approver.charAt(0).toUpperCase() + approver.slice(1);
       const where = scope ? ` in ${SCOPE_PHRASE[scope]}` : "";
       return {
@@ -58,12 +55,80 @@ export function describeDecision(
     case "reviewer": {
       const edited = approved && isRecord(decision.editedArgs);
       return {
-        headline: `${edited ? "Approved with edits" : verb} by ${who(decision.by, viewerId)}${ago}`,
+        headline: `${edited ? "Approved with edits" : verb} by ${reviewerName(decision.by, viewerId)}${ago}`,
         reason: decision.reason,
         detail: approved && scope ? `Remembered for ${SCOPE_PHRASE[scope]}.` : null,
       };
     }
   }
+}
+
+/**
+ * What settled a call by policy: the rule that allowed or blocked it, or the agent's mode (`off`,
+ * `allow`, `deny`) when that, not a rule, decided. Null for older decisions that do not say.
+ * Shared with the run timeline, so the card and the run page give the same cause.
+ */
+export function policyCause(
+  policy: PolicyDecision | null | undefined,
+): { kind: "rule"; name: string } | { kind: "mode"; text: string } | null {
+  if (!policy) return null;
+  if (policy.agentMode === "off") return { kind: "mode", text: "the agent's gate is off" };
+  // Under mode allow a matching allow rule would have approved on its own: name the rule. An ask
+  // rule (the mode overrode it) or no rule at all leaves the mode as the cause.
+  if (policy.rule && (policy.blocked || policy.effect === "allow"))
+    return { kind: "rule", name: policy.rule.name };
+  if (policy.agentMode === "allow" || policy.agentMode === "deny")
+    return { kind: "mode", text: `the agent's mode is ${policy.agentMode}` };
+  return null;
+}
+
+const MODE_DETAIL = {
+  off: "The agent's gate is off: its calls are approved without review.",
+  allow: "The agent's mode approves its calls without review unless a rule blocks them.",
+  deny: "The agent's mode rejects its calls that would need a reviewer.",
+  ask: null,
+} as const;
+
+/** What an agent's mode does, when the mode (not a rule) settled a call. */
+export function policyModeDetail(mode: PolicyDecision["agentMode"]): string | null {
+  return MODE_DETAIL[mode];
+}
+
+function describePolicyDecision(decision: Decision, ago: string): DecisionDescription {
+  const approved = decision.outcome === "approved";
+  const policy = decision.policy;
+  const cause = policyCause(policy);
+  if (cause?.kind === "rule") {
+    return {
+      headline: `${approved ? "Allowed" : "Blocked"} by policy '${cause.name}'${ago}`,
+      reason: decision.reason,
+      detail: null,
+    };
+  }
+  if (cause?.kind === "mode" && policy) {
+    // The server's reason for a mode-deny rejection restates the mode; the headline says it.
+    return {
+      headline: `${approved ? "Approved" : "Rejected"}: ${cause.text}${ago}`,
+      reason: null,
+      detail: policyModeDetail(policy.agentMode),
+    };
+  }
+  return {
+    headline: `${approved ? "Allowed" : "Blocked"} by policy${ago}`,
+    reason: decision.reason,
+    detail: null,
+  };
+}
+
+/**
+ * Who made the edit a call was approved with: the first approval of its last revision (an edit
+ * opens a new revision with its author's vote). Under a quorum this need not be the decider.
+ */
+export function editorOf(call: Call): Ref | null {
+  const first = call.votes
+    .filter((vote) => vote.revision === call.revision && vote.outcome === "approved")
+    .sort((a, b) => a.at.localeCompare(b.at))[0];
+  return first?.reviewer ?? call.decision?.by ?? null;
 }
 
 /** One line: "Rejected by Sam, 4 s ago: too risky". */

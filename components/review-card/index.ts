@@ -3,7 +3,7 @@
 
 export { ReviewCard, type ReviewCardProps } from "./review-card";
 export type { HeadingLevel } from "./card-header";
-export { decisionText, describeDecision, timeoutRuleText } from "./decision-text";
+export { decisionText, describeDecision, policyCause, timeoutRuleText } from "./decision-text";
 export { formatAgo, formatCost } from "./format";
 export type {
   Batch,
@@ -18,6 +18,7 @@ export type {
   DecisionResult,
   DecisionSource,
   Plan,
+  PolicyDecision,
   Ref,
   RememberScope,
   ReviewCardHandle,

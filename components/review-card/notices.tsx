@@ -1,9 +1,10 @@
 "use client";
 
 import type { Ref } from "react";
-import { conflictText, describeDecision } from "./decision-text";
+import { conflictText, describeDecision, editorOf, reviewerName } from "./decision-text";
 import { DiffView } from "./diff-view";
 import { isRecord } from "./format";
+import { EditedSummary, summaryOf } from "./plan-summary";
 import styles from "./review-card.module.css";
 import type { Call } from "./types";
 import { useClock } from "./use-clock";
@@ -15,6 +16,8 @@ const TONE = { approved: styles.toneApproved, rejected: styles.toneRejected };
 export function DecisionNotice(props: {
   call: Call;
   label: string;
+  /** the synthetic call of a plan batch: an edit is of its summary, shown as prose */
+  isPlanCall?: boolean;
   now: () => number;
   viewerId?: string;
   /** a conflict notice above already says the headline */
@@ -26,6 +29,7 @@ export function DecisionNotice(props: {
   if (!decision) return null;
   const { headline, reason, detail } = describeDecision(decision, nowMs, props.viewerId);
   const edited = decision.outcome === "approved" && isRecord(decision.editedArgs);
+  const editedSummary = props.isPlanCall ? summaryOf(decision.editedArgs) : null;
   const tone = call.status === "expired" ? styles.toneMuted : TONE[decision.outcome];
   return (
     <div
@@ -41,7 +45,13 @@ export function DecisionNotice(props: {
       )}
       {reason && <blockquote className={styles.reason}>{reason}</blockquote>}
       {detail && <p className={styles.noticeDetail}>{detail}</p>}
-      {edited && (
+      {edited && editedSummary !== null ? (
+        <EditedSummary
+          lead={`Summary edited by ${reviewerName(editorOf(call), props.viewerId)}:`}
+          summary={editedSummary}
+          proposed={summaryOf(call.args) ?? ""}
+        />
+      ) : edited ? (
         <div className={styles.editedArgs}>
           <p className={styles.noticeDetail}>The agent runs the edited args:</p>
           <DiffView
@@ -50,7 +60,7 @@ export function DecisionNotice(props: {
             label={`Edit approved for ${props.label}`}
           />
         </div>
-      )}
+      ) : null}
     </div>
   );
 }

@@ -1,3 +1,5 @@
+import { policyCause, policyModeDetail } from "@/components/review-card/decision-text";
+import type { PolicyDecision } from "@/components/review-card/types";
 import type { BatchView, CallView } from "@/lib/api/views";
 import type { WireEvent } from "@/lib/events/wire";
 import type { Tone } from "./badges";
@@ -50,9 +52,46 @@ const text = (value: unknown): string | null =>
 
 const OUTCOME_TONE = { approved: "ok", rejected: "danger", mixed: "warn" } as const;
 
+const SCOPE_PHRASE = { run: "this run", conversation: "this conversation" } as const;
+
+function scopeOf(value: unknown): keyof typeof SCOPE_PHRASE | null {
+  return value === "run" || value === "conversation" ? value : null;
+}
+
+/** An event's `policy` (what a policy decision stored), if it has that shape. */
+function policyOf(value: unknown): PolicyDecision | null {
+  if (typeof value !== "object" || value === null) return null;
+  const policy = value as Partial<PolicyDecision>;
+  const rule = policy.rule;
+  const ruleOk = rule === null || (typeof rule === "object" && typeof rule?.name === "string");
+  return typeof policy.agentMode === "string" && typeof policy.effect === "string" && ruleOk
+    ? (policy as PolicyDecision)
+    : null;
+}
+
+/**
+ * A policy decision in a few words, after the tool's name: "approved by policy rule 'Scratch
+ * writes'", "rejected: the agent's mode is deny". The cause reads as on the review card.
+ */
+export function policyOutcomeText(
+  outcome: "approved" | "rejected" | "blocked",
+  policy: PolicyDecision | null,
+): string {
+  const cause = policyCause(policy);
+  if (cause?.kind === "rule") return `${outcome} by policy rule '${cause.name}'`;
+  if (cause?.kind === "mode") return `${outcome}: ${cause.text}`;
+  return `${outcome === "approved" ? "allowed" : "blocked"} by policy`;
+}
+
 export function describeEvent(event: WireEvent, context: TimelineContext): EventDescription {
   const data = event.data;
-  const callTool = event.callId ? context.toolByCallId.get(event.callId) : undefined;
+  // A call reviewers never saw (a blocked one) is not among the batches: its event names it.
+  const callTool =
+    (event.callId ? context.toolByCallId.get(event.callId) : undefined) ??
+    text(data.toolName) ??
+    undefined;
+  const batch = event.batchId ? context.batchById.get(event.batchId) : undefined;
+  const isPlanCall = batch?.kind === "plan" && callTool === "plan";
   const reportedId = text(data.toolCallId);
   const reportedTool = reportedId
     ? (context.toolByToolCallId.get(reportedId) ?? reportedId)
@@ -63,7 +102,6 @@ export function describeEvent(event: WireEvent, context: TimelineContext): Event
       return { icon: "start", tone: "neutral", title: "Run started" };
 
     case "batch.created": {
-      const batch = event.batchId ? context.batchById.get(event.batchId) : undefined;
       const where = batch ? ` in ${batch.queue.name}` : "";
       if (batch?.kind === "plan")
         return { icon: "pause", tone: "warn", title: `Paused for plan approval${where}` };
@@ -86,6 +124,19 @@ export function describeEvent(event: WireEvent, context: TimelineContext): Event
     }
 
     case "call.edited":
+      if (isPlanCall) {
+        const edited = data.editedArgs;
+        const summary =
+          typeof edited === "object" && edited !== null
+            ? text((edited as Record<string, unknown>).summary)
+            : null;
+        return {
+          icon: "edit",
+          tone: "info",
+          title: `Edited the plan's summary${typeof data.revision === "number" ? ` (revision ${data.revision})` : ""}`,
+          reason: summary,
+        };
+      }
       return {
         icon: "edit",
         tone: "info",
@@ -109,32 +160,57 @@ export function describeEvent(event: WireEvent, context: TimelineContext): Event
             code: callTool,
             note: "Nobody decided in time; the batch's timeout rule settled it.",
           };
-        case "memory":
+        case "memory": {
+          const scope = scopeOf(data.scope);
           return {
             ...base,
-            title: "{code} approved automatically by a remembered approval",
+            title: `{code} approved (remembered${scope ? ` for ${SCOPE_PHRASE[scope]}` : ""})`,
             code: callTool,
+            note: "A reviewer approved the same action earlier; no one was asked again.",
           };
-        case "policy":
+        }
+        case "policy": {
+          const policy = policyOf(data.policy);
+          const byMode = policyCause(policy)?.kind === "mode";
           return {
             ...base,
-            title: approved ? "{code} allowed by policy" : "{code} blocked by policy",
+            title: `{code} ${policyOutcomeText(approved ? "approved" : "rejected", policy)}`,
             code: callTool,
-            reason: text(data.reason),
+            // A mode's rejection reason restates the title; the note says what the mode does.
+            reason: byMode ? null : text(data.reason),
+            note: byMode && policy ? policyModeDetail(policy.agentMode) : null,
           };
-        default:
+        }
+        default: {
+          const scope = approved ? scopeOf(data.scope) : null;
           return {
             ...base,
             title: approved
               ? data.edited
-                ? "Approved {code} with edits"
+                ? isPlanCall
+                  ? "Approved the plan with an edited summary"
+                  : "Approved {code} with edits"
                 : "Approved {code}"
               : "Rejected {code}",
             code: callTool,
             reason: text(data.reason),
+            note: scope ? `Remembered for ${SCOPE_PHRASE[scope]}.` : null,
           };
+        }
       }
     }
+
+    // Only on the agent's side of the run (reviewers never see a blocked call); an admin view
+    // of the log may show it.
+    case "call.blocked":
+      return {
+        icon: "ban",
+        tone: "danger",
+        title: `{code} ${policyOutcomeText("blocked", policyOf(data.policy))}`,
+        code: callTool,
+        reason: text(data.reason),
+        note: "Blocked calls never reach a reviewer, and the agent must not run them.",
+      };
 
     case "batch.decided":
     case "batch.expired": {
@@ -269,8 +345,13 @@ export function callDecisionText(call: CallView): { text: string; tone: Tone } {
       return { text: approved ? "Approved at the deadline" : "Rejected at the deadline", tone };
     case "memory":
       return { text: `Approved automatically (remembered from ${by})`, tone };
-    case "policy":
-      return { text: approved ? "Allowed by policy" : "Blocked by policy", tone };
+    case "policy": {
+      const words = policyOutcomeText(
+        approved ? "approved" : decision.policy?.blocked ? "blocked" : "rejected",
+        decision.policy ?? null,
+      );
+      return { text: words.charAt(0).toUpperCase() + words.slice(1), tone };
+    }
     default:
       return {
         text: approved

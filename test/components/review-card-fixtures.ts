@@ -1,4 +1,4 @@
-import type { Batch, Call, Decision } from "@/components/review-card";
+import type { Batch, Call, Decision, Plan, PolicyDecision } from "@/components/review-card";
 
 // Builders for the card's wire shapes: each test states only what it is about.
 
@@ -64,6 +64,59 @@ export function decision(overrides: Partial<Decision> = {}): Decision {
     scope: "once",
     ...overrides,
   };
+}
+
+export const scratchRule = { id: "pr-1", name: "Scratch writes", queueId: "q-1" };
+
+/** A decision a policy made at creation: by default the allow rule "Scratch writes". */
+export function byPolicy(
+  policy: Partial<PolicyDecision> = {},
+  overrides: Partial<Decision> = {},
+): Decision {
+  return decision({
+    source: "policy",
+    by: null,
+    scope: null,
+    policy: { effect: "allow", rule: scratchRule, agentMode: "ask", blocked: false, ...policy },
+    ...overrides,
+  });
+}
+
+export const migrationPlan: Plan = {
+  summary: "Migrate the billing database",
+  rationale: "The old cluster is end-of-life",
+  resources: ["db/billing", "svc/invoices"],
+  risks: ["Writes pause for 2 minutes"],
+  rollback: "Point the app back at the old cluster",
+};
+
+/** A plan batch as the server builds it: one synthetic call whose edit may change the summary. */
+export function makePlanBatch(plan: Plan = migrationPlan, call: Partial<Call> = {}): Batch {
+  const fixed = Object.fromEntries(
+    Object.entries(plan)
+      .filter(([key]) => key !== "summary")
+      .map(([key, value]) => [key, { const: value }]),
+  );
+  return makeBatch({
+    kind: "plan",
+    plan,
+    calls: [
+      makeCall({
+        toolCallId: "plan",
+        toolName: "plan",
+        args: plan,
+        summary: plan.summary,
+        risks: plan.risks ?? [],
+        inputSchema: {
+          type: "object",
+          properties: { summary: { type: "string", minLength: 1, maxLength: 4000 }, ...fixed },
+          required: ["summary", ...Object.keys(fixed)],
+          additionalProperties: false,
+        },
+        ...call,
+      }),
+    ],
+  });
 }
 
 /** The batch after `call` was decided with `d`. */

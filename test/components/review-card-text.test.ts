@@ -2,13 +2,24 @@ import { describe, expect, it } from "vitest";
 import {
   conflictText,
   decisionText,
+  describeDecision,
+  editorOf,
   summarizeVotes,
   timeoutRuleText,
 } from "@/components/review-card/decision-text";
 import { formatCost, formatRemaining } from "@/components/review-card/format";
 import { parseJsonText } from "@/components/review-card/json-parse";
 import { diffLines, foldUnchanged } from "@/components/review-card/line-diff";
-import { NOW, dana, decision, makeCall, sam } from "./review-card-fixtures";
+import {
+  NOW,
+  byPolicy,
+  dana,
+  decision,
+  iso,
+  makeCall,
+  sam,
+  scratchRule,
+} from "./review-card-fixtures";
 
 describe("decisionText", () => {
   it("names the reviewer and how long ago", () => {
@@ -55,6 +66,62 @@ describe("decisionText", () => {
     expect(decisionText(decision({ source: "timeout", by: null }), NOW)).toBe(
       "Approved automatically at the deadline, 4 s ago",
     );
+  });
+
+  it("names the policy rule or the agent's mode that settled a call", () => {
+    expect(decisionText(byPolicy(), NOW)).toBe("Allowed by policy 'Scratch writes', 4 s ago");
+    // Mode allow approves what a rule would have sent to a reviewer: the mode is the cause.
+    const askRule = { ...scratchRule, name: "Refunds need a human" };
+    expect(decisionText(byPolicy({ effect: "ask", rule: askRule, agentMode: "allow" }), NOW)).toBe(
+      "Approved: the agent's mode is allow, 4 s ago",
+    );
+    expect(decisionText(byPolicy({ effect: "ask", rule: null, agentMode: "allow" }), NOW)).toBe(
+      "Approved: the agent's mode is allow, 4 s ago",
+    );
+    // ...but where an allow rule matched too, the rule alone would have approved it.
+    expect(decisionText(byPolicy({ agentMode: "allow" }), NOW)).toBe(
+      "Allowed by policy 'Scratch writes', 4 s ago",
+    );
+    expect(decisionText(byPolicy({ rule: null, agentMode: "off" }), NOW)).toBe(
+      "Approved: the agent's gate is off, 4 s ago",
+    );
+  });
+
+  it("words a mode-deny rejection without repeating the server's reason", () => {
+    const denied = byPolicy(
+      { effect: "ask", rule: null, agentMode: "deny" },
+      {
+        outcome: "rejected",
+        reason:
+          "Not approved: this agent's mode is deny, so calls that need a reviewer are rejected.",
+      },
+    );
+    expect(describeDecision(denied, NOW)).toEqual({
+      headline: "Rejected: the agent's mode is deny, 4 s ago",
+      reason: null,
+      detail: "The agent's mode rejects its calls that would need a reviewer.",
+    });
+    expect(describeDecision(byPolicy({ rule: null, agentMode: "off" }), NOW).detail).toBe(
+      "The agent's gate is off: its calls are approved without review.",
+    );
+  });
+
+  it("quotes a blocking rule's reason (admin views; reviewers never see blocked calls)", () => {
+    const blocked = byPolicy(
+      { effect: "deny", blocked: true, rule: { ...scratchRule, name: "No prod writes" } },
+      { outcome: "rejected", reason: "Blocked by policy rule 'No prod writes'. Do not retry." },
+    );
+    expect(decisionText(blocked, NOW)).toBe(
+      "Blocked by policy 'No prod writes', 4 s ago: Blocked by policy rule 'No prod writes'. Do not retry.",
+    );
+  });
+
+  it("keeps a memory decision's wording", () => {
+    expect(describeDecision(decision({ source: "memory", scope: "run" }), NOW, sam.id)).toEqual({
+      headline: "Approved automatically, 4 s ago",
+      reason: null,
+      detail: "Dana approved the same action earlier in this run.",
+    });
   });
 
   it("describes the deadline rule before it applies", () => {
@@ -111,6 +178,23 @@ describe("summarizeVotes", () => {
     expect(votes.superseded.map((v) => v.reviewer.name)).toEqual(["Sam"]);
     expect(votes.viewerVoted).toBe(true);
     expect(summarizeVotes(call, sam.id).viewerVoted).toBe(false);
+  });
+});
+
+describe("editorOf", () => {
+  it("is the first approver of the last revision, not the reviewer who completed a quorum", () => {
+    const call = makeCall({
+      revision: 2,
+      requiredApprovals: 2,
+      votes: [
+        { reviewer: dana, outcome: "approved", revision: 1, at: iso(-9_000) },
+        { reviewer: sam, outcome: "approved", revision: 2, at: iso(-8_000) },
+        { reviewer: dana, outcome: "approved", revision: 2, at: iso(-4_000) },
+      ],
+      decision: decision({ by: dana, editedArgs: { orderId: "A-1", amount: 5 } }),
+    });
+    expect(editorOf(call)).toEqual(sam);
+    expect(editorOf(makeCall({ decision: decision() }))).toEqual(dana);
   });
 });
 

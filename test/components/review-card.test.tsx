@@ -11,6 +11,7 @@ import {
 } from "@/components/review-card";
 import {
   NOW,
+  byPolicy,
   clock,
   dana,
   decided,
@@ -153,6 +154,41 @@ describe("ReviewCard: what it shows", () => {
     const notice = screen.getByTestId("decision-notice");
     expect(notice.textContent).toContain("Rejected by Sam, 4 s ago");
     expect(within(notice).getByText("Too large")).toBeTruthy();
+  });
+
+  it("says which policy rule or agent mode settled each call", () => {
+    const calls = [
+      makeCall({ id: "c-rule", toolName: "write_file" }),
+      makeCall({ id: "c-allow", toolName: "send_email" }),
+      makeCall({ id: "c-off", toolName: "delete_branch" }),
+      makeCall({ id: "c-deny", toolName: "refund_order" }),
+    ];
+    let batch = makeBatch({ calls });
+    batch = decided(batch, byPolicy(), "c-rule");
+    batch = decided(batch, byPolicy({ effect: "ask", rule: null, agentMode: "allow" }), "c-allow");
+    batch = decided(batch, byPolicy({ rule: null, agentMode: "off" }), "c-off");
+    batch = decided(
+      batch,
+      byPolicy(
+        { effect: "ask", rule: null, agentMode: "deny" },
+        { outcome: "rejected", reason: "Not approved: this agent's mode is deny." },
+      ),
+      "c-deny",
+    );
+    setup(batch, async () => ok(batch));
+    const notices = screen.getAllByTestId("decision-notice");
+    expect(notices.map((n) => n.getAttribute("data-source"))).toEqual(Array(4).fill("policy"));
+    expect(notices.map((n) => n.querySelector("p")?.textContent)).toEqual([
+      "Allowed by policy 'Scratch writes', 4 s ago",
+      "Approved: the agent's mode is allow, 4 s ago",
+      "Approved: the agent's gate is off, 4 s ago",
+      "Rejected: the agent's mode is deny, 4 s ago",
+    ]);
+    expect(notices[3]!.getAttribute("data-outcome")).toBe("rejected");
+    expect(notices[3]!.textContent).toContain("rejects its calls that would need a reviewer");
+    // The server's reason only restates the mode: not quoted.
+    expect(notices[3]!.querySelector("blockquote")).toBeNull();
+    expect(screen.queryByTestId("approve-button")).toBeNull();
   });
 
   it("is read-only without onDecide", () => {
