@@ -4,6 +4,7 @@ import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "../sup
 import { apiClient, refundBatch, type ApiClient } from "../support/http";
 import { waitUntil } from "../support/polling";
 import { startServer, type TestServer } from "../support/server";
+import { sessionCookie } from "@/test/support/sessions";
 
 // GET /history and GET /history/export over real HTTP: the settled batches of a reviewer's
 // queues, filtered and paged, and the same list as a CSV or JSON download.
@@ -290,16 +291,7 @@ describe("GET /history", () => {
   });
 
   it("works with the web app's session cookie", async () => {
-    const signIn = await fetch(`${server.baseUrl}/api/auth/sign-in/email`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin: server.baseUrl },
-      body: JSON.stringify({ email: dana.email, password: "correct horse battery" }),
-    });
-    expect(signIn.status).toBe(200);
-    const cookie = signIn.headers
-      .getSetCookie()
-      .find((c) => c.startsWith("better-auth.session_token="))!
-      .split(";")[0]!;
+    const cookie = await sessionCookie(server.baseUrl, dana.email);
     const anonymous = apiClient(server.baseUrl);
     const answer = await anonymous.get("/history?limit=2", { cookie });
     expect(answer.status).toBe(200);

@@ -5,6 +5,7 @@ import { startApiServer } from "../support/api-fixtures";
 import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "../support/factories";
 import { apiClient, refundBatch, type ApiClient } from "../support/http";
 import type { TestServer } from "../support/server";
+import { sessionCookie } from "@/test/support/sessions";
 
 // The run timeline: runs are made and moved over real HTTP (agent keys, reviewer tokens) against
 // a real `next start`; the timeline verb reads the same database file in this process, and the
@@ -263,18 +264,7 @@ describe("runTimeline", () => {
 });
 
 describe("the run page", () => {
-  async function sessionOf(r: TestReviewer): Promise<string> {
-    const signIn = await fetch(`${server.baseUrl}/api/auth/sign-in/email`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin: server.baseUrl },
-      body: JSON.stringify({ email: r.email, password: "correct horse battery" }),
-    });
-    expect(signIn.status).toBe(200);
-    return signIn.headers
-      .getSetCookie()
-      .find((c) => c.startsWith("better-auth.session_token="))!
-      .split(";")[0]!;
-  }
+  const sessionOf = (r: TestReviewer) => sessionCookie(server.baseUrl, r.email);
 
   it("renders the timeline for a reviewer of the run's queue, without the checkpoint", async () => {
     const page = await fetch(`${server.baseUrl}/runs/${finished.runId}`, {

@@ -32,6 +32,7 @@ import {
   serverActions,
   type ServerActionRef,
 } from "@/test/support/server-actions";
+import { sessionCookie } from "@/test/support/sessions";
 
 // Every server action × who calls it, over HTTP against `next start`, as a browser (or anyone
 // with a session cookie and curl) would. Signed out → `unauthenticated`; a reviewer of another
@@ -55,19 +56,6 @@ let server: TestServer;
 let actions: ServerActionRef[];
 const people = {} as Record<Person, TestReviewer & { cookie: string }>;
 
-async function signIn(email: string): Promise<string> {
-  const response = await fetch(`${server.baseUrl}/api/auth/sign-in/email`, {
-    method: "POST",
-    headers: { "content-type": "application/json", origin: server.baseUrl },
-    body: JSON.stringify({ email, password: "correct horse battery" }),
-  });
-  expect(response.status).toBe(200);
-  return response.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .join("; ");
-}
-
 beforeAll(async () => {
   server = await startApiServer("action-matrix");
   actions = serverActions();
@@ -82,7 +70,10 @@ beforeAll(async () => {
     "admin elsewhere": await makeReviewer({ queues: [{ name: theirs.name, role: "admin" }] }),
   };
   for (const [who, person] of Object.entries(made))
-    people[who as Person] = { ...person, cookie: await signIn(person.email) };
+    people[who as Person] = {
+      ...person,
+      cookie: await sessionCookie(server.baseUrl, person.email),
+    };
 }, 90_000);
 afterAll(() => server?.stop());
 

@@ -3,6 +3,7 @@ import { pausedRun, startApiServer } from "@/test/support/api-fixtures";
 import { makeAgentKey, makeQueue, makeReviewer } from "@/test/support/factories";
 import { apiClient, refundBatch } from "@/test/support/http";
 import type { TestServer } from "@/test/support/server";
+import { sessionCookie } from "@/test/support/sessions";
 
 // The reviewer pages × who asks: signed out → sign in; a member (any role) → the page; a
 // signed-in reviewer of another queue → "not found", exactly as for an id that does not exist.
@@ -10,19 +11,6 @@ import type { TestServer } from "@/test/support/server";
 let server: TestServer;
 const cookies: Record<string, string> = {};
 let ids: { batch: string; run: string; queue: string };
-
-async function signIn(email: string): Promise<string> {
-  const response = await fetch(`${server.baseUrl}/api/auth/sign-in/email`, {
-    method: "POST",
-    headers: { "content-type": "application/json", origin: server.baseUrl },
-    body: JSON.stringify({ email, password: "correct horse battery" }),
-  });
-  expect(response.status).toBe(200);
-  return response.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .join("; ");
-}
 
 beforeAll(async () => {
   server = await startApiServer("page-matrix");
@@ -33,7 +21,8 @@ beforeAll(async () => {
     lead: await makeReviewer({ queues: [{ name: queue.name, role: "lead" }] }),
     outsider: await makeReviewer({ queues: [{ name: elsewhere.name, role: "lead" }] }),
   };
-  for (const [who, person] of Object.entries(people)) cookies[who] = await signIn(person.email);
+  for (const [who, person] of Object.entries(people))
+    cookies[who] = await sessionCookie(server.baseUrl, person.email);
   const agent = apiClient(server.baseUrl, (await makeAgentKey({ queues: [queue.name] })).key);
   const { run, batch } = await pausedRun(agent, refundBatch());
   ids = { batch: batch.id, run: run.id, queue: queue.id };
