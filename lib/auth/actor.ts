@@ -1,5 +1,12 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
-import { agentKeyQueues, agentKeys, queueMembers, reviewerTokens, users } from "@/db/schema";
+import {
+  agentKeyQueues,
+  agentKeys,
+  queueMembers,
+  reviewerTokens,
+  users,
+  type AgentMode,
+} from "@/db/schema";
 import type { Executor } from "@/db/client";
 import { sha256Hex } from "@/lib/ids";
 import { sessionUser } from "./better-auth";
@@ -16,6 +23,8 @@ export type AgentActor = {
   /** every queue the key may target, the default included */
   queueIds: string[];
   ownerUserId: string | null;
+  /** how its calls meet the policy rules (read with the key, once per request) */
+  mode: AgentMode;
 };
 
 export type ReviewerActor = { kind: "reviewer"; id: string; name: string; email: string };
@@ -76,6 +85,7 @@ async function findAgentByKey(db: Executor, key: string): Promise<AgentActor | n
     defaultQueueId: agent.defaultQueueId,
     queueIds,
     ownerUserId: agent.ownerUserId,
+    mode: agent.mode,
   };
 }
 

@@ -1,13 +1,11 @@
 import { and, eq, inArray, isNull, or } from "drizzle-orm";
 import type { Transaction } from "@/db/client";
 import {
-  agentKeys,
   batches,
   calls,
   queues,
   rememberedApprovals,
   routingRules,
-  type AgentMode,
   type CallStatus,
   type Queue,
   type RoutingRule,
@@ -130,10 +128,7 @@ export async function openBatch(
   const batchId = newId();
   const batchCalls = input.calls.length > 0 ? input.calls : [planAsCall(input.plan!)];
   const hashes = batchCalls.map((call) => actionHash(call.toolName, call.args));
-  const [{ mode }] = (await tx
-    .select({ mode: agentKeys.mode })
-    .from(agentKeys)
-    .where(eq(agentKeys.id, agent.id))) as [{ mode: AgentMode }];
+  const mode = agent.mode;
   // Rules judge tool calls; a plan meets only the agent's mode.
   const rules = input.kind === "plan" ? [] : await rulesForQueue(tx, queue.id);
   const memories = await rememberedApprovalsFor(tx, agent, run, queue, hashes);

@@ -52,6 +52,7 @@ beforeAll(async () => {
     defaultQueueId: queueA.id,
     queueIds: [queueA.id, queueB.id],
     ownerUserId: null,
+    mode: "ask",
   };
   agent = apiClient(server.baseUrl, key.key);
   asDana = apiClient(server.baseUrl, dana.token);
@@ -160,6 +161,7 @@ describe("runTimeline", () => {
           defaultQueueId: queueA.id,
           queueIds: [queueA.id],
           ownerUserId: null,
+          mode: "ask",
         },
         finished.runId,
       ),
