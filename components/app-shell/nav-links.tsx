@@ -8,6 +8,7 @@ const LINKS = [
   { href: "/history", label: "History" },
   { href: "/queues", label: "Queues" },
   { href: "/routing", label: "Routing" },
+  { href: "/policies", label: "Policies" },
 ];
 
 // "/queue" must not light up on "/queues": match whole path segments.

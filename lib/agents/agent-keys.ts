@@ -3,7 +3,7 @@ import { getDb } from "@/db/client";
 import { agentKeys, queues, users } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { AgentModeInput } from "@/lib/policies/policy-input";
-import { NotFoundError } from "@/lib/errors";
+import { ConflictError, NotFoundError } from "@/lib/errors";
 import { appendEvent } from "@/lib/events/append-event";
 import { transact } from "@/lib/events/transact";
 import { isoTime } from "@/lib/ids";
@@ -44,10 +44,18 @@ export async function setAgentMode(caller: QueueCaller, agentId: string, body: u
     const [before] = await tx.select().from(agentKeys).where(eq(agentKeys.id, agentId));
     if (!before) throw new NotFoundError("Agent key");
     if (before.mode === mode) return;
-    await tx
+    const [changed] = await tx
       .update(agentKeys)
       .set({ mode })
-      .where(and(eq(agentKeys.id, agentId), eq(agentKeys.mode, before.mode)));
+      .where(and(eq(agentKeys.id, agentId), eq(agentKeys.mode, before.mode)))
+      .returning({ id: agentKeys.id });
+    // Compare-and-swap: of two admins switching at once, the one who lost is told, not logged.
+    if (!changed)
+      throw new ConflictError(
+        "stale_revision",
+        "The agent's mode changed meanwhile; reload it.",
+        null,
+      );
     await appendEvent(tx, {
       type: "agent.mode_changed",
       queueId: before.defaultQueueId,

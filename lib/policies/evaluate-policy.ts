@@ -25,7 +25,12 @@ export type PolicyCall = {
   costEstimate?: number | null;
 };
 
-export type EvaluationContext = { agentKeyId: string; agentMode: AgentMode };
+export type EvaluationContext = {
+  agentKeyId: string;
+  agentMode: AgentMode;
+  /** names to explain agent conditions with (the try box); ids are shown otherwise */
+  agentNames?: Map<string, string>;
+};
 
 export type RuleCheck = {
   rule: PolicyRule;
@@ -134,11 +139,14 @@ export function describePredicate(predicate: ArgPredicate): string {
 export function checkRule(
   rule: PolicyRule,
   call: PolicyCall,
-  context: Pick<EvaluationContext, "agentKeyId">,
+  context: Pick<EvaluationContext, "agentKeyId" | "agentNames">,
 ): RuleCheck {
   const reasons: RuleCheck["reasons"] = [];
   if (rule.agentKeyId)
-    reasons.push({ condition: "the agent", held: rule.agentKeyId === context.agentKeyId });
+    reasons.push({
+      condition: `agent is ${context.agentNames?.get(rule.agentKeyId) ?? rule.agentKeyId}`,
+      held: rule.agentKeyId === context.agentKeyId,
+    });
   if (rule.toolPattern)
     reasons.push({
       condition: `tool ${call.toolName} matches ${rule.toolPattern}`,

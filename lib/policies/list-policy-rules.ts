@@ -64,7 +64,10 @@ async function toViews(db: Executor, manager: Manager, rules: PolicyRule[]) {
   const roles = new Map<string, boolean>();
   for (const queueId of queueIds) {
     const access = await findQueueFor(db, manager, queueId).catch(() => null);
-    roles.set(queueId, access !== null && canManage(manager, access.role));
+    roles.set(
+      queueId,
+      access !== null && access.queue.archivedAt === null && canManage(manager, access.role),
+    );
   }
   return rules.map((rule) => ({
     id: rule.id,

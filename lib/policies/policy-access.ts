@@ -28,7 +28,8 @@ export async function writableScope(
     .select({ id: queues.id })
     .from(queues)
     .where(or(eq(queues.id, queue), eq(queues.name, queue)));
-  if (!found) throw new NotFoundError(`Queue '${queue}'`);
+  // Worded as findQueueFor words a queue the caller may not see: the two cannot be told apart.
+  if (!found) throw new NotFoundError("Queue");
   const access = await findManagedQueue(db, manager, found.id);
   requireOpen(access.queue, null);
   return found.id;

@@ -1,4 +1,4 @@
-import { eq, or } from "drizzle-orm";
+import { eq, inArray, or } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { agentKeys, queues } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
@@ -21,15 +21,28 @@ export async function tryPolicy(caller: QueueCaller, body: unknown) {
     .select({ id: queues.id })
     .from(queues)
     .where(or(eq(queues.id, input.queue), eq(queues.name, input.queue)));
-  if (!queue) throw new NotFoundError(`Queue '${input.queue}'`);
+  if (!queue) throw new NotFoundError("Queue");
   await findQueueFor(db, manager, queue.id);
   const agentKeyId = input.agent ? await resolveAgent(db, input.agent) : "";
   const [agent] = agentKeyId
     ? await db.select({ mode: agentKeys.mode }).from(agentKeys).where(eq(agentKeys.id, agentKeyId))
     : [];
-  const verdict = evaluateCall(await rulesForQueue(db, queue.id), input.call, {
+  const rules = await rulesForQueue(db, queue.id);
+  const namedAgents = [...new Set(rules.flatMap((r) => (r.agentKeyId ? [r.agentKeyId] : [])))];
+  const agentNames = new Map(
+    namedAgents.length
+      ? (
+          await db
+            .select({ id: agentKeys.id, name: agentKeys.name })
+            .from(agentKeys)
+            .where(inArray(agentKeys.id, namedAgents))
+        ).map((a) => [a.id, a.name])
+      : [],
+  );
+  const verdict = evaluateCall(rules, input.call, {
     agentKeyId,
     agentMode: agent?.mode ?? "ask",
+    agentNames,
   });
   return {
     outcome: verdict.outcome,

@@ -15,6 +15,7 @@ import {
 } from "@/db/schema";
 import { addMember } from "@/lib/queues/add-member";
 import { OPERATOR } from "@/lib/queues/queue-access";
+import { createPolicyRule } from "@/lib/policies/create-policy-rule";
 import { createRule } from "@/lib/routing/create-rule";
 import {
   makeReviewers,
@@ -157,6 +158,18 @@ const REVIEWER = "app/(reviewer)/actions.ts";
 const QUEUES = "app/(reviewer)/queues/actions.ts";
 const ROUTING = "app/(reviewer)/routing/actions.ts";
 const SETUP = "app/(auth)/setup/actions.ts";
+const POLICIES = "app/(reviewer)/policies/actions.ts";
+
+/** "Try a call" reads: any member, and installation admins (who may see every queue). */
+const READERS: Record<Caller, Answer> = { ...MEMBERS, "admin elsewhere": "ok" };
+
+const queueRule = (s: Scene) =>
+  createPolicyRule(OPERATOR, {
+    name: `rule-${unique()}`,
+    queue: s.queue.id,
+    effect: "allow",
+    toolPattern: "read_*",
+  });
 
 const cases: ActionCase[] = [
   {
@@ -343,6 +356,67 @@ const cases: ActionCase[] = [
     },
   },
   {
+    file: POLICIES,
+    name: "createPolicyRuleAction",
+    answers: MANAGERS,
+    event: "policy.rule_created",
+    prepare: async (s) => {
+      const rule = (queue: string) => ({ name: `rule-${unique()}`, queue, effect: "deny" });
+      return { args: [rule(s.queue.id)], missing: [rule(MISSING)] };
+    },
+  },
+  {
+    file: POLICIES,
+    name: "updatePolicyRuleAction",
+    answers: MANAGERS,
+    event: "policy.rule_updated",
+    async prepare(s) {
+      const rule = await queueRule(s);
+      return { args: [rule.id, { enabled: false }], missing: [MISSING, { enabled: false }] };
+    },
+  },
+  {
+    file: POLICIES,
+    name: "movePolicyRuleAction",
+    answers: MANAGERS,
+    event: "policy.rule_moved",
+    async prepare(s) {
+      const rule = await queueRule(s);
+      return { args: [rule.id, 0], missing: [MISSING, 0] };
+    },
+  },
+  {
+    file: POLICIES,
+    name: "deletePolicyRuleAction",
+    answers: MANAGERS,
+    event: "policy.rule_deleted",
+    async prepare(s) {
+      const rule = await queueRule(s);
+      return { args: [rule.id], missing: [MISSING] };
+    },
+  },
+  {
+    file: POLICIES,
+    name: "tryPolicyAction",
+    answers: READERS,
+    event: null,
+    async prepare(s) {
+      await queueRule(s);
+      const trial = (queue: string) => ({ queue, call: { toolName: "read_file", args: {} } });
+      return { args: [trial(s.queue.id)], missing: [trial(MISSING)] };
+    },
+  },
+  {
+    file: POLICIES,
+    name: "setAgentModeAction",
+    answers: INSTALLATION_ADMINS,
+    event: "agent.mode_changed",
+    async prepare(s) {
+      const agent = await makeAgentKey({ queues: [s.queue.name] });
+      return { args: [agent.id, "deny"], missing: [MISSING, "deny"] };
+    },
+  },
+  {
     file: SETUP,
     name: "createFirstAdminAction",
     answers: NOBODY,
@@ -392,6 +466,10 @@ describe.each(cases.map((c) => [c.name, c] as const))("%s", (_name, actionCase) 
     expect(answer.status, answer.raw).toBe(200);
     if (expected === "ok") {
       expect(answer.result, answer.raw).toMatchObject({ ok: true });
+      if (actionCase.event === null) {
+        expect(after, "a call that only reads writes nothing").toEqual(before);
+        return;
+      }
       const written = await getDb()
         .select({ type: events.type, actorId: events.actorId })
         .from(events)

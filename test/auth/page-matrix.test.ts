@@ -10,7 +10,7 @@ import { sessionCookie } from "@/test/support/sessions";
 
 let server: TestServer;
 const cookies: Record<string, string> = {};
-let ids: { batch: string; run: string; queue: string };
+let ids: { batch: string; run: string; queue: string; queueName: string };
 
 beforeAll(async () => {
   server = await startApiServer("page-matrix");
@@ -25,7 +25,7 @@ beforeAll(async () => {
     cookies[who] = await sessionCookie(server.baseUrl, person.email);
   const agent = apiClient(server.baseUrl, (await makeAgentKey({ queues: [queue.name] })).key);
   const { run, batch } = await pausedRun(agent, refundBatch());
-  ids = { batch: batch.id, run: run.id, queue: queue.id };
+  ids = { batch: batch.id, run: run.id, queue: queue.id, queueName: queue.name };
 }, 90_000);
 afterAll(() => server?.stop());
 
@@ -46,6 +46,7 @@ const markers = () => ({
   batch: `data-batch-id="${ids.batch}"`,
   run: "Timeline",
   queueSettings: "Members",
+  policies: ids.queueName,
 });
 
 describe("reviewer pages", () => {
@@ -56,6 +57,7 @@ describe("reviewer pages", () => {
     batch: `/batches/${ids.batch}`,
     run: `/runs/${ids.run}`,
     queueSettings: `/queues/${ids.queue}`,
+    policies: `/policies?queue=${ids.queue}`,
   });
 
   it("send a signed-out visitor to sign in", async () => {
@@ -74,7 +76,7 @@ describe("reviewer pages", () => {
         expect((await page(path, who)).status, path).toBe(200);
       }
       const m = markers();
-      for (const key of ["batch", "run", "queueSettings"] as const) {
+      for (const key of ["batch", "run", "queueSettings", "policies"] as const) {
         const answer = await page(p[key], who);
         expect(answer.status, key).toBe(200);
         expect(answer.html, key).toContain(m[key]);
@@ -101,5 +103,8 @@ describe("reviewer pages", () => {
     expect(queue.status).toBe(200);
     expect(queue.html).not.toContain(m.batch);
     expect((await page(p.history, "outsider")).html).not.toContain(ids.run);
+    const policies = await page(p.policies, "outsider");
+    expect(policies.html).toContain("That queue is not one of yours");
+    expect(policies.html).not.toContain(ids.queueName);
   });
 });

@@ -1,0 +1,38 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import styles from "./policies.module.css";
+
+/** Which queue's rules the page shows; the choice lives in the URL (?queue=ID). */
+export function QueuePicker({
+  queues,
+  current,
+}: {
+  queues: { id: string; name: string }[];
+  current: string | null;
+}) {
+  const router = useRouter();
+  return (
+    <div className={styles.picker}>
+      <label htmlFor="policy-queue">Queue</label>
+      <select
+        id="policy-queue"
+        value={current ?? ""}
+        onChange={(event) =>
+          router.push(`/policies?queue=${encodeURIComponent(event.target.value)}`)
+        }
+      >
+        {current === null && (
+          <option value="" disabled>
+            Choose a queue…
+          </option>
+        )}
+        {queues.map((queue) => (
+          <option key={queue.id} value={queue.id}>
+            {queue.name}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}

@@ -1,0 +1,214 @@
+"use client";
+
+import { useId } from "react";
+import type { ArgPredicate, PolicyEffect } from "@/db/schema";
+import type { PolicyRuleView } from "@/lib/policies/list-policy-rules";
+import styles from "./policies.module.css";
+import settings from "@/components/queue-settings/queue-settings.module.css";
+import { EFFECTS } from "./effect-badge";
+
+export type PredicateRow = { key: number; path: string; op: ArgPredicate["op"]; value: string };
+
+const OPS: { op: ArgPredicate["op"]; label: string }[] = [
+  { op: "equals", label: "equals" },
+  { op: "prefix", label: "starts with" },
+  { op: "glob", label: "matches glob" },
+];
+
+let nextKey = 0;
+const newRow = (row: Omit<PredicateRow, "key">): PredicateRow => ({ key: nextKey++, ...row });
+
+/**
+ * A stored value as the user typed it. For `equals` the text is read as JSON when it parses, so a
+ * string that would parse as something else (`"5"`, `"true"`) is shown quoted to round-trip.
+ */
+function valueText(predicate: ArgPredicate): string {
+  if (typeof predicate.value !== "string") return JSON.stringify(predicate.value);
+  if (predicate.op !== "equals") return predicate.value;
+  try {
+    JSON.parse(predicate.value);
+    return JSON.stringify(predicate.value);
+  } catch {
+    return predicate.value;
+  }
+}
+
+function parseValue(row: PredicateRow): unknown {
+  if (row.op !== "equals") return row.value;
+  try {
+    return JSON.parse(row.value);
+  } catch {
+    return row.value;
+  }
+}
+
+export function initialRows(rule?: PolicyRuleView): PredicateRow[] {
+  return (rule?.argPredicates ?? []).map((p) =>
+    newRow({ path: p.path, op: p.op, value: valueText(p) }),
+  );
+}
+
+export function predicatesOf(rows: PredicateRow[]): ArgPredicate[] {
+  return rows.map((row) => ({ path: row.path.trim(), op: row.op, value: parseValue(row) }));
+}
+
+/** The fields every rule has; the scope (new rules only) and the buttons are the caller's. */
+export function RuleFields({
+  rule,
+  rows,
+  onRowsChange,
+}: {
+  rule?: PolicyRuleView;
+  rows: PredicateRow[];
+  onRowsChange: (rows: PredicateRow[]) => void;
+}) {
+  const id = useId();
+  const change = (key: number, patch: Partial<PredicateRow>) =>
+    onRowsChange(rows.map((row) => (row.key === key ? { ...row, ...patch } : row)));
+  return (
+    <>
+      <div className={settings.field}>
+        <label htmlFor={`${id}-name`}>Name</label>
+        <input id={`${id}-name`} name="name" required maxLength={100} defaultValue={rule?.name} />
+      </div>
+      <div className={settings.field}>
+        <label htmlFor={`${id}-effect`}>Effect</label>
+        <select id={`${id}-effect`} name="effect" required defaultValue={rule?.effect ?? ""}>
+          <option value="" disabled>
+            Choose…
+          </option>
+          {(Object.keys(EFFECTS) as PolicyEffect[]).map((effect) => (
+            <option key={effect} value={effect}>
+              {EFFECTS[effect].label}: {EFFECTS[effect].help}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className={settings.field}>
+        <label htmlFor={`${id}-tool`}>Tool name (glob, e.g. write_*)</label>
+        <input
+          id={`${id}-tool`}
+          name="toolPattern"
+          maxLength={200}
+          defaultValue={rule?.toolPattern ?? ""}
+          placeholder="any tool"
+        />
+      </div>
+      <div className={settings.field}>
+        <label htmlFor={`${id}-agent`}>Agent (name or key id)</label>
+        <input
+          id={`${id}-agent`}
+          name="agent"
+          maxLength={200}
+          defaultValue={rule?.agent?.name ?? ""}
+          placeholder="any agent"
+        />
+      </div>
+      <div className={settings.field}>
+        <label htmlFor={`${id}-cost`}>Cost estimate above</label>
+        <input
+          id={`${id}-cost`}
+          name="costAbove"
+          type="number"
+          min={0}
+          step="any"
+          defaultValue={rule?.costAbove ?? ""}
+          placeholder="any cost"
+        />
+      </div>
+
+      <fieldset className={`${settings.fullRow} ${styles.predicates}`}>
+        <legend>Argument conditions</legend>
+        <p className={settings.help}>
+          All must hold. A path points into the call&apos;s arguments (<code>path</code>,{" "}
+          <code>options.target</code>, <code>files[0].path</code>). For <em>equals</em> the value is
+          read as JSON when it parses (<code>5</code>, <code>true</code>,{" "}
+          <code>&quot;text&quot;</code>), else as text; a glob uses <code>*</code> and{" "}
+          <code>?</code>.
+        </p>
+        {rows.map((row, index) => (
+          <div key={row.key} className={styles.predicateRow} data-testid="predicate-row">
+            <div className={settings.field}>
+              <label htmlFor={`${id}-p${row.key}-path`}>Argument path {index + 1}</label>
+              <input
+                id={`${id}-p${row.key}-path`}
+                required
+                maxLength={200}
+                value={row.path}
+                onChange={(event) => change(row.key, { path: event.target.value })}
+              />
+            </div>
+            <div className={settings.field}>
+              <label htmlFor={`${id}-p${row.key}-op`}>Comparison {index + 1}</label>
+              <select
+                id={`${id}-p${row.key}-op`}
+                value={row.op}
+                onChange={(event) =>
+                  change(row.key, { op: event.target.value as ArgPredicate["op"] })
+                }
+              >
+                {OPS.map(({ op, label }) => (
+                  <option key={op} value={op}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div className={settings.field}>
+              <label htmlFor={`${id}-p${row.key}-value`}>Value {index + 1}</label>
+              <input
+                id={`${id}-p${row.key}-value`}
+                required={row.op !== "equals"}
+                maxLength={2000}
+                value={row.value}
+                onChange={(event) => change(row.key, { value: event.target.value })}
+              />
+            </div>
+            <button
+              type="button"
+              className={settings.secondary}
+              onClick={() => onRowsChange(rows.filter((r) => r.key !== row.key))}
+              aria-label={`Remove argument condition ${index + 1}`}
+            >
+              Remove
+            </button>
+          </div>
+        ))}
+        <button
+          type="button"
+          className={`${settings.secondary} ${styles.addCondition}`}
+          disabled={rows.length >= 20}
+          onClick={() => onRowsChange([...rows, newRow({ path: "", op: "equals", value: "" })])}
+        >
+          Add argument condition
+        </button>
+      </fieldset>
+
+      <div className={`${settings.field} ${settings.fullRow}`}>
+        <label htmlFor={`${id}-reason`}>
+          Reason (told to the agent when the rule blocks a call)
+        </label>
+        <input
+          id={`${id}-reason`}
+          name="reason"
+          maxLength={1000}
+          defaultValue={rule?.reason ?? ""}
+        />
+      </div>
+    </>
+  );
+}
+
+/** The fields read from a rule's form; empty optional ones are null (the caller may drop them). */
+export function readRuleForm(form: FormData) {
+  const text = (name: string) => String(form.get(name) ?? "").trim();
+  const cost = text("costAbove");
+  return {
+    name: text("name"),
+    effect: text("effect") as PolicyEffect,
+    toolPattern: text("toolPattern") || null,
+    agent: text("agent") || null,
+    costAbove: cost ? Number(cost) : null,
+    reason: text("reason") || null,
+  };
+}
