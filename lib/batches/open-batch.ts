@@ -254,7 +254,8 @@ function settledFields(settlement: Settlement, now: number) {
 /** What the agent (and so its model) is told about a call policy refused. */
 function rejectionReason(verdict: PolicyVerdict): string {
   if (verdict.outcome === "blocked") {
-    const why = verdict.rule?.reason ? `: ${verdict.rule.reason}` : ".";
+    const reason = verdict.rule?.reason?.trim();
+    const why = reason ? `: ${reason}${/[.!?]$/.test(reason) ? "" : "."}` : ".";
     return `Blocked by policy rule '${verdict.rule!.name}'${why} Do not retry this call.`;
   }
   return "Not approved: this agent's mode is deny, so calls that need a reviewer are rejected.";
