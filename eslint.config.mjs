@@ -23,6 +23,7 @@ const config = [
       "db/migrations/**",
       "test-results/**",
       "playwright-report/**",
+      "dist/**",
       "next-env.d.ts",
     ],
   },

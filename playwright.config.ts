@@ -8,6 +8,8 @@ const port = Number(process.env.E2E_PORT) || 3100;
 
 // One fresh database per test run. Set once in the main process; workers inherit it.
 process.env.E2E_DATABASE_URL ??= `file:${join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "countersign.db")}`;
+// The page e2e/embed.spec.ts serves to frame the embed route: another origin on the same site.
+process.env.E2E_EMBED_HOST_PORT ??= String(port + 1000);
 
 const chromium = {
   ...devices["Desktop Chrome"],
@@ -42,6 +44,7 @@ export default defineConfig({
       COUNTERSIGN_QUIET: "1",
       // Every test signs in from 127.0.0.1; the guessing limit is tested on its own.
       SIGN_IN_ATTEMPTS_PER_MINUTE: "1000",
+      EMBED_ALLOWED_ORIGINS: `http://127.0.0.1:${process.env.E2E_EMBED_HOST_PORT}, https://host.example`,
     },
   },
 });

@@ -68,6 +68,24 @@ describe("GET /api/v1/openapi.json", () => {
     );
   });
 
+  it("lets no other site frame the app (only /embed, for configured origins, and sign-in)", async () => {
+    for (const path of [
+      "/queue",
+      "/sign-in?next=/queue",
+      "/api/v1/openapi.json",
+      "/embed/batches/x",
+    ]) {
+      const response = await fetch(`${server.baseUrl}${path}`, { redirect: "manual" });
+      const framing = response.headers.get("content-security-policy") ?? "";
+      if (path.startsWith("/sign-in")) expect(framing, path).not.toContain("frame-ancestors");
+      else if (path.startsWith("/embed")) expect(framing, path).toContain("frame-ancestors 'self'");
+      else {
+        expect(framing, path).toBe("frame-ancestors 'self'");
+        expect(response.headers.get("x-frame-options"), path).toBe("SAMEORIGIN");
+      }
+    }
+  });
+
   it("answers unknown API paths with the contract's error shape", async () => {
     const response = await fetch(`${server.baseUrl}/api/v1/nope`);
     expect(response.status).toBe(404);

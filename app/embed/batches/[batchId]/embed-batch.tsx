@@ -1,0 +1,36 @@
+"use client";
+
+import { ReviewCard } from "@/components/review-card";
+import type { Batch } from "@/components/review-card/types";
+import { useLiveBatch } from "@/components/queue/use-live-batch";
+import { useDecisionMessages } from "../../use-decision-messages";
+
+/** The review card alone, live, telling the framing page about every decision. */
+export function EmbedBatch({
+  initial,
+  viewer,
+  allowedOrigins,
+  theme,
+}: {
+  initial: Batch;
+  viewer: { id: string; name: string };
+  allowedOrigins: string[];
+  theme?: "light" | "dark";
+}) {
+  const { batch, onDecide, onDecideBatch, onClaim } = useLiveBatch(initial, viewer);
+  useDecisionMessages(batch, allowedOrigins);
+  return (
+    <>
+      <h1 className="visually-hidden">Review card</h1>
+      <ReviewCard
+        batch={batch}
+        viewer={viewer}
+        headingLevel={2}
+        theme={theme}
+        onDecide={onDecide}
+        onDecideBatch={onDecideBatch}
+        onClaim={onClaim}
+      />
+    </>
+  );
+}

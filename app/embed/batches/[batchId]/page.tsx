@@ -1,0 +1,44 @@
+import type { Metadata } from "next";
+import { notFound, redirect } from "next/navigation";
+import { getDb } from "@/db/client";
+import { sessionReviewer } from "@/app/(reviewer)/current-reviewer";
+import { findBatchForReviewer } from "@/lib/api/access";
+import { loadBatchView } from "@/lib/api/views";
+import { NotFoundError } from "@/lib/errors";
+import { embedAllowedOrigins } from "../../allowed-origins";
+import { EmbedBatch } from "./embed-batch";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Review · Countersign" };
+
+export default async function EmbedBatchPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ batchId: string }>;
+  searchParams: Promise<{ theme?: string }>;
+}) {
+  const { batchId } = await params;
+  const reviewer = await sessionReviewer();
+  if (!reviewer) {
+    // Signed in inside the frame, the reviewer comes straight back to this card.
+    redirect(`/sign-in?next=${encodeURIComponent(`/embed/batches/${batchId}`)}`);
+  }
+  try {
+    // Another queue's batch answers as if it did not exist, as on the review page.
+    await findBatchForReviewer(getDb(), reviewer, batchId);
+  } catch (error) {
+    if (error instanceof NotFoundError) notFound();
+    throw error;
+  }
+  const batch = (await loadBatchView(getDb(), batchId))!;
+  const { theme } = await searchParams;
+  return (
+    <EmbedBatch
+      initial={batch}
+      viewer={{ id: reviewer.id, name: reviewer.name }}
+      allowedOrigins={embedAllowedOrigins()}
+      theme={theme === "light" || theme === "dark" ? theme : undefined}
+    />
+  );
+}
