@@ -110,7 +110,7 @@ describe("deciding one call", () => {
       expect(await eventCount("call.decided", "callId", callId)).toBe(1);
       expect(await eventCount("batch.decided", "batchId", batch.id)).toBe(1);
     }
-  });
+  }, 120_000); // 500 concurrent decisions: slow on a loaded 2-core machine, never wrong
 
   it("20 reviewers deciding a whole batch at once: one 200, the rest 409, every call decided by the winner", async () => {
     const { batch } = await pausedRun(agent, {
