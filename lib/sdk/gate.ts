@@ -1,6 +1,7 @@
 import type { Countersign } from "./client";
 import { CountersignError } from "./errors";
 import { newIdempotencyKey } from "./http";
+import { rejectionMessage } from "./rejection";
 import type { RunSession } from "./run-session";
 import type {
   Batch,
@@ -207,29 +208,8 @@ function rejection(
     batchId: batch?.id ?? call.batchId ?? "",
     message: how.waitedOut
       ? "No reviewer decided in time, so the approval request was withdrawn. The tool was not run."
-      : rejectionMessage(source, blocked, reason),
+      : rejectionMessage({ source, blocked, reason }),
   };
-}
-
-function rejectionMessage(
-  source: GateRejection["source"],
-  blocked: boolean,
-  reason: string | null,
-): string {
-  const because = reason ? `: ${reason.trim().replace(/[.\s]+$/, "")}.` : ".";
-  const notRun = " The tool was not run.";
-  // The server words policy refusals for the model already ("Blocked by policy rule …").
-  if (blocked || source === "policy")
-    return reason ? `${reason.trim()}${notRun}` : `A policy blocked this call.${notRun}`;
-  if (source === "timeout")
-    return `No reviewer approved this call before its deadline, so it was rejected.${notRun}`;
-  if (source === "cancelled")
-    return `The approval request was withdrawn before a decision${because}${notRun}`;
-  if (source === "reviewer")
-    return reason
-      ? `The reviewer rejected this call${because}${notRun}`
-      : `The reviewer rejected this call without giving a reason.${notRun}`;
-  return `This call was rejected${because}${notRun}`;
 }
 
 function cancelledCall(toolName: string, toolCallId: string) {

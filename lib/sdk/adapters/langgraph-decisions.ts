@@ -6,6 +6,7 @@ import type {
   ReviewConfig,
 } from "langchain";
 import { AIMessage, type ToolCall } from "@langchain/core/messages";
+import { callRejectionMessage } from "../rejection";
 import type { Batch, Call, CallInput } from "../types";
 
 // The pure half of the LangGraph adapter: a human-in-the-loop interrupt's action requests become
@@ -143,7 +144,8 @@ export function decisionsFrom(
 
 function decisionFor(call: Call, item: PendingAction, batch: Batch | null): HitlDecision {
   const { action, allowed } = item;
-  if (call.status !== "approved") return refuse(item, rejectionMessage(call, batch));
+  if (call.status !== "approved")
+    return refuse(item, callRejectionMessage(call, batch, { nameReviewer: true }));
   const edited = editedArgs(call, action.args);
   if (!edited) {
     if (allowed.includes("approve")) return { type: "approve" };
@@ -183,30 +185,6 @@ function editedArgs(call: Call, asked: Record<string, unknown>): Record<string, 
   return canonicalJson(edited) === canonicalJson(asked)
     ? null
     : (edited as Record<string, unknown>);
-}
-
-/** One sentence (or two) for the model: who refused, why, and that nothing ran. */
-export function rejectionMessage(call: Call, batch: Batch | null): string {
-  const decision = call.decision;
-  const reason = decision?.reason?.trim() || null;
-  const because = reason ? `: ${reason.replace(/[.\s]+$/, "")}.` : ".";
-  const notRun = " The tool was not run.";
-  if (call.status === "cancelled" || !decision) {
-    const why = batch?.cancelReason?.trim();
-    return `The approval request was withdrawn before a decision${why ? `: ${why.replace(/[.\s]+$/, "")}.` : "."}${notRun}`;
-  }
-  // The server words policy refusals for the model already ("Blocked by policy rule …").
-  if (decision.policy?.blocked || decision.source === "policy")
-    return `${reason ?? "A policy blocked this call."}${notRun}`;
-  if (decision.source === "timeout")
-    return `No reviewer approved this call before its deadline, so it was rejected.${notRun}`;
-  if (decision.source === "reviewer") {
-    const who = decision.by ? `The reviewer, ${decision.by.name},` : "The reviewer";
-    return reason
-      ? `${who} rejected this call${because}${notRun}`
-      : `${who} rejected this call without giving a reason.${notRun}`;
-  }
-  return `This call was rejected${because}${notRun}`;
 }
 
 /**

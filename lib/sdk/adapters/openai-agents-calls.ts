@@ -1,5 +1,4 @@
 import type { RunToolApprovalItem } from "@openai/agents";
-import type { Batch, Call } from "../types";
 
 // How one Agents SDK interruption reads as a Countersign call, and how a Countersign decision
 // reads to the model when the call is not run.
@@ -58,30 +57,6 @@ export function inputSchemaOf(call: InterruptedCall): Record<string, unknown> | 
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return undefined;
   const { $schema, ...rest } = schema as Record<string, unknown>;
   return rest;
-}
-
-/**
- * What the model reads instead of the tool's output when the call did not run (the Agents SDK
- * passes it to the model as the call's result).
- */
-export function rejectionMessage(call: Call | undefined, batch: Batch | null): string {
-  const notRun = " The tool was not run.";
-  if (!call) return `No reviewer decided this call.${notRun}`;
-  const decision = call.decision;
-  const reason = decision?.reason?.trim() || null;
-  const because = reason ? `: ${reason.replace(/[.\s]+$/, "")}.` : ".";
-  if (call.status === "cancelled" || batch?.status === "cancelled")
-    return `The approval request was withdrawn before a decision${batch?.cancelReason ? `: ${batch.cancelReason.replace(/[.\s]+$/, "")}.` : "."}${notRun}`;
-  if (call.status === "expired" || decision?.source === "timeout")
-    return `No reviewer approved this call before its deadline, so it was rejected.${notRun}`;
-  // The server words policy refusals for the model already ("Blocked by policy rule …").
-  if (decision?.source === "policy")
-    return reason ? `${reason}${notRun}` : `A policy blocked this call.${notRun}`;
-  if (decision?.source === "reviewer")
-    return reason
-      ? `The reviewer rejected this call${because}${notRun}`
-      : `The reviewer rejected this call without giving a reason.${notRun}`;
-  return `This call was rejected${because}${notRun}`;
 }
 
 /** Said to the model when an edit could not be applied to the restored state (fail closed). */

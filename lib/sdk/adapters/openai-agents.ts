@@ -7,6 +7,7 @@ import {
   type RunResult,
   type RunToolApprovalItem,
 } from "@openai/agents";
+import { callRejectionMessage } from "../rejection";
 import { Claim } from "../claim";
 import type { Countersign } from "../client";
 import { CountersignError } from "../errors";
@@ -17,7 +18,6 @@ import {
   editNotAppliedMessage,
   inputSchemaOf,
   interruptedCall,
-  rejectionMessage,
   type InterruptedCall,
 } from "./openai-agents-calls";
 import {
@@ -304,7 +304,7 @@ async function restore<TAgent extends AnyAgent, TContext>(
       }
       message = editNotAppliedMessage(edited);
     } else {
-      message = rejectionMessage(call, batch);
+      message = callRejectionMessage(call, batch);
     }
     state.reject(item, { message });
     return { toolCallId, toolName, outcome: "rejected", args: edited ?? args, message };

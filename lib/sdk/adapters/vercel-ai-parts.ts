@@ -1,4 +1,5 @@
 import type { ModelMessage, ToolResultPart } from "ai";
+import { callRejectionMessage } from "../rejection";
 import type { Batch, Call } from "../types";
 
 // Reading the AI SDK's message parts: which tool approval requests are still unanswered, which
@@ -121,29 +122,9 @@ export function approvalReason(call: Call): string {
  * the call's `execution-denied` result. The same sentences as gate's GateRejection.message.
  */
 export function denialReason(call: Call | null, batch: Batch | null, waitedOut: boolean): string {
-  const notRun = " The tool was not run.";
   if (waitedOut)
-    return `No reviewer decided in time, so the approval request was withdrawn.${notRun}`;
-  const decision = call?.decision ?? null;
-  if (call?.status === "expired" || decision?.source === "timeout")
-    return `No reviewer approved this call before its deadline, so it was rejected.${notRun}`;
-  if (!call || call.status === "cancelled" || !decision) {
-    const why = batch?.cancelReason ? `: ${sentence(batch.cancelReason)}` : ".";
-    return `The approval request was withdrawn before a decision${why}${notRun}`;
-  }
-  const reason = decision.reason?.trim() || null;
-  // The server words policy refusals for the model already ("Blocked by policy rule …").
-  if (decision.policy?.blocked || decision.source === "policy")
-    return reason ? `${reason}${notRun}` : `A policy blocked this call.${notRun}`;
-  if (decision.source === "reviewer")
-    return reason
-      ? `The reviewer rejected this call: ${sentence(reason)}${notRun}`
-      : `The reviewer rejected this call without giving a reason.${notRun}`;
-  return `This call was rejected${reason ? `: ${sentence(reason)}` : "."}${notRun}`;
-}
-
-function sentence(text: string): string {
-  return `${text.trim().replace(/[.\s]+$/, "")}.`;
+    return "No reviewer decided in time, so the approval request was withdrawn. The tool was not run.";
+  return callRejectionMessage(call, batch);
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {
