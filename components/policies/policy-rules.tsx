@@ -16,6 +16,7 @@ import type { PolicyRuleView } from "@/lib/policies/list-policy-rules";
 import { EffectBadge } from "./effect-badge";
 import styles from "./policies.module.css";
 import { EditRule, NewRule } from "./rule-forms";
+import { RuleButtons } from "@/components/queue-settings/rule-buttons";
 
 type Queue = { id: string; name: string };
 /** where a failure is shown: under the new-rule form, in a rule's edit form, or over the lists */
@@ -110,60 +111,25 @@ export function PolicyRules({
               )}
             </div>
             {rule.canEdit && (
-              <div className={`${settings.rowButtons} ${styles.ruleButtons}`}>
-                <button
-                  type="button"
-                  className={settings.secondary}
-                  disabled={pending || index === 0}
-                  onClick={() => run("lists", () => movePolicyRuleAction(rule.id, index - 1))}
-                  aria-label={`Move rule ${rule.name} up`}
-                  title="Move up: listed earlier"
-                >
-                  ↑
-                </button>
-                <button
-                  type="button"
-                  className={settings.secondary}
-                  disabled={pending || index === rules.length - 1}
-                  onClick={() => run("lists", () => movePolicyRuleAction(rule.id, index + 1))}
-                  aria-label={`Move rule ${rule.name} down`}
-                  title="Move down: listed later"
-                >
-                  ↓
-                </button>
-                <button
-                  type="button"
-                  className={settings.secondary}
-                  disabled={pending}
-                  onClick={() =>
-                    run("lists", () => updatePolicyRuleAction(rule.id, { enabled: !rule.enabled }))
-                  }
-                  aria-label={`${rule.enabled ? "Turn off" : "Turn on"} rule ${rule.name}`}
-                >
-                  {rule.enabled ? "Turn off" : "Turn on"}
-                </button>
-                <button
-                  type="button"
-                  className={settings.secondary}
-                  disabled={pending}
-                  onClick={() => {
-                    setFailure(null);
-                    setEditing(rule.id);
-                  }}
-                  aria-label={`Edit rule ${rule.name}`}
-                >
-                  Edit
-                </button>
-                <button
-                  type="button"
-                  className={settings.danger}
-                  disabled={pending}
-                  onClick={() => run("lists", () => deletePolicyRuleAction(rule.id))}
-                  aria-label={`Remove rule ${rule.name}`}
-                >
-                  Remove
-                </button>
-              </div>
+              <RuleButtons
+                name={rule.name}
+                enabled={rule.enabled}
+                index={index}
+                count={rules.length}
+                earlier="listed earlier"
+                later="listed later"
+                disabled={pending}
+                className={`${settings.rowButtons} ${styles.ruleButtons}`}
+                onMove={(to) => run("lists", () => movePolicyRuleAction(rule.id, to))}
+                onToggle={() =>
+                  run("lists", () => updatePolicyRuleAction(rule.id, { enabled: !rule.enabled }))
+                }
+                onEdit={() => {
+                  setFailure(null);
+                  setEditing(rule.id);
+                }}
+                onRemove={() => run("lists", () => deletePolicyRuleAction(rule.id))}
+              />
             )}
           </li>
         ),

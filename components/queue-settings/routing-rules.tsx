@@ -11,6 +11,7 @@ import {
 import type { ActionFailure, ActionResult } from "@/app/action-result";
 import type { RoutingRuleView } from "@/lib/routing/list-rules";
 import { FormError } from "./form-error";
+import { RuleButtons } from "./rule-buttons";
 import styles from "./queue-settings.module.css";
 
 type QueueOption = { id: string; name: string };
@@ -144,60 +145,24 @@ export function RoutingRules({
                     <td>{describe(rule)}</td>
                     <td>{rule.queue.name}</td>
                     <td className={styles.actions}>
-                      <div className={styles.rowButtons}>
-                        <button
-                          type="button"
-                          className={styles.secondary}
-                          disabled={pending || index === 0}
-                          onClick={() => run(() => moveRuleAction(rule.id, index - 1))}
-                          aria-label={`Move rule ${rule.name} up`}
-                          title="Move up: tried earlier"
-                        >
-                          ↑
-                        </button>
-                        <button
-                          type="button"
-                          className={styles.secondary}
-                          disabled={pending || index === rules.length - 1}
-                          onClick={() => run(() => moveRuleAction(rule.id, index + 1))}
-                          aria-label={`Move rule ${rule.name} down`}
-                          title="Move down: tried later"
-                        >
-                          ↓
-                        </button>
-                        <button
-                          type="button"
-                          className={styles.secondary}
-                          disabled={pending}
-                          onClick={() =>
-                            run(() => updateRuleAction(rule.id, { enabled: !rule.enabled }))
-                          }
-                          aria-label={`${rule.enabled ? "Turn off" : "Turn on"} rule ${rule.name}`}
-                        >
-                          {rule.enabled ? "Turn off" : "Turn on"}
-                        </button>
-                        <button
-                          type="button"
-                          className={styles.secondary}
-                          disabled={pending}
-                          onClick={() => {
-                            setFailure(null);
-                            setEditing(rule.id);
-                          }}
-                          aria-label={`Edit rule ${rule.name}`}
-                        >
-                          Edit
-                        </button>
-                        <button
-                          type="button"
-                          className={styles.danger}
-                          disabled={pending}
-                          onClick={() => run(() => deleteRuleAction(rule.id))}
-                          aria-label={`Remove rule ${rule.name}`}
-                        >
-                          Remove
-                        </button>
-                      </div>
+                      <RuleButtons
+                        name={rule.name}
+                        enabled={rule.enabled}
+                        index={index}
+                        count={rules.length}
+                        earlier="tried earlier"
+                        later="tried later"
+                        disabled={pending}
+                        onMove={(to) => run(() => moveRuleAction(rule.id, to))}
+                        onToggle={() =>
+                          run(() => updateRuleAction(rule.id, { enabled: !rule.enabled }))
+                        }
+                        onEdit={() => {
+                          setFailure(null);
+                          setEditing(rule.id);
+                        }}
+                        onRemove={() => run(() => deleteRuleAction(rule.id))}
+                      />
                     </td>
                   </tr>
                 ),
