@@ -1,4 +1,8 @@
 import type { NextConfig } from "next";
+import {
+  API_CONTENT_SECURITY_POLICY,
+  pageContentSecurityPolicy,
+} from "./lib/http/content-security-policy";
 
 const nextConfig: NextConfig = {
   // Compressed responses are buffered, which would hold back server-sent events; the pages are
@@ -7,14 +11,27 @@ const nextConfig: NextConfig = {
   // The native libSQL driver must be loaded by Node at run time, not bundled.
   serverExternalPackages: ["@libsql/client", "libsql"],
   poweredByHeader: false,
-  // Nothing of the app may be framed by another site (one click approves): only the embed route,
-  // for EMBED_ALLOWED_ORIGINS (proxy.ts), and sign-in, which a reviewer reaches inside that frame.
+  // A Content-Security-Policy on every page (lib/http/content-security-policy.ts). Nothing may be
+  // framed by another site (one click approves): only the embed route, for EMBED_ALLOWED_ORIGINS
+  // (its policy is set per request in proxy.ts), and sign-in, reached inside that frame.
   headers: async () => [
     {
-      source: "/((?!embed/|sign-in).*)",
+      source: "/((?!embed/|sign-in|api/).*)",
       headers: [
-        { key: "Content-Security-Policy", value: "frame-ancestors 'self'" },
+        { key: "Content-Security-Policy", value: pageContentSecurityPolicy() },
         { key: "X-Frame-Options", value: "SAMEORIGIN" },
+      ],
+    },
+    {
+      source: "/sign-in",
+      headers: [{ key: "Content-Security-Policy", value: pageContentSecurityPolicy(null) }],
+    },
+    {
+      source: "/api/:path*",
+      headers: [
+        { key: "Content-Security-Policy", value: API_CONTENT_SECURITY_POLICY },
+        { key: "X-Frame-Options", value: "DENY" },
+        { key: "X-Content-Type-Options", value: "nosniff" },
       ],
     },
   ],

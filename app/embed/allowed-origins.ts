@@ -1,3 +1,5 @@
+import { pageContentSecurityPolicy } from "@/lib/http/content-security-policy";
+
 // EMBED_ALLOWED_ORIGINS: the comma-separated origins (`https://app.example.com`, scheme, host and
 // port only) whose pages may frame /embed/… and receive its decision messages. Read on every
 // request, so changing it needs a restart, not a rebuild.
@@ -27,7 +29,7 @@ function exactOrigin(text: string): string | null {
   return bare && ORIGIN.test(url.origin) ? url.origin : null;
 }
 
-/** The CSP for /embed/…: the app itself and the configured hosts may frame it, nobody else. */
+/** The CSP for /embed/…: the pages' policy; the app itself and the configured hosts may frame it. */
 export function embedContentSecurityPolicy(origins = embedAllowedOrigins()): string {
-  return ["frame-ancestors", "'self'", ...origins].join(" ");
+  return pageContentSecurityPolicy(["'self'", ...origins]);
 }
