@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { uuidv7 } from "uuidv7";
 
 /** A new sortable id (UUIDv7): ids created later sort later. */
@@ -13,6 +13,17 @@ export function newSecret(prefix: string): string {
 
 export function sha256Hex(value: string): string {
   return createHash("sha256").update(value).digest("hex");
+}
+
+/**
+ * Whether `secret` hashes to `storedHash`, compared in constant time. Secrets are looked up by
+ * their hash, never compared as typed; this keeps even the hash comparison free of timing.
+ */
+export function matchesHash(secret: string, storedHash: string | null): boolean {
+  if (storedHash === null) return false;
+  const given = Buffer.from(sha256Hex(secret), "hex");
+  const stored = Buffer.from(storedHash, "hex");
+  return given.length === stored.length && timingSafeEqual(given, stored);
 }
 
 export function isoTime(ms: number): string;

@@ -8,7 +8,7 @@ import { loadBatchView, loadRunView, type BatchView } from "@/lib/api/views";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
 import { transact } from "@/lib/events/transact";
-import { sha256Hex } from "@/lib/ids";
+import { matchesHash } from "@/lib/ids";
 import { CreateBatchInput } from "./batch-input";
 import { openBatch, resolveQueue } from "./open-batch";
 
@@ -79,7 +79,7 @@ async function assertInAgentsHands(tx: Transaction, run: Run, claimToken: string
   if (run.status === "resuming") {
     const live =
       claimToken !== undefined &&
-      run.claimTokenHash === sha256Hex(claimToken) &&
+      matchesHash(claimToken, run.claimTokenHash) &&
       (run.leaseExpiresAt ?? 0) > Date.now();
     if (live) return;
     if (claimToken !== undefined) {
