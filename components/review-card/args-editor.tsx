@@ -15,6 +15,7 @@ import { parseJsonText } from "./json-parse";
 import { prettyJson } from "./line-diff";
 import styles from "./review-card.module.css";
 import { compileSchema, type SchemaIssue } from "./schema-check";
+import { EditActions } from "./edit-actions";
 
 type Validation =
   | { kind: "valid"; value: Record<string, unknown>; unchanged: boolean }
@@ -144,26 +145,14 @@ export function ArgsEditor(props: ArgsEditorProps) {
       {validation.kind === "valid" && (
         <DiffView before={original} after={validation.value} label={`Changes to ${props.label}`} />
       )}
-      <div className={styles.actions}>
-        <button
-          type="submit"
-          className={`${styles.button} ${styles.buttonApprove}`}
-          data-testid="confirm-edit"
-          disabled={!canSubmit}
-          aria-label={props.busy ? undefined : `Approve edited ${props.label}`}
-        >
-          {props.busy ? "Approving edit…" : "Approve edited"}
-        </button>
-        {props.scopeControl}
-        <button
-          type="button"
-          className={styles.button}
-          onClick={props.onCancel}
-          disabled={props.busy}
-        >
-          Cancel
-        </button>
-      </div>
+      <EditActions
+        label="Approve edited"
+        ariaLabel={`Approve edited ${props.label}`}
+        canSubmit={canSubmit}
+        busy={props.busy}
+        scopeControl={props.scopeControl}
+        onCancel={props.onCancel}
+      />
     </form>
   );
 }

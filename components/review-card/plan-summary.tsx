@@ -3,6 +3,7 @@
 import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 import { isRecord } from "./format";
 import styles from "./review-card.module.css";
+import { EditActions } from "./edit-actions";
 
 // A plan batch's reviewer may change only the plan's summary (the server's input schema holds
 // every other part to what the agent proposed), so its edit is prose, not JSON.
@@ -115,26 +116,14 @@ export function SummaryEditor(props: SummaryEditorProps) {
           Esc to cancel
         </p>
       )}
-      <div className={styles.actions}>
-        <button
-          type="submit"
-          className={`${styles.button} ${styles.buttonApprove}`}
-          data-testid="confirm-edit"
-          disabled={!canSubmit}
-          aria-label={props.busy ? undefined : "Approve the plan with the edited summary"}
-        >
-          {props.busy ? "Approving edit…" : "Approve with this summary"}
-        </button>
-        {props.scopeControl}
-        <button
-          type="button"
-          className={styles.button}
-          onClick={props.onCancel}
-          disabled={props.busy}
-        >
-          Cancel
-        </button>
-      </div>
+      <EditActions
+        label="Approve with this summary"
+        ariaLabel="Approve the plan with the edited summary"
+        canSubmit={canSubmit}
+        busy={props.busy}
+        scopeControl={props.scopeControl}
+        onCancel={props.onCancel}
+      />
     </form>
   );
 }
