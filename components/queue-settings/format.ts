@@ -1,5 +1,11 @@
 import type { QueueRole } from "@/db/schema";
 
+/** What "I'm reviewing this" does for the others, per queue setting (create and edit forms). */
+export const CLAIM_MODE_OPTIONS = [
+  { value: "mark", label: "Mark: show who is reviewing" },
+  { value: "lock", label: "Lock: only the reviewer may decide" },
+] as const;
+
 export const ROLE_LABEL: Record<QueueRole, string> = {
   reviewer: "Reviewer",
   lead: "Lead",

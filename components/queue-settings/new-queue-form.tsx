@@ -5,7 +5,7 @@ import { useState, useTransition, type FormEvent } from "react";
 import { createQueueAction } from "@/app/(reviewer)/queues/actions";
 import type { ActionFailure } from "@/app/action-result";
 import { FormError } from "./form-error";
-import { wholeNumber } from "./format";
+import { CLAIM_MODE_OPTIONS, wholeNumber } from "./format";
 import styles from "./queue-settings.module.css";
 
 /** Admins only: a new queue, then on to its settings page to add members. */
@@ -67,8 +67,11 @@ export function NewQueueForm() {
         <div className={styles.field}>
           <label htmlFor="new-queue-claim-mode">Review claims</label>
           <select id="new-queue-claim-mode" name="claimMode" defaultValue="mark">
-            <option value="mark">Mark: show who is reviewing</option>
-            <option value="lock">Lock: only the reviewer may decide</option>
+            {CLAIM_MODE_OPTIONS.map((mode) => (
+              <option key={mode.value} value={mode.value}>
+                {mode.label}
+              </option>
+            ))}
           </select>
         </div>
         <div className={styles.check}>

@@ -6,7 +6,7 @@ import { updateQueueAction } from "@/app/(reviewer)/queues/actions";
 import type { ActionFailure } from "@/app/action-result";
 import type { QueueDetailView } from "@/lib/queues/queue-views";
 import { FormError } from "./form-error";
-import { wholeNumber } from "./format";
+import { CLAIM_MODE_OPTIONS, wholeNumber } from "./format";
 import styles from "./queue-settings.module.css";
 
 export type EscalationOption = { id: string; name: string };
@@ -116,8 +116,11 @@ export function SettingsForm({
           aria-describedby="queue-claim-mode-help"
           disabled={disabled}
         >
-          <option value="mark">Mark: show who is reviewing</option>
-          <option value="lock">Lock: only the reviewer may decide</option>
+          {CLAIM_MODE_OPTIONS.map((mode) => (
+            <option key={mode.value} value={mode.value}>
+              {mode.label}
+            </option>
+          ))}
         </select>
         <span id="queue-claim-mode-help" className={styles.help}>
           What &ldquo;I&apos;m reviewing this&rdquo; does for others
