@@ -1,0 +1,307 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "@/db/client";
+import { queueMembers, type QueueRole } from "@/db/schema";
+import {
+  approveBatch,
+  makeReviewers,
+  pausedRun,
+  startApiServer,
+  writeSnapshot,
+} from "../support/api-fixtures";
+import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "../support/factories";
+import { apiClient, refundBatch, type ApiClient } from "../support/http";
+import type { TestServer } from "../support/server";
+
+// Issue 7: the authorization matrix over EVERY endpoint of the API — each operation the server's
+// own OpenAPI document lists, called by every kind of caller, with the status each must get. An
+// operation the document lists and this table does not fails the suite, so a new endpoint cannot
+// ship without its row. Refusals must write nothing.
+//
+// The other surfaces have their matrices beside this one: pages (test/auth/page-matrix.test.ts),
+// server actions (test/auth/action-matrix.test.ts), and what the streams carry to whom
+// (test/streams/*: membership changes, other queues' events, blocked calls).
+
+type Caller = "none" | "owner" | "peerAgent" | "nonMember" | "reviewer" | "lead" | "admin";
+const CALLERS: Caller[] = ["none", "owner", "peerAgent", "nonMember", "reviewer", "lead", "admin"];
+// owner: the agent key that made the run; peerAgent: another agent key of the same queue;
+// nonMember: a reviewer of another queue only; reviewer / lead: members of the fixture's queue;
+// admin: an admin of another queue, which makes them an installation admin.
+
+let server: TestServer;
+let people: Record<"nonMember" | "reviewer" | "lead" | "admin", TestReviewer>;
+let reviewerClients: Record<"nonMember" | "reviewer" | "lead" | "admin" | "none", ApiClient>;
+
+beforeAll(async () => {
+  server = await startApiServer("endpoint-matrix");
+  const elsewhere = await makeQueue();
+  const adminsQueue = await makeQueue();
+  const [nonMember] = await makeReviewers(1, elsewhere.name, { name: "Nora Outsider" });
+  const [reviewer] = await makeReviewers(1, null, { name: "Riley Reviewer" });
+  const [lead] = await makeReviewers(1, null, { name: "Lee Lead" });
+  const admin = await makeReviewer({
+    name: "Ada Admin",
+    queues: [{ name: adminsQueue.name, role: "admin" }],
+  });
+  people = { nonMember: nonMember!, reviewer: reviewer!, lead: lead!, admin };
+  reviewerClients = {
+    nonMember: apiClient(server.baseUrl, nonMember!.token),
+    reviewer: apiClient(server.baseUrl, reviewer!.token),
+    lead: apiClient(server.baseUrl, lead!.token),
+    admin: apiClient(server.baseUrl, admin.token),
+    none: apiClient(server.baseUrl),
+  };
+});
+afterAll(() => server?.stop());
+
+async function addMembership(queueId: string, userId: string, role: QueueRole) {
+  await getDb().insert(queueMembers).values({ queueId, userId, role, createdAt: Date.now() });
+}
+
+const unique = () => Math.random().toString(36).slice(2, 10);
+
+/**
+ * A fresh queue per case: the matrix's reviewer and lead in it, two agent keys for it, a run of the
+ * owner paused on a one-call batch (or decided and claimed, for the worker endpoints), and one of
+ * each thing an endpoint can act on.
+ */
+async function fixture(stage: "pending" | "claimed") {
+  const queue = await makeQueue();
+  await addMembership(queue.id, people.reviewer.id, "reviewer");
+  await addMembership(queue.id, people.lead.id, "lead");
+  const [target] = await makeReviewers(1, queue.name, { name: "Tess Target" });
+  const [newcomer] = await makeReviewers(1, null, { name: "Nico Newcomer" });
+  const ownerKey = await makeAgentKey({ queues: [queue.name] });
+  const peerKey = await makeAgentKey({ queues: [queue.name] });
+  const owner = apiClient(server.baseUrl, ownerKey.key);
+  const admin = reviewerClients.admin;
+  const { run, batch } = await pausedRun(owner, refundBatch({ queue: queue.id }));
+  let claimToken = "no-claim-yet";
+  if (stage === "claimed") {
+    await approveBatch(reviewerClients.reviewer, batch);
+    const claim = await owner.post(`/runs/${run.id}/claim`, {
+      workerId: "matrix",
+      // a lease that ran out would be expired by the server mid-suite: a write no request made
+      leaseSecs: 3600,
+    });
+    if (claim.status !== 200) throw new Error(`claim answered ${claim.status}`);
+    claimToken = claim.body.claimToken;
+  }
+  const created = async (path: string, body: unknown, by = admin) => {
+    const answer = await by.post(path, body);
+    if (answer.status !== 201)
+      throw new Error(`${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer.body;
+  };
+  const routingRule = await created("/routing-rules", {
+    name: `r-${unique()}`,
+    queue: queue.id,
+    toolPattern: "never_*",
+  });
+  const policyRule = await created("/policy-rules", {
+    name: `p-${unique()}`,
+    queue: queue.id,
+    effect: "ask",
+    toolPattern: "never_*",
+  });
+  const view = await created(
+    "/views",
+    { queueId: queue.id, name: `v-${unique()}`, filters: { status: "all" } },
+    reviewerClients.reviewer,
+  );
+  return {
+    queue,
+    run,
+    batch,
+    call: batch.calls[0],
+    claimToken,
+    target: target!,
+    newcomer: newcomer!,
+    agentId: ownerKey.id,
+    routingRule,
+    policyRule,
+    view,
+    clients: {
+      ...reviewerClients,
+      owner,
+      peerAgent: apiClient(server.baseUrl, peerKey.key),
+    } satisfies Record<Caller, ApiClient>,
+  };
+}
+type Fixture = Awaited<ReturnType<typeof fixture>>;
+
+type Row = {
+  /** "METHOD /template" exactly as the OpenAPI document lists it */
+  operation: string;
+  stage?: "pending" | "claimed";
+  request: (f: Fixture) => [path: string, body?: unknown];
+  expected: Record<Caller, number>;
+};
+
+// Who may do what. Agents act only on their own runs (another agent's run does not exist for
+// them: 404); reviewers act only in their queues (another queue's things do not exist: 404);
+// installation-wide settings (routing rules, agents, global policy) are for admins.
+// prettier-ignore
+const { AGENT_OWN, EITHER_RUN, REVIEWER_LIST, MEMBER_DECIDES, MEMBER_READS, LEAD_MANAGES, ADMIN_ONLY } = {
+  AGENT_OWN:      { none: 401, owner: 200, peerAgent: 404, nonMember: 403, reviewer: 403, lead: 403, admin: 403 },
+  EITHER_RUN:     { none: 401, owner: 200, peerAgent: 404, nonMember: 404, reviewer: 200, lead: 200, admin: 404 },
+  REVIEWER_LIST:  { none: 401, owner: 403, peerAgent: 403, nonMember: 200, reviewer: 200, lead: 200, admin: 200 },
+  MEMBER_DECIDES: { none: 401, owner: 403, peerAgent: 403, nonMember: 404, reviewer: 200, lead: 200, admin: 404 },
+  MEMBER_READS:   { none: 401, owner: 403, peerAgent: 403, nonMember: 404, reviewer: 200, lead: 200, admin: 200 },
+  LEAD_MANAGES:   { none: 401, owner: 403, peerAgent: 403, nonMember: 404, reviewer: 403, lead: 200, admin: 200 },
+  ADMIN_ONLY:     { none: 401, owner: 403, peerAgent: 403, nonMember: 403, reviewer: 403, lead: 403, admin: 200 },
+};
+const but = (base: Record<Caller, number>, changes: Partial<Record<Caller, number>>) => ({
+  ...base,
+  ...changes,
+});
+
+// prettier-ignore
+const MATRIX: Row[] = [
+  // the agent's side
+  { operation: "POST /runs", request: (f) => ["/runs", { batch: refundBatch({ queue: f.queue.id }) }],
+    expected: { none: 401, owner: 201, peerAgent: 201, nonMember: 403, reviewer: 403, lead: 403, admin: 403 } },
+  { operation: "GET /runs/{runId}", request: (f) => [`/runs/${f.run.id}`], expected: EITHER_RUN },
+  { operation: "POST /runs/{runId}/batches", stage: "claimed",
+    request: (f) => [`/runs/${f.run.id}/batches`, { ...refundBatch({ queue: f.queue.id }), claimToken: f.claimToken }],
+    expected: but(AGENT_OWN, { owner: 201 }) },
+  { operation: "GET /batches/{batchId}", request: (f) => [`/batches/${f.batch.id}`], expected: EITHER_RUN },
+  { operation: "POST /batches/{batchId}/cancel", request: (f) => [`/batches/${f.batch.id}/cancel`, {}], expected: AGENT_OWN },
+  { operation: "POST /runs/{runId}/claim", request: (f) => [`/runs/${f.run.id}/claim`, { workerId: "w" }],
+    // the run is still waiting for its decision: its owner may not claim it yet
+    expected: but(AGENT_OWN, { owner: 409 }) },
+  { operation: "POST /runs/{runId}/heartbeat", stage: "claimed",
+    request: (f) => [`/runs/${f.run.id}/heartbeat`, { claimToken: f.claimToken }], expected: AGENT_OWN },
+  { operation: "POST /runs/{runId}/events", stage: "claimed",
+    request: (f) => [`/runs/${f.run.id}/events`, { claimToken: f.claimToken, type: "tool.completed", toolCallId: f.call.toolCallId, result: { ok: true } }],
+    expected: but(AGENT_OWN, { owner: 201 }) },
+  { operation: "POST /runs/{runId}/complete", stage: "claimed",
+    request: (f) => [`/runs/${f.run.id}/complete`, { claimToken: f.claimToken, outcome: "completed" }], expected: AGENT_OWN },
+  { operation: "POST /runs/{runId}/rollback", stage: "claimed",
+    request: (f) => [`/runs/${f.run.id}/rollback`, { reason: "undo" }], expected: but(EITHER_RUN, { owner: 202, reviewer: 202, lead: 202 }) },
+  { operation: "GET /runs/{runId}/stream", request: (f) => [`/runs/${f.run.id}/stream`], expected: EITHER_RUN },
+
+  // the reviewer's side
+  { operation: "GET /queue", request: () => ["/queue"], expected: REVIEWER_LIST },
+  { operation: "GET /queue/snapshot", request: () => ["/queue/snapshot"], expected: REVIEWER_LIST },
+  { operation: "GET /history", request: () => ["/history"], expected: REVIEWER_LIST },
+  { operation: "GET /history/export", request: () => ["/history/export?format=json"], expected: REVIEWER_LIST },
+  { operation: "GET /stream", request: () => ["/stream"], expected: REVIEWER_LIST },
+  { operation: "POST /calls/{callId}/decision",
+    request: (f) => [`/calls/${f.call.id}/decision`, { outcome: "approve", expectedRevision: f.call.revision }], expected: MEMBER_DECIDES },
+  { operation: "POST /batches/{batchId}/decision",
+    request: (f) => [`/batches/${f.batch.id}/decision`, { outcome: "reject", reason: "no", expectedRevisions: { [f.call.id]: f.call.revision } }],
+    expected: MEMBER_DECIDES },
+  { operation: "POST /batches/{batchId}/review-claim", request: (f) => [`/batches/${f.batch.id}/review-claim`, {}], expected: MEMBER_DECIDES },
+  { operation: "DELETE /batches/{batchId}/review-claim", request: (f) => [`/batches/${f.batch.id}/review-claim`], expected: MEMBER_DECIDES },
+  { operation: "GET /views", request: () => ["/views"], expected: REVIEWER_LIST },
+  { operation: "POST /views", request: (f) => ["/views", { queueId: f.queue.id, name: `v-${unique()}`, filters: {} }],
+    expected: but(MEMBER_DECIDES, { reviewer: 201, lead: 201 }) },
+  { operation: "DELETE /views/{viewId}", request: (f) => [`/views/${f.view.id}`],
+    // saved by the reviewer; leads of its queue may delete it too
+    expected: MEMBER_DECIDES },
+
+  // queues and members
+  { operation: "GET /queues", request: () => ["/queues"], expected: REVIEWER_LIST },
+  { operation: "POST /queues", request: () => ["/queues", { name: `new-${unique()}` }], expected: but(ADMIN_ONLY, { admin: 201 }) },
+  { operation: "GET /queues/{queueId}", request: (f) => [`/queues/${f.queue.id}`], expected: MEMBER_READS },
+  { operation: "PATCH /queues/{queueId}", request: (f) => [`/queues/${f.queue.id}`, { requiredApprovals: 2 }], expected: LEAD_MANAGES },
+  { operation: "POST /queues/{queueId}/archive", request: (f) => [`/queues/${f.queue.id}/archive`],
+    expected: but(LEAD_MANAGES, { lead: 403 }) },
+  { operation: "GET /queues/{queueId}/members", request: (f) => [`/queues/${f.queue.id}/members`], expected: MEMBER_READS },
+  { operation: "POST /queues/{queueId}/members", request: (f) => [`/queues/${f.queue.id}/members`, { email: f.newcomer.email }],
+    expected: but(LEAD_MANAGES, { lead: 201, admin: 201 }) },
+  { operation: "PATCH /queues/{queueId}/members/{userId}", request: (f) => [`/queues/${f.queue.id}/members/${f.target.id}`, { role: "lead" }],
+    expected: LEAD_MANAGES },
+  { operation: "DELETE /queues/{queueId}/members/{userId}", request: (f) => [`/queues/${f.queue.id}/members/${f.target.id}`],
+    expected: LEAD_MANAGES },
+
+  // installation settings
+  { operation: "GET /routing-rules", request: () => ["/routing-rules"], expected: ADMIN_ONLY },
+  { operation: "POST /routing-rules", request: (f) => ["/routing-rules", { name: `r-${unique()}`, queue: f.queue.id, toolPattern: "x_*" }],
+    expected: but(ADMIN_ONLY, { admin: 201 }) },
+  { operation: "PATCH /routing-rules/{ruleId}", request: (f) => [`/routing-rules/${f.routingRule.id}`, { enabled: false }], expected: ADMIN_ONLY },
+  { operation: "DELETE /routing-rules/{ruleId}", request: (f) => [`/routing-rules/${f.routingRule.id}`], expected: but(ADMIN_ONLY, { admin: 204 }) },
+  { operation: "POST /routing-rules/{ruleId}/move", request: (f) => [`/routing-rules/${f.routingRule.id}/move`, { to: 0 }], expected: ADMIN_ONLY },
+  { operation: "GET /policy-rules", request: (f) => [`/policy-rules?queue=${f.queue.id}`], expected: MEMBER_READS },
+  { operation: "POST /policy-rules",
+    request: (f) => ["/policy-rules", { name: `p-${unique()}`, queue: f.queue.id, effect: "deny", toolPattern: "y_*" }],
+    expected: but(LEAD_MANAGES, { lead: 201, admin: 201 }) },
+  { operation: "PATCH /policy-rules/{ruleId}", request: (f) => [`/policy-rules/${f.policyRule.id}`, { enabled: false }], expected: LEAD_MANAGES },
+  { operation: "DELETE /policy-rules/{ruleId}", request: (f) => [`/policy-rules/${f.policyRule.id}`], expected: but(LEAD_MANAGES, { lead: 204, admin: 204 }) },
+  { operation: "POST /policy-rules/{ruleId}/move", request: (f) => [`/policy-rules/${f.policyRule.id}/move`, { to: 0 }], expected: LEAD_MANAGES },
+  { operation: "POST /policy-rules/try",
+    request: (f) => ["/policy-rules/try", { queue: f.queue.id, call: { toolName: "refund_order", args: {} } }], expected: MEMBER_READS },
+  { operation: "GET /agents", request: () => ["/agents"], expected: ADMIN_ONLY },
+  { operation: "PATCH /agents/{agentId}", request: (f) => [`/agents/${f.agentId}`, { mode: "deny" }], expected: ADMIN_ONLY },
+];
+
+const METHODS = ["get", "post", "put", "patch", "delete"] as const;
+const ERROR_CODES: Record<number, string> = {
+  401: "unauthenticated",
+  403: "forbidden",
+  404: "not_found",
+  409: "not_ready",
+};
+
+/** The call, with streams cut off once their answer's head is in. */
+async function send(client: ApiClient, method: string, path: string, body?: unknown) {
+  const controller = new AbortController();
+  const response = await client.raw(path, {
+    method,
+    signal: controller.signal,
+    ...(body !== undefined && {
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+  });
+  if (response.headers.get("content-type")?.startsWith("text/event-stream")) {
+    controller.abort();
+    return { status: response.status, body: null };
+  }
+  const text = await response.text();
+  let parsed: any = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // a CSV export, say
+  }
+  return { status: response.status, body: parsed };
+}
+
+describe("the endpoint matrix", () => {
+  it("has a row for every operation in the OpenAPI document", async () => {
+    const document = await (await fetch(`${server.baseUrl}/api/v1/openapi.json`)).json();
+    const listed = Object.entries(
+      document.paths as Record<string, Record<string, unknown>>,
+    ).flatMap(([path, item]) =>
+      METHODS.filter((m) => item[m] !== undefined).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    expect(listed.length).toBeGreaterThan(40);
+    expect(MATRIX.map((row) => row.operation).sort()).toEqual([...listed].sort());
+  });
+
+  const cases = MATRIX.flatMap((row) =>
+    CALLERS.map((caller) => ({ ...row, caller, status: row.expected[caller] })),
+  );
+  // A row's callers share one fixture until one of them changes it (a write that succeeded):
+  // refusals write nothing (checked below), so the next caller meets the same state.
+  const fixtures = new Map<string, Fixture>();
+  it.each(cases)(
+    "$operation as $caller → $status",
+    async ({ operation, stage, request, caller, status }) => {
+      const f = fixtures.get(operation) ?? (await fixture(stage ?? "pending"));
+      fixtures.set(operation, f);
+      const [path, body] = request(f);
+      const method = operation.split(" ")[0]!;
+      const before = await writeSnapshot();
+      const answer = await send(f.clients[caller], method, path, body);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(status);
+      if (status >= 400) {
+        expect(answer.body.error.code).toBe(ERROR_CODES[status]);
+        expect(await writeSnapshot()).toEqual(before);
+      } else if (method !== "GET") {
+        fixtures.delete(operation);
+      }
+    },
+  );
+});
