@@ -1,4 +1,4 @@
-import { ApiError, type Issue } from "@/lib/errors";
+import { asApiError, type Issue } from "@/lib/errors";
 
 /**
  * What every server action answers: never a throw for an expected outcome (a conflict, bad
@@ -11,12 +11,14 @@ export type ActionResult<T extends object = object> =
 export type ActionFailure = Extract<ActionResult, { ok: false }>;
 
 export function actionError(error: unknown): ActionFailure {
-  if (error instanceof ApiError) {
-    const details = error.extra as { issues?: Issue[]; current?: unknown };
+  // A locked or full database answers `unavailable` ("nothing was changed, try again"), as the API does.
+  const known = asApiError(error);
+  if (known) {
+    const details = known.extra as { issues?: Issue[]; current?: unknown };
     return {
       ok: false,
-      code: error.code,
-      message: error.message,
+      code: known.code,
+      message: known.message,
       ...(details.issues ? { issues: details.issues } : {}),
       ...(details.current !== undefined ? { current: details.current } : {}),
     };

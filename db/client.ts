@@ -11,6 +11,11 @@ export type Executor = Database | Transaction;
 
 export const DEFAULT_DATABASE_URL = "file:./data/countersign.db";
 
+/** How long one statement waits, synchronously, for another process's lock. */
+const BUSY_TIMEOUT_MS = 50;
+/** How long a write waits in all (its turn in this process, then the lock) before it fails busy (503). */
+const WRITE_WAIT_MS = 5000;
+
 type DatabaseHandle = {
   client: Client;
   db: Database;
@@ -37,8 +42,10 @@ function open(): DatabaseHandle {
   const client = createClient({
     url,
     authToken: process.env.DATABASE_AUTH_TOKEN || undefined,
-    // Another process may hold the write lock for a moment; wait rather than fail.
-    timeout: 5000,
+    // SQLite's busy handler sleeps on the JavaScript thread, freezing every request of this
+    // process while another process holds the write lock: wait only briefly here, and longer,
+    // without blocking, in retryWhileBusy.
+    timeout: BUSY_TIMEOUT_MS,
   });
   const writeLock = new Mutex();
   return {
@@ -66,13 +73,17 @@ function writesTakeTheLock(client: Client, writeLock: Mutex): Client {
         return (stmt: Parameters<Client["execute"]>[0], ...rest: unknown[]) =>
           isRead(stmt)
             ? target.execute(stmt as never, ...(rest as []))
-            : writeLock.run(() => target.execute(stmt as never, ...(rest as [])));
+            : writeLock.run(retryWhileBusy(() => target.execute(stmt as never, ...(rest as []))));
       }
       // No "transaction": its lock would have to last until commit, and better-auth opens none
       // on SQLite (its drizzle adapter's `transaction` option stays off).
       if (property === "batch" || property === "migrate") {
         return (...args: unknown[]) =>
-          writeLock.run(() => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+          writeLock.run(
+            retryWhileBusy(() =>
+              (value as (...a: unknown[]) => Promise<unknown>).apply(target, args),
+            ),
+          );
       }
       return value.bind(target);
     },
@@ -120,7 +131,63 @@ export function closeDb(): void {
  */
 export async function writeTransaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
   const { db, writeLock } = handle();
-  return writeLock.run(() => db.transaction(work));
+  let started = false;
+  return writeLock.run(
+    retryWhileBusy(
+      () =>
+        db.transaction((tx) => {
+          started = true;
+          return work(tx);
+        }),
+      // Only a BEGIN that found the lock taken is retried: once `work` ran, its reads and any
+      // effects on memory belong to that attempt.
+      () => !started,
+    ),
+  );
+}
+
+/**
+ * `attempt`, tried again while it fails because another process holds the lock (a failed
+ * statement, batch or BEGIN wrote nothing), until WRITE_WAIT_MS after the call; then its
+ * SQLITE_BUSY goes to the caller, who answers 503 (lib/errors.ts). The clock starts before the
+ * queue of this process, so writes queued behind a long lock fail together instead of each
+ * waiting its own full time.
+ */
+function retryWhileBusy<T>(
+  attempt: () => Promise<T>,
+  retryable: () => boolean = () => true,
+): () => Promise<T> {
+  const giveUpAt = Date.now() + WRITE_WAIT_MS;
+  return async () => {
+    for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!isBusy(error)) throw error;
+        // The embedded driver leaves a statement that failed busy unfinished on its connection,
+        // and every later COMMIT there fails ("SQL statements in progress"): the process could
+        // never write again (npm run chaos found it). Fresh connections drop it; safe here, as
+        // writes are queued and no transaction is holding a connection.
+        await handle().client.reconnect();
+        if (!retryable() || Date.now() + pause > giveUpAt) throw error;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  };
+}
+
+/** Runs `attempt` again while another process holds the lock, for up to WRITE_WAIT_MS (start-up work). */
+export function untilNotBusy<T>(attempt: () => Promise<T>): Promise<T> {
+  return retryWhileBusy(attempt)();
+}
+
+function isBusy(error: unknown): boolean {
+  // drizzle wraps the driver's LibsqlError (code SQLITE_BUSY, or an extended SQLITE_BUSY_*) in `cause`
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth++) {
+    if (/^SQLITE_BUSY/.test(String((cause as { code?: unknown }).code))) return true;
+    cause = cause.cause;
+  }
+  return false;
 }
 
 class Mutex {

@@ -1,15 +1,16 @@
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { migrate } from "drizzle-orm/libsql/migrator";
-import { configureDatabase, databaseUrl, getDb } from "./client";
+import { configureDatabase, databaseUrl, getDb, untilNotBusy } from "./client";
 
 const migrationsFolder = join(process.cwd(), "db", "migrations");
 
 /** Creates or upgrades the schema with the committed drizzle-kit migrations. Safe to run twice. */
 export async function migrateDatabase(): Promise<void> {
-  await configureDatabase();
+  // Servers starting together over one file take turns with the write lock here.
+  await untilNotBusy(() => configureDatabase());
   try {
-    await migrate(getDb(), { migrationsFolder });
+    await untilNotBusy(() => migrate(getDb(), { migrationsFolder }));
   } catch (error) {
     // Several processes started at once over a fresh database may race to apply the same
     // migration (drizzle reads what was applied outside its transaction); the loser fails on

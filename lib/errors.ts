@@ -22,6 +22,7 @@ export type ErrorCode =
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"
+  | "unavailable"
   | "internal_error";
 
 export type Issue = { path: string; message: string };
@@ -119,10 +120,58 @@ export class UnsupportedMediaTypeError extends ApiError {
   }
 }
 
+/** The database cannot take the request now (locked, busy, out of disk); retry after `retryAfterSecs` (503). */
+export class UnavailableError extends ApiError {
+  constructor(
+    message: string,
+    readonly retryAfterSecs: number,
+  ) {
+    super("unavailable", 503, message);
+  }
+}
+
+// SQLite's own codes (base or extended, as @libsql/client reports them) for a database that is
+// there but cannot answer now: another process holds the lock (BUSY/LOCKED, after the busy
+// timeout), or the disk is full (FULL, or an IOERR variant such as IOERR_WRITE/IOERR_SHMSIZE when
+// a file cannot grow). SQLite rolls the statement or transaction back, so nothing was written.
+const TRANSIENT_DATABASE_CODES = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|PROTOCOL)(_|$)/;
+
+/**
+ * The error as the contract sees it: an ApiError as is, a transient database failure as a 503
+ * `unavailable` (drizzle wraps the driver's error in `cause`), anything else null.
+ */
+export function asApiError(error: unknown): ApiError | null {
+  if (error instanceof ApiError) return error;
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth++) {
+    const { code, extendedCode } = cause as { code?: unknown; extendedCode?: unknown };
+    const matched = [extendedCode, code].find(
+      (c): c is string => typeof c === "string" && TRANSIENT_DATABASE_CODES.test(c),
+    );
+    if (matched) {
+      const busy = /^SQLITE_(BUSY|LOCKED|PROTOCOL)/.test(matched);
+      // the statement (drizzle's message names it) tells an operator which write met the lock
+      console.error(
+        `The database is unavailable (${matched}); answering 503. ${String((error as Error).message).slice(0, 300)}`,
+      );
+      return busy
+        ? new UnavailableError("The database is busy; nothing was changed. Try again shortly.", 1)
+        : new UnavailableError(
+            "The database cannot write now; nothing was changed. Try again later.",
+            5,
+          );
+    }
+    cause = cause.cause;
+  }
+  return null;
+}
+
 /** Turns any thrown value into the contract's error response; unknown errors never leak their message. */
 export function toResponse(error: unknown): Response {
-  if (error instanceof ApiError) {
-    return Response.json(error.toJSON(), { status: error.status });
+  const known = asApiError(error);
+  if (known) {
+    const headers: HeadersInit =
+      known instanceof UnavailableError ? { "retry-after": String(known.retryAfterSecs) } : {};
+    return Response.json(known.toJSON(), { status: known.status, headers });
   }
   console.error("Unexpected error while serving a request:", error);
   return Response.json(

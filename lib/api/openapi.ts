@@ -506,6 +506,7 @@ const ERROR_TEXT: Record<number, string> = {
   409: "a conflict; `current` is the resource as it is now",
   413: "payload_too_large",
   415: "unsupported_media_type",
+  503: "unavailable: the database is locked by another process or out of disk; nothing was changed. Retry after the Retry-After header's seconds",
 };
 
 const schemaOf = (schema: z.ZodType) =>
@@ -576,6 +577,14 @@ export function openApiDocument() {
               },
             ]),
           ),
+          // Every operation reads or writes the database, so any of them can meet it locked or full.
+          503: {
+            description: ERROR_TEXT[503],
+            headers: {
+              "Retry-After": { description: "Seconds to wait", schema: { type: "integer" } },
+            },
+            content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+          },
         },
       };
     }

@@ -2,7 +2,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { BatchView } from "@/lib/api/views";
 import type { AgentActor } from "@/lib/auth/actor";
-import { ApiError } from "@/lib/errors";
+import { asApiError } from "@/lib/errors";
 import { ApprovalResult, approvalResult, describeApproval } from "./approval-result";
 import {
   GetApprovalInput,
@@ -83,9 +83,10 @@ async function answer(work: () => Promise<BatchView>): Promise<CallToolResult> {
   }
 }
 
-function errorText(error: unknown): string {
-  if (!(error instanceof ApiError)) {
-    console.error("Unexpected error in an MCP tool:", error);
+function errorText(caught: unknown): string {
+  const error = asApiError(caught);
+  if (!error) {
+    console.error("Unexpected error in an MCP tool:", caught);
     return "Something went wrong on Countersign's side (internal_error). Try again shortly.";
   }
   const issues = (error.extra.issues as { path: string; message: string }[] | undefined) ?? [];

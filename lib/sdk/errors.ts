@@ -24,6 +24,7 @@ export type ApiErrorCode =
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"
+  | "unavailable"
   | "internal_error";
 
 /** Codes the SDK gives failures that have no API answer (status 0), or answers it cannot read. */

@@ -15,15 +15,31 @@ export function retryDelayMs(attempts: number): number {
   return Math.min(base * 2 ** Math.max(0, attempts - 1), 3600_000);
 }
 
-/** Sends every delivery that is due; returns how many were attempted. */
+/** Sends at once, per process; more due deliveries wait for the next poll. */
+const MAX_IN_FLIGHT = 32;
+let inFlight = 0;
+
+/**
+ * Starts sending the deliveries that are due (as many as there is room for) and returns how many
+ * it started, without waiting for them: a receiver that hangs holds only its own send (up to
+ * SEND_TIMEOUT_MS), never the deliveries to other receivers (`npm run chaos` measures it).
+ */
 export async function deliverDueWebhooks(now = Date.now()): Promise<number> {
+  const room = MAX_IN_FLIGHT - inFlight;
+  if (room <= 0) return 0;
   const due = await getDb()
     .select()
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now)))
     .orderBy(asc(webhookDeliveries.nextAttemptAt))
-    .limit(20);
-  await Promise.all(due.map((delivery) => attempt(delivery, now)));
+    .limit(room);
+  for (const delivery of due) {
+    inFlight++;
+    attempt(delivery, now)
+      // the row stays pending: a failed bookkeeping write is retried after IN_FLIGHT_MS
+      .catch((error) => console.error(`Webhook delivery ${delivery.id} failed; will retry:`, error))
+      .finally(() => inFlight--);
+  }
   return due.length;
 }
 

@@ -10,7 +10,7 @@ export async function GET() {
   } catch {
     return Response.json(
       { ok: false, error: { code: "unavailable", message: "The database does not answer." } },
-      { status: 503 },
+      { status: 503, headers: { "retry-after": "5", "cache-control": "no-store" } },
     );
   }
 }
