@@ -21,6 +21,12 @@ export type StreamFilter = {
    * visibility. Never applied on replay, where visibility is already that of the reconnect.
    */
   endsAfter?: (row: EventRow) => boolean;
+  /**
+   * Names what `visible` lets through when it depends on nothing but this key (a set of queues, a
+   * run): streams with the same key share one filtered, encoded chunk per tailer read, so a
+   * thousand streams of one team cost one filter and one encoding per event, not a thousand.
+   */
+  shareKey?: string;
 };
 
 const REPLAY_PAGE = 500;
@@ -28,6 +34,28 @@ const REPLAY_PAGE = 500;
 const MAX_QUEUED_MESSAGES = 10_000;
 
 const encoder = new TextEncoder();
+
+/** Per tailer read (the one array every stream is handed): the chunk for each share key, or null. */
+const chunksByRead = new WeakMap<EventRow[], Map<string, Uint8Array | null>>();
+
+/** The SSE chunk of the rows `filter` lets through, or null when it lets none through. */
+function visibleChunk(
+  rows: EventRow[],
+  filter: StreamFilter,
+  shareKey: string | undefined,
+): Uint8Array | null {
+  const encode = () => {
+    const visible = rows.filter(filter.visible);
+    if (visible.length === 0) return null;
+    return sseMessages(visible.length === rows.length ? rows : visible);
+  };
+  if (shareKey === undefined) return encode();
+  let byKey = chunksByRead.get(rows);
+  if (!byKey) chunksByRead.set(rows, (byKey = new Map()));
+  let chunk = byKey.get(shareKey);
+  if (chunk === undefined) byKey.set(shareKey, (chunk = encode()));
+  return chunk;
+}
 
 export function lastEventIdOf(request: Request): number | null {
   const raw =
@@ -69,19 +97,18 @@ export async function eventStreamResponse(
           // already closed by the client
         }
       };
-      // Everything new and visible in `rows`, in one write: one chunk per tailer read, shared by
-      // every stream that sees all of it (the common case), costs far less than one per event.
+      // Everything new and visible in `rows`, in one write: one chunk per tailer read, costs far
+      // less than one per event, and streams with the same visibility share it (see shareKey).
       const send = (rows: EventRow[]) => {
-        if (closed) return;
-        const fresh = rows.filter((row) => row.seq > cursor);
+        if (closed || rows.length === 0) return;
+        // Live reads are all new; only the first after a replay may overlap what it sent.
+        const fresh = rows[0]!.seq > cursor ? rows : rows.filter((row) => row.seq > cursor);
         if (fresh.length === 0) return;
         cursor = fresh[fresh.length - 1]!.seq;
-        const visible = fresh.filter(filter.visible);
-        if (visible.length > 0) {
+        const chunk = visibleChunk(fresh, filter, fresh === rows ? filter.shareKey : undefined);
+        if (chunk) {
           if ((controller.desiredSize ?? 0) < -MAX_QUEUED_MESSAGES) return close();
-          controller.enqueue(
-            visible.length === rows.length ? sseMessages(rows) : sseMessages(visible),
-          );
+          controller.enqueue(chunk);
         }
         if (filter.endsAfter && fresh.some(filter.endsAfter)) close();
       };
@@ -178,5 +205,6 @@ export function queueFilter(queueIds: string[]): StreamFilter {
   return {
     where: inArray(events.queueId, queueIds),
     visible: (row) => row.queueId !== null && set.has(row.queueId),
+    shareKey: `queues:${[...set].sort().join(",")}`,
   };
 }

@@ -30,13 +30,18 @@ function membershipChanged(userId: string, queueIds: string[]) {
 export async function runStreamFilter(actor: Actor, runId: string): Promise<StreamFilter> {
   const run = await findRunFor(getDb(), actor, runId);
   if (actor.kind === "agent") {
-    return { where: eq(events.runId, run.id), visible: (row) => row.runId === run.id };
+    return {
+      where: eq(events.runId, run.id),
+      visible: (row) => row.runId === run.id,
+      shareKey: `run:${run.id}`,
+    };
   }
   const memberOf = await reviewerQueueIds(getDb(), actor.id);
   const queues = new Set(memberOf);
   return {
     where: and(eq(events.runId, run.id), inArray(events.queueId, memberOf)),
     visible: (row) => row.runId === run.id && row.queueId !== null && queues.has(row.queueId),
+    shareKey: `run:${run.id};queues:${[...queues].sort().join(",")}`,
     endsAfter: membershipChanged(actor.id, memberOf),
   };
 }

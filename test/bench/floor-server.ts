@@ -10,10 +10,13 @@ import { createClient, type Client, type Transaction } from "@libsql/client";
 //   POST /api/v1/runs                  one INSERT of the pause (the batch as JSON) in a transaction,
 //                                      then one SSE message written to every stream client
 //   GET  /api/v1/stream                SSE
-//   POST /api/v1/calls/{id}/decision   UPDATE … WHERE status = 'pending' AND revision = ? RETURNING,
-//                                      plus an event INSERT, in one transaction; wakes long-polls
+//   POST /api/v1/calls/{id}/decision   approve or reject: UPDATE … WHERE status = 'pending' AND
+//                                      revision = ? RETURNING, plus an event INSERT, in one
+//                                      transaction; 409 already_decided / stale_revision with the
+//                                      current row when it updates nothing; wakes long-polls
 //   GET  /api/v1/batches/{id}?wait=N   long-poll, woken in-process by the decision
 //   POST /bench/seed {n}               n pending calls in one transaction (set-up, not measured)
+//   POST /bench/decision-counts {ids}  call.decided events per call (the contention check)
 //
 // The paths and the response shapes the load generator reads are Countersign's, so the same
 // generator drives both. Run: DATABASE_URL=file:/tmp/x.db PORT=4000 node --import tsx floor-server.ts
@@ -176,18 +179,31 @@ async function pause(req: http.IncomingMessage, res: http.ServerResponse) {
   });
 }
 
-async function decide(req: http.IncomingMessage, res: http.ServerResponse, id: string) {
-  const input = (await readBody(req)) as { outcome?: string; expectedRevision?: number };
-  if (input?.outcome !== "approve" || typeof input.expectedRevision !== "number") {
+async function decide(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  id: string,
+  reviewer: string,
+) {
+  const input = (await readBody(req)) as {
+    outcome?: string;
+    expectedRevision?: number;
+    reason?: string;
+  };
+  if (
+    (input?.outcome !== "approve" && input?.outcome !== "reject") ||
+    typeof input.expectedRevision !== "number"
+  ) {
     return send(res, 400, {
-      error: { code: "invalid_request", message: "outcome approve and expectedRevision" },
+      error: { code: "invalid_request", message: "outcome approve|reject and expectedRevision" },
     });
   }
   const at = Date.now();
+  const status = input.outcome === "approve" ? "approved" : "rejected";
   const decided = await write(async (tx) => {
     const updated = await tx.execute({
-      sql: "UPDATE items SET status = 'approved', decided_at = ? WHERE id = ? AND status = 'pending' AND revision = ? RETURNING id, status, revision",
-      args: [at, id, input.expectedRevision!],
+      sql: "UPDATE items SET status = ?, decided_at = ? WHERE id = ? AND status = 'pending' AND revision = ? RETURNING id, status, revision",
+      args: [status, at, id, input.expectedRevision!],
     });
     const row = updated.rows[0];
     if (!row) return null;
@@ -197,8 +213,10 @@ async function decide(req: http.IncomingMessage, res: http.ServerResponse, id: s
         id,
         at,
         JSON.stringify({
-          outcome: "approved",
+          outcome: status,
           source: "reviewer",
+          by: reviewer,
+          reason: input.reason ?? null,
           revision: input.expectedRevision,
         }),
       ],
@@ -210,11 +228,10 @@ async function decide(req: http.IncomingMessage, res: http.ServerResponse, id: s
       sql: "SELECT id, status, revision FROM items WHERE id = ?",
       args: [id],
     });
-    if (current.rows.length === 0)
-      return send(res, 404, { error: { code: "not_found", message: "Call" } });
-    return send(res, 409, {
-      error: { code: "already_decided", message: "Already decided.", current: current.rows[0] },
-    });
+    const row = current.rows[0];
+    if (!row) return send(res, 404, { error: { code: "not_found", message: "Call" } });
+    const code = row.status === "pending" ? "stale_revision" : "already_decided";
+    return send(res, 409, { error: { code, message: code, current: row } });
   }
   const woken = waiters.get(id);
   if (woken) for (const wake of woken) wake();
@@ -222,9 +239,24 @@ async function decide(req: http.IncomingMessage, res: http.ServerResponse, id: s
     at: new Date(at).toISOString(),
     batchId: id,
     callId: id,
-    data: { outcome: "approved" },
+    data: { outcome: status },
   });
   send(res, 200, { call: decided.row, batch: { id, status: "decided" } });
+}
+
+/** `call.decided` events per item: the contention scenario's exactly-one-winner check. */
+async function decisionCounts(req: http.IncomingMessage, res: http.ServerResponse) {
+  const { ids } = (await readBody(req)) as { ids: string[] };
+  const counts: Record<string, number> = {};
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const result = await client.execute({
+      sql: `SELECT item_id, COUNT(*) AS n FROM events WHERE type = 'call.decided' AND item_id IN (${chunk.map(() => "?").join(", ")}) GROUP BY item_id`,
+      args: chunk,
+    });
+    for (const row of result.rows) counts[String(row.item_id)] = Number(row.n);
+  }
+  send(res, 200, { counts });
 }
 
 async function readBatch(res: http.ServerResponse, id: string, wait: number) {
@@ -293,6 +325,10 @@ async function seed(req: http.IncomingMessage, res: http.ServerResponse) {
   send(res, 201, { calls: ids.map((id) => ({ callId: id, batchId: id, revision: 1 })) });
 }
 
+/** The caller's token, recorded as who decided (the floor authenticates no one). */
+const bearer = (req: http.IncomingMessage) =>
+  req.headers.authorization?.replace(/^Bearer /, "") ?? "anonymous";
+
 const server = http.createServer((req, res) => {
   const { pathname, searchParams } = new URL(req.url ?? "/", "http://floor");
   const parts = pathname.split("/");
@@ -301,11 +337,13 @@ const server = http.createServer((req, res) => {
     if (req.method === "GET" && pathname === "/api/v1/stream") return openStream(res);
     if (req.method === "POST" && pathname === "/api/v1/runs") return pause(req, res);
     if (req.method === "POST" && parts[3] === "calls" && parts[5] === "decision")
-      return decide(req, res, parts[4]!);
+      return decide(req, res, parts[4]!, bearer(req));
     if (req.method === "GET" && parts[3] === "batches" && parts[4]) {
       return readBatch(res, parts[4], Number(searchParams.get("wait") ?? 0));
     }
     if (req.method === "POST" && pathname === "/bench/seed") return seed(req, res);
+    if (req.method === "POST" && pathname === "/bench/decision-counts")
+      return decisionCounts(req, res);
     send(res, 404, { error: { code: "not_found", message: pathname } });
   };
   route().catch((error) => {

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import { performance } from "node:perf_hooks";
 
 // The load generator, shared by every target: raw node:http over keep-alive agents (no fetch, to
@@ -7,6 +8,12 @@ import { performance } from "node:perf_hooks";
 // percentiles. Nothing here knows which server it talks to.
 
 export const now = () => performance.now();
+
+/**
+ * Milliseconds on CLOCK_MONOTONIC, which every process on the machine shares (performance.now()
+ * counts from each process's own start): for latencies measured across generator processes.
+ */
+export const monoMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 
 export type Endpoint = { host: string; port: number };
 
@@ -200,6 +207,164 @@ export async function openStreams(
   return pool;
 }
 
+/**
+ * Raw-socket SSE clients (node:net, no http.Agent or HTTP parser per message): the generator for
+ * thousands of streams, where the client's own cost per message must stay far below the server's.
+ * Reads the status line and headers, then the chunked body, and reports every `batch.created`
+ * with its toolCallId and when it arrived (`monoMs`).
+ */
+export async function openRawStreams(
+  endpoint: Endpoint,
+  options: {
+    path: string;
+    token: string;
+    count: number;
+    onBatchCreated: BatchCreatedListener;
+    connectConcurrency?: number;
+    /** how long one connection may take to answer its headers */
+    connectTimeoutMs?: number;
+  },
+): Promise<RawStreamPool> {
+  const sockets = new Set<net.Socket>();
+  let closing = false;
+  let ended = 0;
+  const requestText =
+    `GET ${options.path} HTTP/1.1\r\nHost: ${endpoint.host}:${endpoint.port}\r\n` +
+    `Accept: text/event-stream\r\nAuthorization: Bearer ${options.token}\r\n\r\n`;
+
+  const connect = (client: number) =>
+    new Promise<void>((resolve, reject) => {
+      const socket = net.connect({ host: endpoint.host, port: endpoint.port });
+      sockets.add(socket);
+      socket.setNoDelay(true);
+      // latin1 maps bytes to chars one to one, so chunk sizes (in bytes) index the string directly
+      socket.setEncoding("latin1");
+      let opened = false;
+      const timer = setTimeout(
+        () => fail(`no answer in ${options.connectTimeoutMs ?? 30_000} ms`),
+        options.connectTimeoutMs ?? 30_000,
+      );
+      const fail = (why: string) => {
+        if (opened || closing) return;
+        clearTimeout(timer);
+        socket.destroy();
+        reject(new Error(`stream client ${client}: ${why}`));
+      };
+      const body = new SseBody((block, receivedAt) => {
+        if (block.indexOf(EVENT_LINE) < 0) return;
+        const start = block.indexOf(TOOL_CALL_ID);
+        if (start < 0) return;
+        const from = start + TOOL_CALL_ID.length;
+        options.onBatchCreated(client, block.slice(from, block.indexOf('"', from)), receivedAt);
+      });
+      let head = "";
+      socket.on("data", (text: string) => {
+        const receivedAt = monoMs();
+        if (opened) return body.feed(text, receivedAt);
+        head += text;
+        const end = head.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        const status = head.slice(0, head.indexOf("\r\n"));
+        if (!/^HTTP\/1\.1 200 /.test(status)) return fail(`answered ${status}`);
+        body.chunked = /\r\ntransfer-encoding:\s*chunked/i.test(head.slice(0, end));
+        opened = true;
+        clearTimeout(timer);
+        resolve();
+        const rest = head.slice(end + 4);
+        head = "";
+        if (rest.length > 0) body.feed(rest, receivedAt);
+      });
+      socket.on("error", (error) => fail(error.message));
+      socket.write(requestText);
+      socket.on("close", () => {
+        sockets.delete(socket);
+        if (!opened) return fail("closed before answering");
+        if (!closing) ended++;
+      });
+    });
+
+  const pool: RawStreamPool = {
+    connected: 0,
+    ended: () => ended,
+    close: () => {
+      closing = true;
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+  try {
+    let nextClient = 0;
+    await Promise.all(
+      Array.from(
+        { length: Math.min(options.connectConcurrency ?? 50, options.count) },
+        async () => {
+          while (nextClient < options.count) {
+            await connect(nextClient++);
+            pool.connected++;
+          }
+        },
+      ),
+    );
+  } catch (error) {
+    pool.close();
+    throw error;
+  }
+  return pool;
+}
+
+export type RawStreamPool = {
+  connected: number;
+  /** streams the server ended while the pool was open (each one a failure of the run) */
+  ended: () => number;
+  close: () => void;
+};
+
+/** An SSE body, de-chunked when the response is chunked, cut into messages (blank-line ended). */
+class SseBody {
+  chunked = false;
+  private raw = ""; // chunked framing not yet decoded
+  private left = 0; // data bytes left in the current chunk; -1: a CRLF is due before the next size
+  private text = ""; // decoded, not yet a whole message
+
+  constructor(private readonly onMessage: (block: string, receivedAt: number) => void) {}
+
+  feed(data: string, receivedAt: number): void {
+    if (!this.chunked) return this.messages(data, receivedAt);
+    this.raw = this.raw.length === 0 ? data : this.raw + data;
+    for (;;) {
+      if (this.left > 0) {
+        const take = Math.min(this.left, this.raw.length);
+        if (take === 0) return;
+        this.messages(this.raw.slice(0, take), receivedAt);
+        this.raw = this.raw.slice(take);
+        this.left -= take;
+        if (this.left > 0) return;
+        this.left = -1;
+      }
+      if (this.left === -1) {
+        if (this.raw.length < 2) return;
+        this.raw = this.raw.slice(2);
+        this.left = 0;
+      }
+      const eol = this.raw.indexOf("\r\n");
+      if (eol < 0) return;
+      const size = parseInt(this.raw.slice(0, eol), 16);
+      this.raw = this.raw.slice(eol + 2);
+      if (!(size > 0)) return; // the last chunk: the server ended the stream
+      this.left = size;
+    }
+  }
+
+  private messages(data: string, receivedAt: number) {
+    this.text = this.text.length === 0 ? data : this.text + data;
+    let end: number;
+    while ((end = this.text.indexOf("\n\n")) >= 0) {
+      const block = this.text.slice(0, end);
+      this.text = this.text.slice(end + 2);
+      if (block.charCodeAt(0) !== 58 /* ':' a comment */) this.onMessage(block, receivedAt);
+    }
+  }
+}
+
 /* ------------------------------------------------------------------ pacing */
 
 /**
@@ -274,6 +439,29 @@ export function summarize(samples: ArrayLike<number>): Summary {
   const at = (p: number) =>
     sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1]!;
   return { n: sorted.length, p50: at(50), p99: at(99), max: sorted[sorted.length - 1]! };
+}
+
+/* ------------------------------------------------------------------ memory */
+
+/** The resident set of `pid` in KiB (VmRSS in /proc/<pid>/status), or NaN off Linux. */
+export function rssKiB(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  const match = /^VmRSS:\s+(\d+) kB/m.exec(readFile(`/proc/${pid}/status`) ?? "");
+  return match ? Number(match[1]) : NaN;
+}
+
+/**
+ * The server's RSS once it has settled: waits until it is idle, then takes the median of a few
+ * readings (a single one can land on a moment between a burst of allocation and its collection).
+ */
+export async function settledRssKiB(pid: number | undefined): Promise<number> {
+  await waitIdle(pid, 20_000);
+  const readings: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    await sleep(400);
+    readings.push(rssKiB(pid));
+  }
+  return percentile(readings, 50);
 }
 
 /* ------------------------------------------------------------------ CPU accounting */

@@ -10,6 +10,8 @@ import {
   closeBrowsers,
   type BrowserResult,
 } from "./browser";
+import { contentionReport, contentionScenario, type ContentionResult } from "./contention";
+import { fanoutReport, fanoutScenario, type FanoutLoad, type FanoutResult } from "./fanout";
 import type { CpuShare, Summary } from "./load";
 import {
   decisionScenario,
@@ -23,7 +25,7 @@ import {
 } from "./scenarios";
 import { startCountersign, startFloor, stopAllChildren, type Target } from "./targets";
 
-// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,browser] [--profile[=DIR]]`
+// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,fanout,contention,browser] [--profile[=DIR]]`
 //
 // Measures Countersign against a bare node:http + libSQL "floor" doing the same work shape, with
 // the same load generator (each scenario on the floor, then on Countersign), and prints a markdown
@@ -32,7 +34,9 @@ import { startCountersign, startFloor, stopAllChildren, type Target } from "./ta
 // (summarize with test/bench/profile-summary.ts); FLOOR_SYNCHRONOUS=NORMAL in the environment
 // runs the floor without an fsync per commit (an experiment, not the comparison). The browser
 // scenario (test/bench/browser.ts: the queue page in Chromium, Countersign only) runs when
-// --scenarios names it; the default stays pause,decide,wake.
+// --scenarios names it, and so do fanout (test/bench/fanout.ts: thousands of streams, memory per
+// idle stream) and contention (test/bench/contention.ts: many reviewers racing on the same calls);
+// the default stays pause,decide,wake, which keeps a plain `npm run bench` at about 5 minutes.
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
@@ -45,14 +49,30 @@ const profileDir =
     : profileFlag.split("=")[1] || join(tmpdir(), `countersign-bench-profile-${Date.now()}`);
 if (only && only !== "floor" && only !== "countersign")
   throw new Error("--only takes floor or countersign");
-const SCENARIOS = ["pause", "decide", "wake", "browser"] as const;
-const DEFAULT_SCENARIOS = ["pause", "decide", "wake"];
+/**
+ * Every scenario and its share of the run's time limit (ms, full run / --quick). A new scenario
+ * is a name here, a runner in main() and a section in the report.
+ */
+const SCENARIO_BUDGET_MS = {
+  pause: [150_000, 60_000],
+  decide: [60_000, 25_000],
+  wake: [60_000, 25_000],
+  fanout: [600_000, 180_000],
+  contention: [150_000, 75_000],
+  browser: [270_000, 150_000],
+} as const;
+type ScenarioName = keyof typeof SCENARIO_BUDGET_MS;
+const SCENARIOS = Object.keys(SCENARIO_BUDGET_MS) as ScenarioName[];
+const DEFAULT_SCENARIOS: ScenarioName[] = ["pause", "decide", "wake"];
+/** the scenarios with a floor to compare against (the browser one runs on Countersign only) */
+const FLOOR_SCENARIOS: ScenarioName[] = ["pause", "decide", "wake", "fanout", "contention"];
 const scenarios = new Set(flag("scenarios")?.split("=")[1]?.split(",") ?? DEFAULT_SCENARIOS);
 for (const s of scenarios)
-  if (!(SCENARIOS as readonly string[]).includes(s))
+  if (!(SCENARIOS as string[]).includes(s))
     throw new Error(`--scenarios takes ${SCENARIOS.join(",")}`);
-/** the scenarios that compare Countersign with the floor (the browser one has no floor) */
-const floorScenarios = DEFAULT_SCENARIOS.some((s) => scenarios.has(s));
+const floorScenarios = FLOOR_SCENARIOS.some((s) => scenarios.has(s));
+/** the pause, decide and wake rows share one table */
+const classicScenarios = DEFAULT_SCENARIOS.some((s) => scenarios.has(s));
 const browser = scenarios.has("browser") ? browserConfig(quick) : undefined;
 
 const config = quick
@@ -70,8 +90,22 @@ const config = quick
         seed: { floor: 20_000, Countersign: 6_000 },
       },
       wake: { batches: 30, warmup: 5, rate: 20 },
+      fanout: {
+        loads: [
+          { clients: 250, rate: 5 },
+          { clients: 1000, rate: 5 },
+        ] as FanoutLoad[],
+        timing: { warmupMs: 2000, durationMs: 6000, deliveryTimeoutMs: 10_000 },
+      },
+      contention: {
+        reviewers: 20,
+        concurrency: 32,
+        hotCalls: 2,
+        warmupMs: 500,
+        durationMs: 3000,
+        seed: { floor: 4_000, Countersign: 1_000 },
+      },
       warmUpMs: 1000,
-      timeLimitMs: 150_000,
     }
   : {
       loads: [
@@ -87,12 +121,28 @@ const config = quick
         seed: { floor: 100_000, Countersign: 20_000 },
       },
       wake: { batches: 200, warmup: 20, rate: 20 },
+      fanout: {
+        loads: [
+          { clients: 1000, rate: 5 },
+          { clients: 5000, rate: 5 },
+        ] as FanoutLoad[],
+        timing: { warmupMs: 4000, durationMs: 20_000, deliveryTimeoutMs: 15_000 },
+      },
+      contention: {
+        reviewers: 50,
+        concurrency: 64,
+        hotCalls: 4,
+        warmupMs: 2000,
+        durationMs: 10_000,
+        seed: { floor: 10_000, Countersign: 3_000 },
+      },
       warmUpMs: 3000,
-      timeLimitMs: 330_000,
     };
 
 type Results = {
   pauses: PauseResult[];
+  fanout: FanoutResult[];
+  contention?: ContentionResult;
   decisions?: DecisionResult;
   wake?: WakeResult;
   browser?: BrowserResult;
@@ -113,9 +163,11 @@ function abort(reason: string, code: number) {
 }
 process.once("SIGINT", () => abort("interrupted", 130));
 process.once("SIGTERM", () => abort("terminated", 143));
-// the browser scenario's own budget (about 4 min, 2 with --quick) on top of the others'
-const timeLimitMs =
-  (floorScenarios ? config.timeLimitMs : 60_000) + (browser ? (quick ? 150_000 : 270_000) : 0);
+// start-up and warm-up, then each scenario's own budget
+const timeLimitMs = [...scenarios].reduce(
+  (sum, s) => sum + SCENARIO_BUDGET_MS[s as ScenarioName][quick ? 1 : 0],
+  quick ? 40_000 : 60_000,
+);
 setTimeout(() => abort(`over the time limit (${timeLimitMs / 1000} s)`, 2), timeLimitMs).unref();
 
 const hasBuild = () => existsSync(join(process.cwd(), ".next", "BUILD_ID"));
@@ -183,15 +235,39 @@ function floorReport(
   floor: Results | undefined,
   startedAt: number,
 ): string[] {
+  const lines: string[] = [
+    `## Countersign vs floor${quick ? " (--quick: small loads, short runs; not the real numbers)" : ""}`,
+    "",
+  ];
+  if (classicScenarios) lines.push(...classicReport(cs, floor), "");
+  if (scenarios.has("fanout"))
+    lines.push(
+      "### Fan-out",
+      "",
+      ...fanoutReport(config.fanout.loads, cs?.fanout, floor?.fanout),
+      "",
+    );
+  if (scenarios.has("contention"))
+    lines.push("### Contention", "", ...contentionReport(cs?.contention, floor?.contention), "");
+  const cpu = cpus();
+  lines.push(
+    machineLine(),
+    `- The load generator, the server under test and this script share those ${cpu.length} cores; both servers run side by side on 127.0.0.1, each over a fresh database file, and every scenario runs on the floor and then on Countersign (the idle one costs next to nothing).`,
+    '- "CPU bench / other": share of the whole machine (100% = all cores) used during the measured window by the bench\'s own processes (generators + server) and by everything else. A large "other" means the machine was busy and the numbers are pessimistic. "server CPU / op": CPU time of the server process in the window divided by the requests (a pause includes its fan-out to every stream; a wake-up op is a decision plus the answered long-poll).',
+    commandLine(startedAt),
+    "- Floor (test/bench/floor-server.ts): bare node:http + @libsql/client, WAL, writes queued in-process as BEGIN IMMEDIATE transactions; a pause is one INSERT + one SSE write per client (the message encoded once), a decision one `UPDATE … WHERE status = 'pending' AND revision = ? RETURNING` + one event INSERT, a long-poll is woken in-process by the decision.",
+  );
+  if (profileDir) lines.push(`- CPU profiles of the Countersign server: ${profileDir}`);
+  return lines;
+}
+
+/** The pause, decision and wake-up rows, and their details. */
+function classicReport(cs: Results | undefined, floor: Results | undefined): string[] {
   const lines: string[] = [];
   const row = (cells: string[]) => lines.push(`| ${cells.join(" | ")} |`);
   const verdict = (met: boolean | undefined) =>
     met === undefined ? "" : met ? " — met" : " — **missed**";
 
-  lines.push(
-    `## Countersign vs floor${quick ? " (--quick: small loads, short runs; not the real numbers)" : ""}`,
-    "",
-  );
   row(["measurement", "load", "Countersign", "floor", "Countersign / floor", "goal"]);
   row(["---", "---", "---:", "---:", "---:", "---"]);
   config.loads.forEach((load, i) => {
@@ -314,17 +390,10 @@ function floorReport(
       ]);
   }
 
-  const cpu = cpus();
   lines.push(
     "",
-    machineLine(),
-    `- The load generator, the server under test and this script share those ${cpu.length} cores; both servers run side by side on 127.0.0.1, each over a fresh database file, and every scenario runs on the floor and then on Countersign (the idle one costs next to nothing).`,
-    '- "CPU bench / other": share of the whole machine (100% = all cores) used during the measured window by the bench\'s own processes (generator + server) and by everything else. A large "other" means the machine was busy and the numbers are pessimistic. "server CPU / op": CPU time of the server process in the window divided by the requests (a pause includes its fan-out to every stream; a wake-up op is a decision plus the answered long-poll).',
-    commandLine(startedAt),
     '- Pause latency: from writing `POST /api/v1/runs` (a run with a one-call batch, open-loop at the fixed rate) to each stream client (`GET /api/v1/stream`, raw node:http, one reviewer token) parsing the matching `batch.created`; one sample per client per pause. Warm-up pauses are not counted. "pacer late" is how far behind schedule the generator fired (a generator saturation check). When a server falls more than 1 s of pauses behind, the generator skips sends until it catches up and the row says **overloaded**, with the rate actually answered; its latencies are then those of a saturated server with a ~1 s queue.',
-    "- Floor (test/bench/floor-server.ts): bare node:http + @libsql/client, WAL, writes queued in-process as BEGIN IMMEDIATE transactions; a pause is one INSERT + one SSE write per client, a decision one `UPDATE … WHERE status = 'pending' AND revision = ? RETURNING` + one event INSERT, a long-poll is woken in-process by the decision.",
   );
-  if (profileDir) lines.push(`- CPU profiles of the Countersign server: ${profileDir}`);
   return lines;
 }
 
@@ -359,7 +428,7 @@ async function main(): Promise<number> {
       const target = await starter();
       console.error(`bench: ${name} listening on port ${target.endpoint.port}, pid ${target.pid}`);
       live.push(target);
-      results.set(name, { pauses: [] });
+      results.set(name, { pauses: [], fanout: [] });
     } catch (error) {
       console.error(error);
       failures.push(`${name} did not start: ${String(error).split("\n")[0]}`);
@@ -400,6 +469,21 @@ async function main(): Promise<number> {
     if (scenarios.has("wake")) {
       await each("wake-up", async (t, r) => {
         r.wake = await wakeScenario(t, config.wake);
+      });
+    }
+    if (scenarios.has("fanout")) {
+      for (const load of config.fanout.loads) {
+        await each(`fan-out ${load.clients}×${load.rate}`, async (t, r) => {
+          r.fanout.push(await fanoutScenario(t, load, config.fanout.timing));
+        });
+      }
+    }
+    if (scenarios.has("contention")) {
+      await each("contention", async (t, r) => {
+        r.contention = await contentionScenario(t, {
+          ...config.contention,
+          seed: config.contention.seed[t.name],
+        });
       });
     }
     if (browser) {

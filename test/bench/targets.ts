@@ -4,11 +4,11 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { eq } from "drizzle-orm";
+import { and, count, eq, inArray } from "drizzle-orm";
 import { closeDb, getDb } from "@/db/client";
-import { batches, calls, runs } from "@/db/schema";
+import { batches, calls, events, runs } from "@/db/schema";
 import { freshDatabase } from "../support/database";
-import { makeTeam } from "../support/factories";
+import { makeReviewer, makeTeam } from "../support/factories";
 import { freePort, startServer } from "../support/server";
 import { keepAliveAgent, parseJson, request, sleep, type Endpoint } from "./load";
 
@@ -26,6 +26,10 @@ export type Target = {
   reviewerToken: string;
   /** `n` pending one-call batches, made outside the measured path, for the decision benchmark */
   seedPendingCalls: (n: number) => Promise<PendingCall[]>;
+  /** `n` distinct reviewer tokens, each a member of the seeded calls' queue */
+  reviewerTokens: (n: number) => Promise<string[]>;
+  /** how many `call.decided` events the database holds for each of these calls */
+  decisionEventCounts: (callIds: string[]) => Promise<Map<string, number>>;
   stop: () => Promise<void>;
 };
 
@@ -55,6 +59,13 @@ export function pauseBody(token: string) {
 
 // Every child this process starts, so an error or Ctrl-C can stop them all.
 const children = new Set<ChildProcess>();
+
+/** Registers a child (a generator process, say) to be stopped with the servers. */
+export function trackChild(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once("exit", () => children.delete(child));
+  return child;
+}
 
 export async function stopChild(child: ChildProcess, graceMs = 5000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return void children.delete(child);
@@ -129,6 +140,24 @@ export async function startFloor(): Promise<Target> {
         agent.destroy();
       }
     },
+    // the floor has no accounts: a token is just the name its decisions are recorded under
+    reviewerTokens: async (n) => Array.from({ length: n }, (_, i) => `floor-reviewer-${i}`),
+    decisionEventCounts: async (callIds) => {
+      const agent = keepAliveAgent(1);
+      try {
+        const body = parseJson<{ counts: Record<string, number> }>(
+          await request(endpoint, agent, {
+            method: "POST",
+            path: "/bench/decision-counts",
+            body: { ids: callIds },
+          }),
+          "counting the floor's decision events",
+        );
+        return new Map(Object.entries(body.counts));
+      } finally {
+        agent.destroy();
+      }
+    },
     stop: async () => {
       await stopChild(child);
       rmSync(dir, { recursive: true, force: true });
@@ -140,7 +169,7 @@ export async function startFloor(): Promise<Target> {
 
 export async function startCountersign(options: { profileDir?: string } = {}): Promise<Target> {
   const databaseUrl = await freshDatabase("bench");
-  const { agent, reviewer } = await makeTeam();
+  const { agent, reviewer, queue } = await makeTeam();
   const env = { COUNTERSIGN_QUIET: "1" };
   const server = options.profileDir
     ? await startProfiledNext(databaseUrl, env, options.profileDir)
@@ -154,6 +183,29 @@ export async function startCountersign(options: { profileDir?: string } = {}): P
     agentKey: agent.key,
     reviewerToken: reviewer.token,
     seedPendingCalls: (n) => clonePendingCalls(endpoint, agent.key, n),
+    reviewerTokens: async (n) => {
+      const tokens: string[] = [];
+      for (let i = 0; i < n; i++)
+        tokens.push(
+          (await makeReviewer({ name: `Bench Reviewer ${i}`, queues: [{ name: queue.name }] }))
+            .token,
+        );
+      return tokens;
+    },
+    decisionEventCounts: async (callIds) => {
+      const counts = new Map<string, number>();
+      for (let i = 0; i < callIds.length; i += 500) {
+        const rows = await getDb()
+          .select({ callId: events.callId, n: count() })
+          .from(events)
+          .where(
+            and(eq(events.type, "call.decided"), inArray(events.callId, callIds.slice(i, i + 500))),
+          )
+          .groupBy(events.callId);
+        for (const row of rows) if (row.callId) counts.set(row.callId, row.n);
+      }
+      return counts;
+    },
     stop: async () => {
       // a profile is written on a clean exit only: give the server time to write it
       await stopChild(server.process, options.profileDir ? 20_000 : 5000);
