@@ -1,8 +1,5 @@
 import type { NextConfig } from "next";
-import {
-  API_CONTENT_SECURITY_POLICY,
-  pageContentSecurityPolicy,
-} from "./lib/http/content-security-policy";
+import { API_CONTENT_SECURITY_POLICY } from "./lib/http/content-security-policy";
 
 const nextConfig: NextConfig = {
   // Compressed responses are buffered, which would hold back server-sent events; the pages are
@@ -11,20 +8,13 @@ const nextConfig: NextConfig = {
   // The native libSQL driver must be loaded by Node at run time, not bundled.
   serverExternalPackages: ["@libsql/client", "libsql"],
   poweredByHeader: false,
-  // A Content-Security-Policy on every page (lib/http/content-security-policy.ts). Nothing may be
-  // framed by another site (one click approves): only the embed route, for EMBED_ALLOWED_ORIGINS
-  // (its policy is set per request in proxy.ts), and sign-in, reached inside that frame.
+  // Pages get their Content-Security-Policy per request in proxy.ts (it carries a fresh nonce).
+  // Nothing may be framed by another site (one click approves): only the embed route, for
+  // EMBED_ALLOWED_ORIGINS, and sign-in, reached inside that frame.
   headers: async () => [
     {
       source: "/((?!embed/|sign-in|api/).*)",
-      headers: [
-        { key: "Content-Security-Policy", value: pageContentSecurityPolicy() },
-        { key: "X-Frame-Options", value: "SAMEORIGIN" },
-      ],
-    },
-    {
-      source: "/sign-in",
-      headers: [{ key: "Content-Security-Policy", value: pageContentSecurityPolicy(null) }],
+      headers: [{ key: "X-Frame-Options", value: "SAMEORIGIN" }],
     },
     {
       source: "/api/:path*",
@@ -35,8 +25,6 @@ const nextConfig: NextConfig = {
       ],
     },
   ],
-  // The embed route's Content-Security-Policy (frame-ancestors from EMBED_ALLOWED_ORIGINS) is set
-  // per request in proxy.ts: headers listed here are frozen into the build by `next build`.
   // `npm test` type-checks the whole project (tests included) with `tsc` before it builds; the
   // build need not do it again.
   typescript: { ignoreBuildErrors: true },

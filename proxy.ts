@@ -1,11 +1,14 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { embedContentSecurityPolicy } from "@/app/embed/allowed-origins";
 import { NotFoundError, toResponse } from "@/lib/errors";
+import { newNonce, pageContentSecurityPolicy } from "@/lib/http/content-security-policy";
 
 // Runs only for the paths its matcher names, so the API's hot paths never pay for it:
-// - /embed/…: only the embed route may be framed, and only by EMBED_ALLOWED_ORIGINS. The header
-//   is set here rather than in next.config.ts because `next build` freezes config headers into
-//   the build: a host added at deploy time would otherwise need a rebuild.
+// - pages: each response's Content-Security-Policy, with a fresh nonce for its inline scripts
+//   (lib/http/content-security-policy.ts). Next.js reads the nonce from the policy on the
+//   request and puts it on its own scripts; the root layout reads `x-nonce`. Only the embed
+//   route may be framed, and only by EMBED_ALLOWED_ORIGINS, read here at run time (next.config
+//   headers are frozen into the build, so a host added at deploy time would need a rebuild).
 // - a path with a percent sign: Next answers a bare 500 for an escape that does not decode
 //   (`/api/v1/batches/%`); no such id can exist, so it is answered as a missing one.
 export function proxy(request: NextRequest) {
@@ -15,9 +18,17 @@ export function proxy(request: NextRequest) {
       ? toResponse(new NotFoundError("Endpoint"))
       : new NextResponse("Not found", { status: 404, headers: { "content-type": "text/plain" } });
   }
-  const response = NextResponse.next();
-  if (pathname.startsWith("/embed/"))
-    response.headers.set("Content-Security-Policy", embedContentSecurityPolicy());
+  if (pathname.startsWith("/api/")) return NextResponse.next();
+  const nonce = newNonce();
+  const policy = pathname.startsWith("/embed/")
+    ? embedContentSecurityPolicy(nonce)
+    : // Sign-in is reached inside the embed frame, from any host the embed allows.
+      pageContentSecurityPolicy(nonce, pathname === "/sign-in" ? null : ["'self'"]);
+  const requestHeaders = new Headers(request.headers);
+  requestHeaders.set("content-security-policy", policy);
+  requestHeaders.set("x-nonce", nonce);
+  const response = NextResponse.next({ request: { headers: requestHeaders } });
+  response.headers.set("Content-Security-Policy", policy);
   return response;
 }
 
@@ -30,4 +41,7 @@ function decodes(pathname: string): boolean {
   }
 }
 
-export const config = { matcher: ["/embed/:path*", "/(.*%.*)"] };
+export const config = {
+  // Every page (not the API, not the build's static files), and API paths with a '%'.
+  matcher: ["/((?!api/|_next/static/|_next/image|favicon\\.ico).*)", "/(.*%.*)"],
+};

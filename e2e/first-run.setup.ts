@@ -1,5 +1,5 @@
 import AxeBuilder from "@axe-core/playwright";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./support/test";
 
 // Runs first, on the empty database (see playwright.config.ts): nobody is left at a login page
 // with no account.

@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./support/test";
 
 test("the health endpoint reports the database is up", async ({ request }) => {
   const response = await request.get("/api/health");

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import AxeBuilder from "@axe-core/playwright";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./support/test";
 import { apiClient, type ApiClient } from "@/test/support/http";
 import { baseURL, pause, seedTeam, signIn, type Team } from "./support/fixtures";
 

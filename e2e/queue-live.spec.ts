@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./support/test";
 import { refundBatch } from "@/test/support/http";
 import { pause, seedTeam, signIn } from "./support/fixtures";
 

@@ -22,6 +22,7 @@ export type ErrorCode =
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"
+  | "method_not_allowed"
   | "unavailable"
   | "internal_error";
 
@@ -36,6 +37,11 @@ export class ApiError extends Error {
   ) {
     super(message);
     this.name = new.target.name;
+  }
+
+  /** Headers the answer carries besides its body (`Allow`, `Retry-After`). */
+  get headers(): Record<string, string> {
+    return {};
   }
 
   // Typed with the extra fields (`issues`, `current`, …): a spread index signature would drop them.
@@ -165,12 +171,44 @@ export function asApiError(error: unknown): ApiError | null {
   return null;
 }
 
+/** The endpoint exists but does not serve this method; `allow` lists the ones it does (405). */
+export class MethodNotAllowedError extends ApiError {
+  constructor(
+    method: string,
+    readonly allow: string[],
+  ) {
+    super("method_not_allowed", 405, `${method} is not served here; use ${allow.join(", ")}.`, {
+      allow,
+    });
+  }
+
+  override get headers(): Record<string, string> {
+    return { allow: this.allow.join(", ") };
+  }
+}
+
+/** Too many failed attempts from this client; try again in `retryAfterSecs` (429). */
+export class RateLimitedError extends ApiError {
+  constructor(
+    readonly retryAfterSecs: number,
+    message: string,
+  ) {
+    super("rate_limited", 429, message, { retryAfterSecs });
+  }
+
+  override get headers(): Record<string, string> {
+    return { "retry-after": String(this.retryAfterSecs) };
+  }
+}
+
 /** Turns any thrown value into the contract's error response; unknown errors never leak their message. */
 export function toResponse(error: unknown): Response {
   const known = asApiError(error);
   if (known) {
-    const headers: HeadersInit =
-      known instanceof UnavailableError ? { "retry-after": String(known.retryAfterSecs) } : {};
+    const headers: Record<string, string> =
+      known instanceof UnavailableError
+        ? { "retry-after": String(known.retryAfterSecs) }
+        : known.headers;
     return Response.json(known.toJSON(), { status: known.status, headers });
   }
   console.error("Unexpected error while serving a request:", error);

@@ -2,6 +2,7 @@ import { count } from "drizzle-orm";
 import { databaseUrl, getDb } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { users } from "@/db/schema";
+import { hashStoredSessionTokens } from "@/lib/auth/hashed-session-tokens";
 import { publicBaseUrl } from "./api/views";
 import { beginShutdown } from "./shutdown";
 import { startBackgroundWork } from "./background";
@@ -9,6 +10,7 @@ import { startBackgroundWork } from "./background";
 /** Start-up: migrate the database, start the background work, and tell a newcomer what to do. */
 export async function startServer(): Promise<void> {
   await migrateDatabase();
+  await hashStoredSessionTokens();
   await startBackgroundWork();
   // On SIGTERM/SIGINT Next.js stops once open requests finish: end streams and long-polls.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, beginShutdown);

@@ -30,6 +30,6 @@ function exactOrigin(text: string): string | null {
 }
 
 /** The CSP for /embed/…: the pages' policy; the app itself and the configured hosts may frame it. */
-export function embedContentSecurityPolicy(origins = embedAllowedOrigins()): string {
-  return pageContentSecurityPolicy(["'self'", ...origins]);
+export function embedContentSecurityPolicy(nonce: string, origins = embedAllowedOrigins()): string {
+  return pageContentSecurityPolicy(nonce, ["'self'", ...origins]);
 }

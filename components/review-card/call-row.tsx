@@ -10,6 +10,7 @@ import { JsonView } from "./json-view";
 import { ConflictNotice, DecisionNotice } from "./notices";
 import { EditedSummary, SummaryEditor, summaryLimit, summaryOf } from "./plan-summary";
 import { ReasonForm } from "./reason-form";
+import { revealInvisible } from "./reveal";
 import styles from "./review-card.module.css";
 import { ScopeSelect } from "./scope-select";
 import { CallStatusBadge } from "./status-badge";
@@ -160,7 +161,7 @@ export function CallRow({
         {showStatus && <CallStatusBadge status={call.status} />}
       </div>
       {call.summary && showSummary && !isPlanCall && (
-        <p className={styles.summary}>{call.summary}</p>
+        <p className={styles.summary}>{revealInvisible(call.summary)}</p>
       )}
       {call.risks.length > 0 && !isPlanCall && <Risks risks={call.risks} label={label} />}
       {!isPlanCall && (
@@ -338,7 +339,7 @@ export function Risks({ risks, label }: { risks: string[]; label: string }) {
           <span aria-hidden="true" className={styles.riskIcon}>
             ⚠
           </span>
-          {risk}
+          {revealInvisible(risk)}
         </li>
       ))}
     </ul>

@@ -3,6 +3,7 @@ import { Risks } from "./call-row";
 import { Ago } from "./countdown";
 import { formatCost, shortId } from "./format";
 import styles from "./review-card.module.css";
+import { revealInvisible } from "./reveal";
 import { BatchStatusBadge } from "./status-badge";
 import type { Batch, Plan } from "./types";
 
@@ -46,12 +47,12 @@ export function CardHeader(props: {
           {kind.text}
         </span>
         <Heading id={props.headingId} className={styles.title}>
-          {title(batch)}
+          {revealInvisible(title(batch))}
         </Heading>
         <BatchStatusBadge batch={batch} />
       </div>
       <p className={styles.meta}>
-        <span className={styles.agent}>{batch.agent.name}</span>
+        <span className={styles.agent}>{revealInvisible(batch.agent.name)}</span>
         <span className={styles.metaSep} aria-hidden="true">
           ·
         </span>
@@ -115,7 +116,7 @@ export function PlanSection(props: { plan: Plan; compact: boolean; headingLevel:
       {plan.rationale && (
         <div className={styles.planPart}>
           <Label className={styles.planLabel}>Why</Label>
-          <p className={styles.prose}>{plan.rationale}</p>
+          <p className={styles.prose}>{revealInvisible(plan.rationale)}</p>
         </div>
       )}
       {resources.length > 0 && (
@@ -124,7 +125,7 @@ export function PlanSection(props: { plan: Plan; compact: boolean; headingLevel:
           <ul className={styles.resources}>
             {resources.slice(0, compact ? 5 : 200).map((resource, index) => (
               <li key={index}>
-                <code>{resource}</code>
+                <code>{revealInvisible(resource)}</code>
               </li>
             ))}
             {compact && resources.length > 5 && (
@@ -142,7 +143,7 @@ export function PlanSection(props: { plan: Plan; compact: boolean; headingLevel:
       {plan.rollback && (
         <div className={styles.planPart}>
           <Label className={styles.planLabel}>Rollback</Label>
-          <p className={styles.prose}>{plan.rollback}</p>
+          <p className={styles.prose}>{revealInvisible(plan.rollback)}</p>
         </div>
       )}
     </div>

@@ -2,6 +2,7 @@
 
 import { memo, useMemo, useState } from "react";
 import styles from "./review-card.module.css";
+import { revealInvisible } from "./reveal";
 
 // Args come from agents and may hold markup or megabytes. Everything renders as React text
 // (inert), long strings are cut, containers page their children, and only a bounded number of
@@ -113,7 +114,9 @@ type EntryProps = {
 
 function Entry({ name, isIndex, value, open }: EntryProps) {
   const [expanded, setExpanded] = useState(() => open.has(value));
-  const label = <span className={isIndex ? styles.jsonIndex : styles.jsonKey}>{name}</span>;
+  const label = (
+    <span className={isIndex ? styles.jsonIndex : styles.jsonKey}>{revealInvisible(name)}</span>
+  );
   if (!isContainer(value) || childCount(value) === 0) {
     return (
       <li className={styles.jsonEntry}>
@@ -166,7 +169,7 @@ function StringValue({ value }: { value: string }) {
   const cut = value.length > limit;
   return (
     <span className={styles.jsonString}>
-      &quot;{cut ? value.slice(0, limit) : value}
+      &quot;{revealInvisible(cut ? value.slice(0, limit) : value)}
       {cut ? "…" : '"'}
       {cut && (
         <button

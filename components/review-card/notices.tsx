@@ -6,6 +6,7 @@ import { DiffView } from "./diff-view";
 import { isRecord } from "./format";
 import { EditedSummary, summaryOf } from "./plan-summary";
 import styles from "./review-card.module.css";
+import { revealInvisible } from "./reveal";
 import type { Call } from "./types";
 import { useClock } from "./use-clock";
 import type { Notice } from "./use-decisions";
@@ -43,7 +44,7 @@ export function DecisionNotice(props: {
           {headline}
         </p>
       )}
-      {reason && <blockquote className={styles.reason}>{reason}</blockquote>}
+      {reason && <blockquote className={styles.reason}>{revealInvisible(reason)}</blockquote>}
       {detail && <p className={styles.noticeDetail}>{detail}</p>}
       {edited && editedSummary !== null ? (
         <EditedSummary

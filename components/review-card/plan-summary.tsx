@@ -4,6 +4,7 @@ import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 import { isRecord } from "./format";
 import styles from "./review-card.module.css";
 import { EditActions } from "./edit-actions";
+import { revealInvisible } from "./reveal";
 
 // A plan batch's reviewer may change only the plan's summary (the server's input schema holds
 // every other part to what the agent proposed), so its edit is prose, not JSON.
@@ -133,9 +134,10 @@ export function EditedSummary(props: { lead: string; summary: string; proposed: 
   return (
     <div className={styles.editedArgs} data-testid="edited-summary">
       <p className={styles.noticeDetail}>{props.lead}</p>
-      <blockquote className={styles.reason}>{props.summary}</blockquote>
+      <blockquote className={styles.reason}>{revealInvisible(props.summary)}</blockquote>
       <p className={`${styles.muted} ${styles.prose}`}>
-        The agent proposed: <span data-testid="proposed-summary">{props.proposed}</span>
+        The agent proposed:{" "}
+        <span data-testid="proposed-summary">{revealInvisible(props.proposed)}</span>
       </p>
     </div>
   );

@@ -595,7 +595,11 @@ export function openApiDocument() {
       title: "Countersign API",
       version: "1",
       description:
-        "Where AI agents ask people for permission. Times are ISO-8601 UTC; ids are opaque strings.",
+        "Where AI agents ask people for permission. Times are ISO-8601 UTC; ids are opaque strings. " +
+        "Besides the errors each operation lists: a method an endpoint does not serve is answered " +
+        "405 `method_not_allowed` with an `Allow` header (and `allow` in the error); a client address " +
+        "that sent too many unknown bearer keys or tokens is answered 429 `rate_limited` with " +
+        "`Retry-After` (seconds) on every bearer request until the window ends.",
     },
     servers: [{ url: "/api/v1" }],
     paths,

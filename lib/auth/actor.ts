@@ -10,6 +10,7 @@ import {
 import type { Executor } from "@/db/client";
 import { sha256Hex } from "@/lib/ids";
 import { sessionUser } from "./better-auth";
+import { assertNotLimited, clientAddress, recordFailure } from "./bearer-failures";
 import { ForbiddenError, UnauthenticatedError } from "@/lib/errors";
 
 export const AGENT_KEY_PREFIX = "cs_agent_";
@@ -54,6 +55,9 @@ export async function authenticate(db: Executor, headers: Headers): Promise<Acto
     if (user) return { kind: "reviewer", ...user };
     throw new UnauthenticatedError();
   }
+  // Blocked before the lookup: see bearer-failures.ts for why a valid key waits too.
+  const address = clientAddress(headers);
+  assertNotLimited(address);
   if (token.startsWith(AGENT_KEY_PREFIX)) {
     const agent = await findAgentByKey(db, token);
     if (agent) return agent;
@@ -61,6 +65,7 @@ export async function authenticate(db: Executor, headers: Headers): Promise<Acto
     const reviewer = await findReviewerByToken(db, token);
     if (reviewer) return reviewer;
   }
+  recordFailure(address);
   throw new UnauthenticatedError("That key or token is not valid (or was revoked).");
 }
 

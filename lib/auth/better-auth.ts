@@ -5,6 +5,7 @@ import { eq } from "drizzle-orm";
 import { getDb, getLockedDb, writeTransaction } from "@/db/client";
 import { accounts, appSettings, sessions, users, verifications } from "@/db/schema";
 import { publicBaseUrl } from "@/lib/api/views";
+import { hashSessionTokens } from "./hashed-session-tokens";
 
 const SECRET_SETTING = "auth_secret";
 
@@ -57,10 +58,13 @@ function createAuth(secret: string) {
     secret,
     baseURL: publicBaseUrl(),
     trustedOrigins: trustedOrigins(),
-    database: drizzleAdapter(getLockedDb(), {
-      provider: "sqlite",
-      schema: { user: users, session: sessions, account: accounts, verification: verifications },
-    }),
+    // Session tokens are stored as SHA-256 hashes; the cookie carries the token itself.
+    database: hashSessionTokens(
+      drizzleAdapter(getLockedDb(), {
+        provider: "sqlite",
+        schema: { user: users, session: sessions, account: accounts, verification: verifications },
+      }),
+    ),
     // Accounts are made by an admin (CLI or the first-run setup page), never by strangers.
     emailAndPassword: { enabled: true, disableSignUp: true, minPasswordLength: 8 },
     session: { expiresIn: 60 * 60 * 24 * 7, updateAge: 60 * 60 * 24 },

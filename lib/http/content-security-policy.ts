@@ -1,25 +1,36 @@
 // The Content-Security-Policy of the app's pages. Scripts, styles, fetches, images and fonts come
 // from the app's own origin only, so injected markup can neither load code from elsewhere nor
-// send what it reads to another site (connect-src, img-src, form-action). 'unsafe-inline' scripts
-// are Next.js's hydration data; 'unsafe-eval' is Ajv compiling a tool's input schema in the card.
-// (A nonce per request would drop 'unsafe-inline'; it is left for a later change.)
+// send what it reads to another site (connect-src, img-src, form-action). Inline scripts run only
+// with the request's nonce (proxy.ts makes one per request; Next.js puts it on its hydration
+// scripts, the root layout on the theme script), so markup that slips into a page cannot run
+// script. 'unsafe-eval' stays for Ajv, which compiles a tool's input schema into a function in the
+// card (the schema is the agent's, known only at run time). Styles keep 'unsafe-inline': React's
+// `style` attributes cannot carry a nonce, and a style cannot run script.
 
-const PAGE_DIRECTIVES = [
-  "default-src 'self'",
-  "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-];
+/** A fresh nonce: 128 random bits, base64. Used once, for one response. */
+export function newNonce(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes));
+}
 
-/** A page's policy; `frameAncestors` null leaves framing open (sign-in, reached inside the embed). */
-export function pageContentSecurityPolicy(frameAncestors: string[] | null = ["'self'"]): string {
+/**
+ * A page's policy for one response; `frameAncestors` null leaves framing open (sign-in, reached
+ * inside the embed).
+ */
+export function pageContentSecurityPolicy(
+  nonce: string,
+  frameAncestors: string[] | null = ["'self'"],
+): string {
   return [
-    ...PAGE_DIRECTIVES,
+    "default-src 'self'",
+    `script-src 'self' 'nonce-${nonce}' 'unsafe-eval'`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
     ...(frameAncestors ? [`frame-ancestors ${frameAncestors.join(" ")}`] : []),
   ].join("; ");
 }

@@ -38,8 +38,8 @@ export async function handleMcpPost(request: Request): Promise<Response> {
 
 /**
  * GET (a server-to-client event stream) and DELETE (end a session): neither exists without
- * sessions, and the transport spec's answer for both is 405. Still authenticated first, like
- * every request.
+ * sessions, and the transport spec's answer for both is 405; PUT and PATCH are not in the
+ * transport at all. Still authenticated first, like every request.
  */
 export async function refuseMcpMethod(request: Request): Promise<Response> {
   try {
@@ -57,6 +57,11 @@ export async function refuseMcpMethod(request: Request): Promise<Response> {
     },
     { status: 405, headers: { allow: "POST" } },
   );
+}
+
+/** Next.js's own OPTIONS would list the refused methods above as served. */
+export function mcpOptions(): Response {
+  return new Response(null, { status: 204, headers: { allow: "POST, OPTIONS" } });
 }
 
 async function authenticateAgent(headers: Headers): Promise<AgentActor> {

@@ -89,6 +89,21 @@ describe("GET /api/v1/openapi.json", () => {
     }
     expect((await policy("/queue")).frameOptions).toBe("SAMEORIGIN");
     expect((await policy("/queue")).csp).toMatch(/; frame-ancestors 'self'$/);
+    // Inline scripts run only with this response's nonce: a fresh one each time, never
+    // 'unsafe-inline'. (Ajv compiling a tool's input schema in the card keeps 'unsafe-eval'.)
+    const scriptSources = async (path: string) =>
+      /script-src ([^;]*)/.exec((await policy(path)).csp)?.[1] ?? "";
+    for (const path of ["/queue", "/sign-in", "/embed/batches/x", "/setup"]) {
+      const [first, second] = [await scriptSources(path), await scriptSources(path)];
+      expect(first, path).toMatch(/^'self' 'nonce-[A-Za-z0-9+/]{22}==' 'unsafe-eval'$/);
+      expect(second, path).not.toBe(first);
+    }
+    const signIn = await fetch(`${server.baseUrl}/sign-in`);
+    const nonce = /'nonce-([^']+)'/.exec(signIn.headers.get("content-security-policy")!)![1];
+    const html = await signIn.text();
+    const scripts = html.match(/<script\b[^>]*>/g) ?? [];
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const script of scripts) expect(script).toContain(`nonce="${nonce}"`);
     // Sign-in is reached inside the embed frame; the embed itself names its hosts (proxy.ts).
     expect((await policy("/sign-in?next=/queue")).csp).not.toContain("frame-ancestors");
     expect((await policy("/embed/batches/x")).csp).toContain("frame-ancestors 'self'");

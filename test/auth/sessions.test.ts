@@ -1,12 +1,18 @@
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "@/db/client";
+import { sessions } from "@/db/schema";
 import { createFirstAdmin } from "@/lib/auth/create-first-admin";
+import { hashStoredSessionTokens } from "@/lib/auth/hashed-session-tokens";
+import { sha256Hex } from "@/lib/ids";
 import { startApiServer } from "@/test/support/api-fixtures";
 import { makeTeam } from "@/test/support/factories";
 import { apiClient, refundBatch } from "@/test/support/http";
 import type { TestServer } from "@/test/support/server";
 
 // Reviewer sessions over real HTTP: better-auth's sign-in sets a cookie that the API accepts
-// as the reviewer, cross-site writes with it are refused, and password guessing is slowed.
+// as the reviewer, cross-site writes with it are refused, password guessing is slowed, and the
+// database holds only a hash of the cookie's token.
 
 let server: TestServer;
 let team: Awaited<ReturnType<typeof makeTeam>>;
@@ -16,10 +22,15 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => server?.stop());
 
-async function signIn(email: string, password: string) {
+/** `from`: the client address, so sign-ins that are not about guessing stay out of its limit. */
+async function signIn(email: string, password: string, from?: string) {
   return fetch(`${server.baseUrl}/api/auth/sign-in/email`, {
     method: "POST",
-    headers: { "content-type": "application/json", origin: server.baseUrl },
+    headers: {
+      "content-type": "application/json",
+      origin: server.baseUrl,
+      ...(from && { "x-forwarded-for": from }),
+    },
     body: JSON.stringify({ email, password }),
   });
 }
@@ -31,6 +42,14 @@ function sessionCookie(response: Response): string {
   if (!cookie) throw new Error(`no session cookie in ${response.headers.getSetCookie()}`);
   return cookie.split(";")[0]!;
 }
+
+/** The session token inside a cookie (`name=token.signature`, URL-encoded). */
+function tokenOf(cookie: string): string {
+  return decodeURIComponent(cookie.slice(cookie.indexOf("=") + 1)).split(".")[0]!;
+}
+
+const storedTokens = async () =>
+  (await getDb().select({ token: sessions.token }).from(sessions)).map((row) => row.token);
 
 describe("reviewer sessions", () => {
   it("first-run setup makes one admin of a General queue, and only ever one", async () => {
@@ -108,6 +127,54 @@ describe("reviewer sessions", () => {
       body: "{}",
     });
     expect((await client.get("/queue", { cookie })).status).toBe(401);
+    // signing out deletes the row, found by the hash of the cookie's token
+    expect(await storedTokens()).not.toContain(sha256Hex(tokenOf(cookie)));
+  });
+
+  it("stores sessions as SHA-256 hashes: the cookie's token is nowhere in the database", async () => {
+    const cookie = sessionCookie(
+      await signIn(team.reviewer.email, "correct horse battery", "192.0.2.10"),
+    );
+    const token = tokenOf(cookie);
+    expect(token.length).toBeGreaterThanOrEqual(32);
+    const stored = await storedTokens();
+    expect(stored).toContain(sha256Hex(token));
+    expect(stored.every((t) => /^[0-9a-f]{64}$/.test(t))).toBe(true);
+    // nor inside any other column of the table
+    const rows = await getDb().select().from(sessions);
+    expect(JSON.stringify(rows)).not.toContain(token);
+
+    const client = apiClient(server.baseUrl);
+    expect((await client.get("/queue", { cookie })).status).toBe(200);
+    // better-auth's own session endpoint hands the raw token back to its owner, not the hash
+    const own = await fetch(`${server.baseUrl}/api/auth/get-session`, { headers: { cookie } });
+    expect((await own.json()).session.token).toBe(token);
+
+    // An expired session is refused (and the row is found by its hash to expire it).
+    await getDb()
+      .update(sessions)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(sessions.token, sha256Hex(token)));
+    expect((await client.get("/queue", { cookie })).status).toBe(401);
+  });
+
+  it("start-up hashes sessions stored before hashing, once, and they keep working", async () => {
+    const cookie = sessionCookie(
+      await signIn(team.reviewer.email, "correct horse battery", "192.0.2.10"),
+    );
+    const token = tokenOf(cookie);
+    // As an older release left it: the token itself in the row.
+    await getDb()
+      .update(sessions)
+      .set({ token })
+      .where(eq(sessions.token, sha256Hex(token)));
+    const client = apiClient(server.baseUrl);
+    expect((await client.get("/queue", { cookie })).status).toBe(401);
+
+    expect(await hashStoredSessionTokens()).toBe(1);
+    expect(await hashStoredSessionTokens()).toBe(0);
+    expect(await storedTokens()).toContain(sha256Hex(token));
+    expect((await client.get("/queue", { cookie })).status).toBe(200);
   });
 
   it("password guessing is rate limited", async () => {

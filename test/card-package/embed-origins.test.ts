@@ -31,8 +31,10 @@ describe("EMBED_ALLOWED_ORIGINS", () => {
 
   it("frames for the app itself and the configured hosts only", () => {
     // The pages' policy, with the embed's own framing directive last.
-    expect(embedContentSecurityPolicy([])).toMatch(/; frame-ancestors 'self'$/);
-    expect(embedContentSecurityPolicy(["https://a.example", "http://127.0.0.1:4330"])).toMatch(
+    expect(embedContentSecurityPolicy("n0nce", [])).toMatch(/; frame-ancestors 'self'$/);
+    expect(
+      embedContentSecurityPolicy("n0nce", ["https://a.example", "http://127.0.0.1:4330"]),
+    ).toMatch(
       /^default-src 'self'; .*; frame-ancestors 'self' https:\/\/a\.example http:\/\/127\.0\.0\.1:4330$/,
     );
   });

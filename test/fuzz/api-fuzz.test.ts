@@ -1,3 +1,5 @@
+import { readdirSync } from "node:fs";
+import path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { pausedRun, startApiServer, writeSnapshot } from "../support/api-fixtures";
@@ -48,6 +50,7 @@ const CONTRACT_CODES = new Set([
   "payload_too_large",
   "unsupported_media_type",
   "rate_limited",
+  "method_not_allowed",
 ]);
 const CONTRACT_4XX = new Set([400, 401, 403, 404, 405, 409, 413, 415, 422, 429]);
 
@@ -67,9 +70,14 @@ type FuzzRequest = {
   headers: Record<string, string>;
   body?: string;
 };
-type Answer = { status: number; body: any; stream: boolean };
+type Answer = { status: number; body: any; stream: boolean; allow: string | null };
 
-const server = await startApiServer("fuzz", { MAX_BODY_BYTES: String(LIMIT) });
+// Forged bearer credentials are part of the fuzz; the guessing limit (test/api/bearer-rate-limit)
+// would otherwise soon answer every request from this address 429 and end the fuzzing.
+const server = await startApiServer("fuzz", {
+  MAX_BODY_BYTES: String(LIMIT),
+  BEARER_FAILURES_PER_WINDOW: "1000000",
+});
 afterAll(() => server?.stop());
 
 const queue = await makeQueue();
@@ -116,8 +124,6 @@ const operations: Operation[] = Object.entries(
 
 // What the run tried, for the closing note.
 const statuses = new Map<number, number>();
-/** endpoint → one request that got Next's bare 405 */
-const bare405 = new Map<string, string>();
 let tried = 0;
 const started = Date.now();
 
@@ -125,10 +131,7 @@ afterAll(() => {
   const distribution = [...statuses.entries()].sort(([a], [b]) => a - b);
   console.log(
     `api-fuzz: seed ${SEED}, ${RUNS} runs per property, ${tried} requests in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
-      `statuses ${distribution.map(([s, n]) => `${s}×${n}`).join(", ")}` +
-      (bare405.size
-        ? `; Next's bare 405 (not contract-shaped) on ${bare405.size} method/route pairs, e.g. ${[...bare405.values()].slice(0, 5).join(", ")}`
-        : ""),
+      `statuses ${distribution.map(([s, n]) => `${s}×${n}`).join(", ")}`,
   );
 });
 
@@ -147,7 +150,7 @@ async function send(request: FuzzRequest): Promise<Answer> {
     statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
     if ((response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
       controller.abort();
-      return { status: response.status, body: null, stream: true };
+      return { status: response.status, body: null, stream: true, allow: null };
     }
     const text = await response.text();
     let body: unknown = text;
@@ -156,7 +159,7 @@ async function send(request: FuzzRequest): Promise<Answer> {
     } catch {
       // not JSON: checked below
     }
-    return { status: response.status, body, stream: false };
+    return { status: response.status, body, stream: false, allow: response.headers.get("allow") };
   } finally {
     clearTimeout(timer);
   }
@@ -166,8 +169,7 @@ const describeRequest = (r: FuzzRequest) =>
   `${r.method} ${r.url.replace(server.baseUrl, "")} headers=${JSON.stringify(r.headers).slice(0, 400)} body=${JSON.stringify(r.body?.slice(0, 400))}`;
 
 /**
- * The invariants. `mcp`: the MCP endpoint, whose refusals inside a 200 are JSON-RPC errors and
- * whose 405 names `method_not_allowed`.
+ * The invariants. `mcp`: the MCP endpoint, whose refusals inside a 200 are JSON-RPC errors.
  */
 async function checkRequest(request: FuzzRequest, label: string, mcp = false) {
   const before = await writeSnapshot();
@@ -179,17 +181,16 @@ async function checkRequest(request: FuzzRequest, label: string, mcp = false) {
     const allowed = CONTRACT_4XX.has(answer.status) || (mcp && answer.status === 406);
     expect(allowed, what).toBe(true);
     const error = answer.body?.error;
-    if (answer.status === 405 && typeof error?.code !== "string") {
-      if (!bare405.has(label))
-        bare405.set(label, `${request.method} ${request.url.replace(server.baseUrl, "")}`);
-    } else if (mcp && answer.body?.jsonrpc === "2.0") {
+    // A 405 says what would be served (Next's own bare 405 has neither body nor Allow).
+    if (answer.status === 405) expect(answer.allow, `405 without Allow — ${what}`).toBeTruthy();
+    if (mcp && answer.body?.jsonrpc === "2.0") {
       // the MCP transport refuses malformed JSON-RPC in JSON-RPC's own error shape
       expect(typeof error?.code, what).toBe("number");
       expect(typeof error?.message, what).toBe("string");
     } else {
       expect(Object.keys(answer.body ?? {}), what).toEqual(["error"]);
       expect(typeof error.message, what).toBe("string");
-      const known = CONTRACT_CODES.has(error.code) || (mcp && error.code === "method_not_allowed");
+      const known = CONTRACT_CODES.has(error.code);
       expect(known, `unknown code ${error.code} — ${what}`).toBe(true);
     }
     expect(await writeSnapshot(), `a refused request wrote — ${what}`).toEqual(before);
@@ -352,7 +353,7 @@ describe("path ids whose percent-encoding does not decode", () => {
 });
 
 describe("fuzzing methods the document does not list", () => {
-  it("answers a contract error or a recorded bare 405, never a 5xx", async () => {
+  it("answers a contract error (405 method_not_allowed with Allow), never a 5xx", async () => {
     const listed = new Map<string, Set<Method>>();
     for (const op of operations)
       listed.set(op.template, (listed.get(op.template) ?? new Set()).add(op.method));
@@ -390,6 +391,51 @@ describe("fuzzing methods the document does not list", () => {
     );
     await expectHealthy("unlisted methods");
   }, 120_000);
+});
+
+describe("every route file answers every method in the contract's shape", () => {
+  // Walks app/api rather than the OpenAPI document, so health, auth, MCP and the document itself
+  // are held to it too, and a new route file that forgets its refusals fails here. The auth
+  // catch-all is probed at a path better-auth does not serve: its own endpoints answer in
+  // better-auth's shape (POST /api/auth/get-session is its own 405), not the API contract's.
+  const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+  const routeDir = path.join(process.cwd(), "app/api");
+  const routes = readdirSync(routeDir, { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith("route.ts") && !file.includes("[...path]"))
+    .map((file) =>
+      `/api/${path.dirname(file)}`
+        .replace(/\[\.\.\.\w+\]/g, "no-such-endpoint")
+        .replace(/\[\w+\]/g, "no-such-id"),
+    );
+
+  it("405 method_not_allowed with Allow for a method not served, and OPTIONS agrees", async () => {
+    expect(routes.length).toBeGreaterThan(30);
+    const failures: string[] = [];
+    for (const route of routes) {
+      const url = `${server.baseUrl}${route}`;
+      // MCP authenticates before anything else; elsewhere no credentials keeps every served
+      // method from writing.
+      const headers: Record<string, string> =
+        route === "/api/mcp" ? { authorization: `Bearer ${TOKENS.agent}` } : {};
+      const options = await fetch(url, { method: "OPTIONS", headers });
+      const allow = (options.headers.get("allow") ?? "").split(/,\s*/).filter(Boolean);
+      if (options.status !== 204 || !allow.includes("OPTIONS"))
+        failures.push(`OPTIONS ${route} → ${options.status} Allow: ${allow}`);
+      for (const method of METHODS.filter((m) => m !== "OPTIONS")) {
+        const response = await fetch(url, { method, headers, redirect: "manual" });
+        const text = await response.text();
+        const what = `${method} ${route} → ${response.status} ${text.slice(0, 120)}`;
+        if (response.status >= 500) failures.push(what);
+        if (allow.includes(method) !== (response.status !== 405))
+          failures.push(`${what} (OPTIONS said Allow: ${allow})`);
+        if (response.status !== 405) continue;
+        if (!response.headers.get("allow")) failures.push(`${what} without Allow`);
+        if (method !== "HEAD" && JSON.parse(text || "{}").error?.code !== "method_not_allowed")
+          failures.push(`${what} is not method_not_allowed`);
+      }
+    }
+    expect(failures).toEqual([]);
+  }, 60_000);
 });
 
 describe("fuzzing POST /api/mcp", () => {

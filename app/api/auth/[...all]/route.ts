@@ -1,4 +1,5 @@
 import { getAuth } from "@/lib/auth/better-auth";
+import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -8,3 +9,5 @@ async function handle(request: Request): Promise<Response> {
 }
 
 export { handle as GET, handle as POST };
+
+export const { PUT, PATCH, DELETE, OPTIONS } = refuseOtherMethods("GET", "POST");

@@ -4,6 +4,7 @@ import { apiRoute, json } from "@/lib/http/api-route";
 import { queryOf } from "@/lib/http/read-body";
 import { createPolicyRule } from "@/lib/policies/create-policy-rule";
 import { listPolicyRules } from "@/lib/policies/list-policy-rules";
+import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -17,3 +18,5 @@ export const GET = apiRoute(async ({ request, actor }) => {
 export const POST = apiRoute(async ({ actor, body }) =>
   json(await createPolicyRule(actor, body), 201),
 );
+
+export const { PUT, PATCH, DELETE, OPTIONS } = refuseOtherMethods("GET", "POST");

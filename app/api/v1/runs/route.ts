@@ -1,5 +1,6 @@
 import { apiRoute, json } from "@/lib/http/api-route";
 import { createRun } from "@/lib/runs/create-run";
+import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
 export const POST = apiRoute(async ({ request, body, actor }) => {
   const { run, replayed } = await createRun(actor, body, {
@@ -7,3 +8,5 @@ export const POST = apiRoute(async ({ request, body, actor }) => {
   });
   return json(run, replayed ? 200 : 201);
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = refuseOtherMethods("POST");

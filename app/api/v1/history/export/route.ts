@@ -1,6 +1,7 @@
 import { exportHistory } from "@/lib/history/export-history";
 import { apiRoute } from "@/lib/http/api-route";
 import { queryOf } from "@/lib/http/read-body";
+import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -19,3 +20,5 @@ export const GET = apiRoute(async ({ request, actor }) => {
     },
   });
 });
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = refuseOtherMethods("GET");

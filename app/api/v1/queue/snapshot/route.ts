@@ -1,9 +1,12 @@
 import { queueSnapshot } from "@/lib/batches/queue-snapshot";
 import { apiRoute, json } from "@/lib/http/api-route";
 import { queryOf } from "@/lib/http/read-body";
+import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
 export const GET = apiRoute(async ({ request, actor }) =>
   json(await queueSnapshot(actor, queryOf(request))),
 );
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = refuseOtherMethods("GET");

@@ -1,6 +1,7 @@
 import { apiRoute, json } from "@/lib/http/api-route";
 import { getQueue } from "@/lib/queues/get-queue";
 import { updateQueue } from "@/lib/queues/update-queue";
+import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -11,3 +12,5 @@ export const GET = apiRoute<{ queueId: string }>(async ({ params, actor }) =>
 export const PATCH = apiRoute<{ queueId: string }>(async ({ params, body, actor }) =>
   json(await updateQueue(actor, params.queueId, body)),
 );
+
+export const { POST, PUT, DELETE, OPTIONS } = refuseOtherMethods("GET", "PATCH");

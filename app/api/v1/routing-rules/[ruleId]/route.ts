@@ -1,6 +1,7 @@
 import { apiRoute, json } from "@/lib/http/api-route";
 import { deleteRule } from "@/lib/routing/delete-rule";
 import { updateRule } from "@/lib/routing/update-rule";
+import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -12,3 +13,5 @@ export const DELETE = apiRoute<{ ruleId: string }>(async ({ actor, params }) => 
   await deleteRule(actor, params.ruleId);
   return new Response(null, { status: 204 });
 });
+
+export const { GET, HEAD, POST, PUT, OPTIONS } = refuseOtherMethods("PATCH", "DELETE");

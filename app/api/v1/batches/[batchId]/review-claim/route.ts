@@ -1,6 +1,7 @@
 import { claimReview } from "@/lib/claims/claim-review";
 import { releaseReview } from "@/lib/claims/release-review";
 import { apiRoute, json } from "@/lib/http/api-route";
+import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
 export const POST = apiRoute<{ batchId: string }>(async ({ params, body, actor }) =>
   json(await claimReview(actor, params.batchId, body)),
@@ -9,3 +10,5 @@ export const POST = apiRoute<{ batchId: string }>(async ({ params, body, actor }
 export const DELETE = apiRoute<{ batchId: string }>(async ({ params, actor }) =>
   json(await releaseReview(actor, params.batchId)),
 );
+
+export const { GET, HEAD, PUT, PATCH, OPTIONS } = refuseOtherMethods("POST", "DELETE");

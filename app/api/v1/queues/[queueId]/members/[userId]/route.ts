@@ -1,6 +1,7 @@
 import { apiRoute, json } from "@/lib/http/api-route";
 import { changeRole } from "@/lib/queues/change-role";
 import { removeMember } from "@/lib/queues/remove-member";
+import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
 type Params = { queueId: string; userId: string };
 
@@ -11,3 +12,5 @@ export const PATCH = apiRoute<Params>(async ({ params, body, actor }) =>
 export const DELETE = apiRoute<Params>(async ({ params, actor }) =>
   json(await removeMember(actor, params.queueId, params.userId)),
 );
+
+export const { GET, HEAD, POST, PUT, OPTIONS } = refuseOtherMethods("PATCH", "DELETE");
