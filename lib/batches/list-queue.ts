@@ -1,11 +1,12 @@
-import { and, desc, eq, inArray, lt, type SQL } from "drizzle-orm";
+import { and, desc, eq, lt } from "drizzle-orm";
 import { z } from "zod";
 import { getDb } from "@/db/client";
-import { batches } from "@/db/schema";
+import { BATCH_STATUSES, batches, type BatchStatus } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { loadBatchViews, type BatchView } from "@/lib/api/views";
 import { requireReviewer, reviewerQueueIds, type Actor } from "@/lib/auth/actor";
 import { InvalidRequestError, NotFoundError } from "@/lib/errors";
+import { byIdDescending, mergePages } from "./merge-pages";
 
 export const ListQueueQuery = z.object({
   queue: z.string().min(1).optional(),
@@ -15,6 +16,12 @@ export const ListQueueQuery = z.object({
   cursor: z.string().min(1).optional(),
 });
 export type ListQueueQuery = z.infer<typeof ListQueueQuery>;
+
+const STATUSES_LISTED: Record<ListQueueQuery["status"], readonly BatchStatus[]> = {
+  pending: ["pending"],
+  decided: ["decided", "expired", "cancelled"],
+  all: BATCH_STATUSES,
+};
 
 function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, "base64url").toString("utf8");
@@ -40,20 +47,29 @@ export async function listQueue(
   const queueIds = input.queue !== undefined ? [input.queue] : memberOf;
   if (queueIds.length === 0) return { batches: [], nextCursor: null };
 
-  const conditions: SQL[] = [
-    inArray(batches.queueId, queueIds),
-    eq(batches.hiddenFromReviewers, false),
-  ];
-  if (input.status === "pending") conditions.push(eq(batches.status, "pending"));
-  if (input.status === "decided")
-    conditions.push(inArray(batches.status, ["decided", "expired", "cancelled"]));
-  if (input.cursor) conditions.push(lt(batches.id, decodeCursor(input.cursor)));
-  const rows = await db
-    .select({ id: batches.id })
-    .from(batches)
-    .where(and(...conditions))
-    .orderBy(desc(batches.id))
-    .limit(input.limit + 1);
+  const before = input.cursor ? lt(batches.id, decodeCursor(input.cursor)) : undefined;
+  // One index walk (batches_queue_idx: queue, status, id) per queue and status, merged: see
+  // mergePages for why not one query over all of them.
+  const pages = await Promise.all(
+    queueIds.flatMap((queueId) =>
+      STATUSES_LISTED[input.status].map((status) =>
+        db
+          .select({ id: batches.id })
+          .from(batches)
+          .where(
+            and(
+              eq(batches.queueId, queueId),
+              eq(batches.status, status),
+              eq(batches.hiddenFromReviewers, false),
+              before,
+            ),
+          )
+          .orderBy(desc(batches.id))
+          .limit(input.limit + 1),
+      ),
+    ),
+  );
+  const rows = mergePages(pages, byIdDescending, input.limit + 1);
   const page = rows.slice(0, input.limit);
   const last = page[page.length - 1];
   return {

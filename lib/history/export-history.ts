@@ -124,8 +124,8 @@ export async function exportHistory(
   const input = parseInput(ExportHistoryQuery, withoutEmptyValues(query));
   const db = getDb();
   // Everything that can fail with a 4xx happens here, before the first byte is sent.
-  const where = await historyConditions(db, actor, input);
-  const matchingCalls = where ? await countMatchingCalls(db, where) : 0;
+  const scope = await historyConditions(db, actor, input);
+  const matchingCalls = scope ? await countMatchingCalls(db, scope.where) : 0;
   const callLimit = exportCallLimit();
   const truncated = matchingCalls > callLimit;
   const csv = input.format === "csv";
@@ -135,7 +135,7 @@ export async function exportHistory(
   let cursor: Parameters<typeof historyPage>[2] = null;
   let exportedCalls = 0;
   let exportedBatches = 0;
-  let done = where === null;
+  let done = scope === null;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(encoder.encode(csv ? csvLine([...CSV_COLUMNS]) : "["));
@@ -147,7 +147,7 @@ export async function exportHistory(
         controller.close();
         return;
       }
-      const page = await historyPage(db, where!, cursor, PAGE_SIZE);
+      const page = await historyPage(db, scope!, cursor, PAGE_SIZE);
       let chunk = "";
       for (const batch of await loadBatchViews(db, page.ids)) {
         if (exportedCalls + batch.calls.length > callLimit) {

@@ -1,10 +1,11 @@
-import { and, desc, eq, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, lte, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { getDb, type Executor } from "@/db/client";
 import { BATCH_KINDS, BATCH_OUTCOMES, batches, calls, runs } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { loadBatchViews, type BatchView } from "@/lib/api/views";
 import { requireReviewer, reviewerQueueIds, type Actor } from "@/lib/auth/actor";
+import { byIdDescending, mergePages } from "@/lib/batches/merge-pages";
 import { InvalidRequestError, NotFoundError } from "@/lib/errors";
 
 // The decided batches of a reviewer's queues, newest decision first: the audit view of who
@@ -83,14 +84,20 @@ function decodeCursor(cursor: string): Cursor {
 }
 
 /**
- * The WHERE clause of a filtered history: only settled batches of `queueIds` (the reviewer's,
- * or the one named if the reviewer belongs to it). Join `runs` for the agent filter.
+ * A filtered history: `where` selects its batches (join `runs` for the agent filter); `filters` is
+ * the same without the queue condition, for the per-queue pages of historyPage.
+ */
+export type HistoryScope = { queueIds: string[]; filters: SQL; where: SQL };
+
+/**
+ * The scope of a filtered history: only settled batches of `queueIds` (the reviewer's, or the one
+ * named if the reviewer belongs to it); null when the reviewer has no queue.
  */
 export async function historyConditions(
   db: Executor,
   actor: Actor,
   filters: HistoryFilters,
-): Promise<SQL | null> {
+): Promise<HistoryScope | null> {
   const reviewer = requireReviewer(actor);
   const memberOf = await reviewerQueueIds(db, reviewer.id);
   if (filters.queue !== undefined && !memberOf.includes(filters.queue))
@@ -99,10 +106,13 @@ export async function historyConditions(
   if (queueIds.length === 0) return null;
 
   const conditions: SQL[] = [
-    inArray(batches.queueId, queueIds),
-    filters.status ? eq(batches.status, filters.status) : inArray(batches.status, SETTLED_STATUSES),
+    // Every status but pending is settled. Written as the partial index batches_settled_idx
+    // states it, a literal and not a bound value, so that SQLite walks that index (newest
+    // decision first per queue) rather than sorting the queue's whole history for each page.
+    sql`${batches.status} <> 'pending'`,
     eq(batches.hiddenFromReviewers, false),
   ];
+  if (filters.status) conditions.push(eq(batches.status, filters.status));
   if (filters.agent) conditions.push(eq(runs.agentKeyId, filters.agent));
   if (filters.kind) conditions.push(eq(batches.kind, filters.kind));
   if (filters.outcome) conditions.push(eq(batches.outcome, filters.outcome));
@@ -118,32 +128,46 @@ export async function historyConditions(
   }
   if (filters.from) conditions.push(gte(batches.decidedAt, startOf(filters.from)));
   if (filters.to) conditions.push(lte(batches.decidedAt, endOf(filters.to)));
-  return and(...conditions)!;
+  return {
+    queueIds,
+    filters: and(...conditions)!,
+    where: and(inArray(batches.queueId, queueIds), ...conditions)!,
+  };
 }
+
+type PageRow = { id: string; decidedAt: number | null };
+
+/** Newest decision first, ties broken by id (SQLite's order: a null time sorts last). */
+const byDecisionDescending = (a: PageRow, b: PageRow) =>
+  (b.decidedAt ?? -Infinity) - (a.decidedAt ?? -Infinity) || byIdDescending(a, b);
 
 /**
  * One page of the filtered history's batch ids, newest decision first (ties broken by id, so
- * the cursor is exact). `where` comes from historyConditions.
+ * the cursor is exact): one walk of batches_settled_idx per queue, merged (see mergePages).
  */
 export async function historyPage(
   db: Executor,
-  where: SQL,
+  scope: HistoryScope,
   cursor: Cursor | null,
   limit: number,
 ): Promise<{ ids: string[]; next: Cursor | null }> {
+  // The same as `a < x or (a = x and b < y)`, as a row value: SQLite seeks the index to exactly
+  // where the last page ended (the OR form bounds the walk by the time only).
   const after = cursor
-    ? or(
-        lt(batches.decidedAt, cursor.decidedAt),
-        and(eq(batches.decidedAt, cursor.decidedAt), lt(batches.id, cursor.id)),
-      )!
+    ? sql`(${batches.decidedAt}, ${batches.id}) < (${cursor.decidedAt}, ${cursor.id})`
     : undefined;
-  const rows = await db
-    .select({ id: batches.id, decidedAt: batches.decidedAt })
-    .from(batches)
-    .innerJoin(runs, eq(runs.id, batches.runId))
-    .where(after ? and(where, after) : where)
-    .orderBy(desc(batches.decidedAt), desc(batches.id))
-    .limit(limit + 1);
+  const pages = await Promise.all(
+    scope.queueIds.map((queueId) =>
+      db
+        .select({ id: batches.id, decidedAt: batches.decidedAt })
+        .from(batches)
+        .innerJoin(runs, eq(runs.id, batches.runId))
+        .where(and(eq(batches.queueId, queueId), scope.filters, after))
+        .orderBy(desc(batches.decidedAt), desc(batches.id))
+        .limit(limit + 1),
+    ),
+  );
+  const rows = mergePages(pages, byDecisionDescending, limit + 1);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
@@ -160,11 +184,11 @@ export async function listHistory(
   requireReviewer(actor);
   const input = parseInput(ListHistoryQuery, withoutEmptyValues(query));
   const db = getDb();
-  const where = await historyConditions(db, actor, input);
-  if (!where) return { batches: [], nextCursor: null };
+  const scope = await historyConditions(db, actor, input);
+  if (!scope) return { batches: [], nextCursor: null };
   const { ids, next } = await historyPage(
     db,
-    where,
+    scope,
     input.cursor ? decodeCursor(input.cursor) : null,
     input.limit,
   );

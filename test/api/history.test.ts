@@ -249,6 +249,36 @@ describe("GET /history", () => {
     expect(second.body.nextCursor).toBeNull();
   });
 
+  it("merges several queues' histories, newest decision first, each batch once", async () => {
+    // Each queue is read as its own page and the pages merged (lib/batches/merge-pages.ts): the
+    // order and the cursor must hold across queues, for history and the queue's decided list.
+    const both = await makeReviewer({ queues: [{ name: queueA.name }, { name: queueB.name }] });
+    const asBoth = apiClient(server.baseUrl, both.token);
+    const visible = await Promise.all(
+      [...Object.values(settled), otherQueueBatch].map((b) => read(asBoth, b.id)),
+    );
+    const byDecision = [...visible]
+      .sort((a, b) => Date.parse(b.decidedAt) - Date.parse(a.decidedAt) || (a.id < b.id ? 1 : -1))
+      .map((b) => b.id);
+    const byCreation = visible.map((b) => b.id).sort((a, b) => (a < b ? 1 : -1));
+
+    const walk = async (path: string) => {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const answer: any = await asBoth.get(
+          `${path}limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+        );
+        expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+        seen.push(...answer.body.batches.map((b: { id: string }) => b.id));
+        cursor = answer.body.nextCursor;
+      } while (cursor);
+      return seen;
+    };
+    expect(await walk("/history?")).toEqual(byDecision);
+    expect(await walk("/queue?status=decided&")).toEqual(byCreation);
+  });
+
   it("refuses bad filters with 400 invalid_request, listing every issue", async () => {
     const answer = await asDana.get(
       "/history?outcome=maybe&kind=both&from=2025-13-01&limit=0&decidedBy=" + "x".repeat(300),
