@@ -11,7 +11,21 @@ import {
   type BrowserResult,
 } from "./browser";
 import { contentionReport, contentionScenario, type ContentionResult } from "./contention";
+import {
+  COLD_START_DEFAULTS,
+  COLD_START_QUICK,
+  coldStartReport,
+  coldStartScenario,
+  type ColdStartResult,
+} from "./cold-start";
 import { fanoutReport, fanoutScenario, type FanoutLoad, type FanoutResult } from "./fanout";
+import {
+  GROWTH_DEFAULTS,
+  GROWTH_QUICK,
+  growthReport,
+  growthScenario,
+  type GrowthResult,
+} from "./growth";
 import type { CpuShare, Summary } from "./load";
 import {
   decisionScenario,
@@ -25,7 +39,7 @@ import {
 } from "./scenarios";
 import { startCountersign, startFloor, stopAllChildren, type Target } from "./targets";
 
-// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,fanout,contention,browser] [--profile[=DIR]]`
+// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,fanout,contention,growth,coldstart,browser] [--profile[=DIR]]`
 //
 // Measures Countersign against a bare node:http + libSQL "floor" doing the same work shape, with
 // the same load generator (each scenario on the floor, then on Countersign), and prints a markdown
@@ -36,7 +50,9 @@ import { startCountersign, startFloor, stopAllChildren, type Target } from "./ta
 // scenario (test/bench/browser.ts: the queue page in Chromium, Countersign only) runs when
 // --scenarios names it, and so do fanout (test/bench/fanout.ts: thousands of streams, memory per
 // idle stream) and contention (test/bench/contention.ts: many reviewers racing on the same calls);
-// the default stays pause,decide,wake, which keeps a plain `npm run bench` at about 5 minutes.
+// growth (test/bench/growth.ts: a database with 1M events and 100k decided batches against an
+// empty one) and coldstart (test/bench/cold-start.ts: spawn → healthy) start their own servers.
+// The default stays pause,decide,wake, which keeps a plain `npm run bench` at about 5 minutes.
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
@@ -59,6 +75,9 @@ const SCENARIO_BUDGET_MS = {
   wake: [60_000, 25_000],
   fanout: [600_000, 180_000],
   contention: [150_000, 75_000],
+  // the first run seeds (and caches) the big database: about 1–3 minutes more
+  growth: [720_000, 540_000],
+  coldstart: [240_000, 150_000],
   browser: [270_000, 150_000],
 } as const;
 type ScenarioName = keyof typeof SCENARIO_BUDGET_MS;
@@ -74,6 +93,8 @@ const floorScenarios = FLOOR_SCENARIOS.some((s) => scenarios.has(s));
 /** the pause, decide and wake rows share one table */
 const classicScenarios = DEFAULT_SCENARIOS.some((s) => scenarios.has(s));
 const browser = scenarios.has("browser") ? browserConfig(quick) : undefined;
+/** the scenarios that run on a Countersign target this script starts (the others start their own) */
+const needsTarget = floorScenarios || browser !== undefined;
 
 const config = quick
   ? {
@@ -147,6 +168,8 @@ type Results = {
   wake?: WakeResult;
   browser?: BrowserResult;
 };
+/** the scenarios that start their own servers */
+const standalone: { growth?: GrowthResult; coldStart?: ColdStartResult } = {};
 
 /* ------------------------------------------------------------------ lifecycle */
 
@@ -227,6 +250,15 @@ function report(cs: Results | undefined, floor: Results | undefined, startedAt: 
     const context = floorScenarios ? [] : [machineLine(), commandLine(startedAt)];
     lines.push(...browserReport(cs.browser, quick, context));
   }
+  for (const section of [
+    standalone.growth && growthReport(standalone.growth),
+    standalone.coldStart && coldStartReport(standalone.coldStart),
+  ]) {
+    if (!section) continue;
+    if (lines.length) lines.push("");
+    lines.push(...section);
+  }
+  if (!floorScenarios && !cs?.browser) lines.push("", machineLine(), commandLine(startedAt));
   return lines.join("\n");
 }
 
@@ -434,8 +466,16 @@ async function main(): Promise<number> {
       failures.push(`${name} did not start: ${String(error).split("\n")[0]}`);
     }
   };
+  const standaloneScenario = async (name: string, work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch (error) {
+      console.error(error);
+      failures.push(`Countersign, ${name}: ${String(error).split("\n")[0]}`);
+    }
+  };
   if (only !== "countersign" && floorScenarios) await start("floor", startFloor);
-  if (only !== "floor") await start("Countersign", startCountersignOnce);
+  if (only !== "floor" && needsTarget) await start("Countersign", startCountersignOnce);
 
   const each = async (scenario: string, work: (target: Target, r: Results) => Promise<void>) => {
     for (const target of [...live]) {
@@ -502,6 +542,19 @@ async function main(): Promise<number> {
     }
   } finally {
     for (const target of live) await target.stop();
+  }
+  // Countersign only, each over its own servers, after the others so they do not share the cores
+  if (only !== "floor") {
+    if (scenarios.has("growth"))
+      await standaloneScenario("growth", async () => {
+        standalone.growth = await growthScenario(quick ? GROWTH_QUICK : GROWTH_DEFAULTS);
+      });
+    if (scenarios.has("coldstart"))
+      await standaloneScenario("cold start", async () => {
+        standalone.coldStart = await coldStartScenario(
+          quick ? COLD_START_QUICK : COLD_START_DEFAULTS,
+        );
+      });
   }
   console.log(report(results.get("Countersign"), results.get("floor"), startedAt));
   for (const failure of failures) console.log(`- **Failed**: ${failure}`);
