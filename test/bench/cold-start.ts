@@ -13,8 +13,8 @@ import { now, sleep } from "./load";
 // repetition spawns a new server and times spawn → `/api/health` answers 200 (the database is
 // open and migrated) and spawn → the first page's HTML is served (`/sign-in`, rendered on the
 // first request). Three ways to start: `next start` over an existing database (a restart), the
-// same over no database yet (the first start runs every migration), and `npm start
-// --ignore-scripts` (what an operator types, minus the `prestart` build, which would rebuild).
+// same over no database yet (the first start runs every migration), and `npm start` (what an
+// operator types: its `prestart` checks that the build is current, then `next start`).
 
 export type ColdStartOptions = { repetitions: number };
 export const COLD_START_DEFAULTS: ColdStartOptions = { repetitions: 7 };
@@ -134,7 +134,7 @@ async function startOnce(variant: Variant, databaseUrl: string): Promise<ColdSta
   const root = process.cwd();
   const command =
     variant === "npm start"
-      ? { file: "npm", args: ["start", "--ignore-scripts"] }
+      ? { file: "npm", args: ["start"] }
       : {
           file: process.execPath,
           args: [join(root, "node_modules", "next", "dist", "bin", "next"), "start"].concat([
@@ -253,7 +253,7 @@ export function coldStartReport(result: ColdStartResult): string[] {
   }
   lines.push(
     "",
-    `- ${result.options.repetitions} starts of each (after one unmeasured start each, so files are in the OS cache), one of each per round. \`next start\` is spawned as \`node node_modules/next/dist/bin/next start\`; \`npm start\` as \`npm start --ignore-scripts\` (plain \`npm start\` runs the \`prestart\` build first). ${PAGE} is requested as soon as health answers.`,
+    `- ${result.options.repetitions} starts of each (after one unmeasured start each, so files are in the OS cache), one of each per round. \`next start\` is spawned as \`node node_modules/next/dist/bin/next start\`; \`npm start\` includes its \`prestart\` check that the build is current (no rebuild). ${PAGE} is requested as soon as health answers.`,
     `- Load average: ${result.loadAverage.start.map((x) => x.toFixed(2)).join(" ")} at the start, ${result.loadAverage.end.map((x) => x.toFixed(2)).join(" ")} at the end; ${result.seconds.toFixed(0)} s in all.`,
   );
   return lines;
