@@ -1,4 +1,4 @@
-import { and, asc, eq, lte } from "drizzle-orm";
+import { and, asc, eq, lte, sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { getDb, writeTransaction } from "@/db/client";
 import { agentKeys, webhookDeliveries, type WebhookDelivery } from "@/db/schema";
@@ -15,32 +15,69 @@ export function retryDelayMs(attempts: number): number {
   return Math.min(base * 2 ** Math.max(0, attempts - 1), 3600_000);
 }
 
-/** Sends at once, per process; more due deliveries wait for the next poll. */
-const MAX_IN_FLIGHT = 32;
-let inFlight = 0;
+/** Sends at once, per process, and per receiver (origin); more due deliveries wait for a later poll. */
+const MAX_IN_FLIGHT = 64;
+const MAX_IN_FLIGHT_PER_RECEIVER = 4;
+const inFlight = new Map<string, number>(); // receiver origin → sends in flight
+let inFlightTotal = 0;
+
+/** A LIKE pattern for the URLs of a receiver (a backslash escapes LIKE's own wildcards). */
+const likePrefix = (origin: string) => `${origin.replace(/[\\%_]/g, "\\$&")}/%`;
+
+function receiverOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
 
 /**
  * Starts sending the deliveries that are due (as many as there is room for) and returns how many
- * it started, without waiting for them: a receiver that hangs holds only its own send (up to
- * SEND_TIMEOUT_MS), never the deliveries to other receivers (`npm run chaos` measures it).
+ * it started, without waiting for them. Each receiver gets a few sends at a time, so receivers
+ * that hang (each send up to SEND_TIMEOUT_MS) or answer slowly hold only their own deliveries,
+ * never those to other receivers (`npm run chaos` measures it).
  */
 export async function deliverDueWebhooks(now = Date.now()): Promise<number> {
-  const room = MAX_IN_FLIGHT - inFlight;
-  if (room <= 0) return 0;
+  if (inFlightTotal >= MAX_IN_FLIGHT) return 0;
+  // Receivers already at their limit are left out here, so a backlog owed to one of them cannot
+  // fill the page and starve the others.
+  const full = [...inFlight].filter(([, n]) => n >= MAX_IN_FLIGHT_PER_RECEIVER);
   const due = await getDb()
     .select()
     .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now)))
+    .where(
+      and(
+        eq(webhookDeliveries.status, "pending"),
+        lte(webhookDeliveries.nextAttemptAt, now),
+        ...full.map(
+          ([receiver]) =>
+            sql`${webhookDeliveries.url} not like ${likePrefix(receiver)} escape '\\'`,
+        ),
+      ),
+    )
     .orderBy(asc(webhookDeliveries.nextAttemptAt))
-    .limit(room);
+    .limit(MAX_IN_FLIGHT);
+  let started = 0;
   for (const delivery of due) {
-    inFlight++;
+    const receiver = receiverOf(delivery.url);
+    const busy = inFlight.get(receiver) ?? 0;
+    if (busy >= MAX_IN_FLIGHT_PER_RECEIVER) continue; // its turn comes at a later poll
+    if (inFlightTotal >= MAX_IN_FLIGHT) break;
+    inFlight.set(receiver, busy + 1);
+    inFlightTotal++;
+    started++;
     attempt(delivery, now)
       // the row stays pending: a failed bookkeeping write is retried after IN_FLIGHT_MS
       .catch((error) => console.error(`Webhook delivery ${delivery.id} failed; will retry:`, error))
-      .finally(() => inFlight--);
+      .finally(() => {
+        inFlightTotal--;
+        const left = (inFlight.get(receiver) ?? 1) - 1;
+        if (left === 0) inFlight.delete(receiver);
+        else inFlight.set(receiver, left);
+      });
   }
-  return due.length;
+  return started;
 }
 
 async function attempt(delivery: WebhookDelivery, now: number): Promise<void> {
