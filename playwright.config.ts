@@ -33,7 +33,8 @@ export default defineConfig({
     { name: "chromium", dependencies: ["first-run"], use: { ...chromium } },
   ],
   webServer: {
-    command: `node node_modules/next/dist/bin/next start -H 127.0.0.1 -p ${port}`,
+    // `npm start`'s server (lib/http/server.ts), as built by `npm run build`.
+    command: `node dist/server.js --hostname 127.0.0.1 --port ${port}`,
     url: `http://127.0.0.1:${port}/api/health`,
     reuseExistingServer: false,
     timeout: 60_000,

@@ -37,8 +37,10 @@ function newestChange(path: string): number {
 function buildIsCurrent(): boolean {
   const buildId = join(root, ".next", "BUILD_ID");
   const card = join(root, "dist", "review-card", "index.js");
-  if (!existsSync(buildId) || !existsSync(card)) return false;
-  const builtAt = Math.min(statSync(buildId).mtimeMs, statSync(card).mtimeMs);
+  const server = join(root, "dist", "server.js"); // lib/http/server.ts, what `npm start` runs
+  const outputs = [buildId, card, server];
+  if (!outputs.every((output) => existsSync(output))) return false;
+  const builtAt = Math.min(...outputs.map((output) => statSync(output).mtimeMs));
   return SOURCES.every((source) => newestChange(join(root, source)) <= builtAt);
 }
 

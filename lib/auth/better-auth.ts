@@ -1,6 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { betterAuth } from "better-auth";
-import { drizzleAdapter } from "better-auth/adapters/drizzle";
 import { eq } from "drizzle-orm";
 import { getDb, getLockedDb, writeTransaction } from "@/db/client";
 import { accounts, appSettings, sessions, users, verifications } from "@/db/schema";
@@ -52,7 +50,13 @@ export function isTrustedOrigin(origin: string | null): boolean {
   return origin !== null && trustedOrigins().includes(origin);
 }
 
-function createAuth(secret: string) {
+async function createAuth(secret: string) {
+  // Loaded on first use: importing better-auth takes about 0.6 s, and the production server's own
+  // copy of lib/ (lib/http/server.ts) never needs it when Next's copy made the instance first.
+  const [{ betterAuth }, { drizzleAdapter }] = await Promise.all([
+    import("better-auth"),
+    import("better-auth/adapters/drizzle"),
+  ]);
   return betterAuth({
     appName: "Countersign",
     secret,
@@ -84,7 +88,7 @@ function signInAttemptsPerMinute(): number {
   return Number.isInteger(configured) && configured > 0 ? configured : 10;
 }
 
-export type Auth = ReturnType<typeof createAuth>;
+export type Auth = Awaited<ReturnType<typeof createAuth>>;
 
 const globalAuth = globalThis as unknown as { __countersignAuth?: Promise<Auth> };
 

@@ -34,6 +34,8 @@ const REPLAY_PAGE = 500;
 const MAX_QUEUED_MESSAGES = 10_000;
 
 const encoder = new TextEncoder();
+const PREAMBLE = encoder.encode("retry: 2000\n: connected\n\n");
+const KEEP_ALIVE = encoder.encode(": keep-alive\n\n");
 
 /** Per tailer read (the one array every stream is handed): the chunk for each share key, or null. */
 const chunksByRead = new WeakMap<EventRow[], Map<string, Uint8Array | null>>();
@@ -58,8 +60,13 @@ function visibleChunk(
 }
 
 export function lastEventIdOf(request: Request): number | null {
-  const raw =
-    request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("lastEventId");
+  return parseLastEventId(
+    request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("lastEventId"),
+  );
+}
+
+/** The Last-Event-ID a client sent (header, else `?lastEventId=`): null for none, 400 for junk. */
+export function parseLastEventId(raw: string | null): number | null {
   if (raw === null || raw === "") return null;
   if (!/^\d{1,15}$/.test(raw)) {
     throw new InvalidRequestError("Last-Event-ID must be an event id (a non-negative integer).", [
@@ -73,95 +80,112 @@ export function heartbeatMs(): number {
   return Number(process.env.STREAM_HEARTBEAT_MS) || 15_000;
 }
 
-export async function eventStreamResponse(
-  request: Request,
+/** The headers of every event stream, whichever server writes it. */
+export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no",
+  // The connection carries this stream only: when the stream ends (the client left, or the
+  // server is stopping) close it rather than keep it idle until the keep-alive timeout.
+  connection: "close",
+};
+
+/**
+ * Where a stream's bytes go: a web ReadableStream (route handlers, `next dev`) or a Node
+ * ServerResponse (lib/http/node-stream.ts, the production server). The stream logic below is
+ * written once against it.
+ */
+export type StreamSink = {
+  write(chunk: Uint8Array): void;
+  /** how many written chunks the client has not taken yet (a slow client's backlog) */
+  queued(): number;
+  /** ends the stream; called at most once */
+  end(): void;
+};
+
+/**
+ * Follows the event log into `sink`: the `retry:` preamble, the replay after `lastEventId`, then
+ * live events, heartbeats, and the endings (membership change, a client too far behind, the
+ * server stopping, `signal` aborting). Returns the function that ends it (the client left).
+ */
+export function followEvents(
+  sink: StreamSink,
   filter: StreamFilter,
-): Promise<Response> {
-  const lastEventId = lastEventIdOf(request);
+  lastEventId: number | null,
+  signal?: AbortSignal,
+): () => void {
   const tailer = getTailer();
   let cursor = 0; // the highest seq sent (or skipped as invisible) so far
   let replaying = true;
-  const buffered: EventRow[] = [];
+  let buffered: EventRow[] = [];
+  let closed = false;
   let cleanup = () => {};
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    cleanup();
+    sink.end();
+  };
+  // Everything new and visible in `rows`, in one write: one chunk per tailer read, costs far
+  // less than one per event, and streams with the same visibility share it (see shareKey).
+  const send = (rows: EventRow[]) => {
+    if (closed || rows.length === 0) return;
+    // Live reads are all new; only the first after a replay may overlap what it sent.
+    const fresh = rows[0]!.seq > cursor ? rows : rows.filter((row) => row.seq > cursor);
+    if (fresh.length === 0) return;
+    cursor = fresh[fresh.length - 1]!.seq;
+    const chunk = visibleChunk(fresh, filter, fresh === rows ? filter.shareKey : undefined);
+    if (chunk) {
+      if (sink.queued() > MAX_QUEUED_MESSAGES) return close();
+      sink.write(chunk);
+    }
+    if (filter.endsAfter && fresh.some(filter.endsAfter)) close();
+  };
 
-  const stream = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      let closed = false;
-      const close = () => {
-        if (closed) return;
-        closed = true;
-        cleanup();
-        try {
-          controller.close();
-        } catch {
-          // already closed by the client
-        }
-      };
-      // Everything new and visible in `rows`, in one write: one chunk per tailer read, costs far
-      // less than one per event, and streams with the same visibility share it (see shareKey).
-      const send = (rows: EventRow[]) => {
-        if (closed || rows.length === 0) return;
-        // Live reads are all new; only the first after a replay may overlap what it sent.
-        const fresh = rows[0]!.seq > cursor ? rows : rows.filter((row) => row.seq > cursor);
-        if (fresh.length === 0) return;
-        cursor = fresh[fresh.length - 1]!.seq;
-        const chunk = visibleChunk(fresh, filter, fresh === rows ? filter.shareKey : undefined);
-        if (chunk) {
-          if ((controller.desiredSize ?? 0) < -MAX_QUEUED_MESSAGES) return close();
-          controller.enqueue(chunk);
-        }
-        if (filter.endsAfter && fresh.some(filter.endsAfter)) close();
-      };
+  async function start() {
+    const unsubscribe = await tailer.subscribe((rows) => {
+      if (!replaying) return send(rows);
+      buffered.push(...rows);
+      // Live events waiting behind a long replay are capped like a slow client's queue.
+      if (buffered.length > MAX_QUEUED_MESSAGES) close();
+    });
+    if (closed) return void unsubscribe();
+    const heartbeat = setInterval(() => {
+      if (!closed) sink.write(KEEP_ALIVE);
+    }, heartbeatMs());
+    let stopListening = () => {};
+    cleanup = () => {
+      unsubscribe();
+      clearInterval(heartbeat);
+      stopListening();
+    };
+    // Ends when the client leaves or the server is stopping (see lib/shutdown.ts).
+    stopListening = onRequestEnd(signal, close);
+    if (closed) return;
 
-      const unsubscribe = await tailer.subscribe((rows) => {
-        if (!replaying) return send(rows);
-        buffered.push(...rows);
-        // Live events waiting behind a long replay are capped like a slow client's queue.
-        if (buffered.length > MAX_QUEUED_MESSAGES) close();
-      });
-      const heartbeat = setInterval(() => {
-        if (!closed) controller.enqueue(encoder.encode(": keep-alive\n\n"));
-      }, heartbeatMs());
-      let stopListening = () => {};
-      cleanup = () => {
-        unsubscribe();
-        clearInterval(heartbeat);
-        stopListening();
-      };
-      // Ends when the client leaves or the server is stopping (see lib/shutdown.ts).
-      stopListening = onRequestEnd(request.signal, close);
-      if (closed) return;
+    sink.write(PREAMBLE);
+    try {
+      cursor = await tailer.position();
+      if (lastEventId !== null) await replay(lastEventId);
+    } catch (error) {
+      console.error("Replaying events failed:", error);
+      return close();
+    }
+    replaying = false;
+    const waiting = buffered;
+    buffered = [];
+    send(waiting);
+  }
 
-      controller.enqueue(encoder.encode("retry: 2000\n: connected\n\n"));
-      try {
-        cursor = await tailer.position();
-        if (lastEventId !== null) await replay(lastEventId, controller, () => closed);
-      } catch (error) {
-        console.error("Replaying events failed:", error);
-        return close();
-      }
-      replaying = false;
-      send(buffered.splice(0));
-    },
-    cancel() {
-      cleanup();
-    },
-  });
-
-  async function replay(
-    after: number,
-    controller: ReadableStreamDefaultController<Uint8Array>,
-    isClosed: () => boolean,
-  ) {
+  async function replay(after: number) {
     const live = cursor;
     const [newest] = await getDb()
       .select({ seq: max(events.seq) })
       .from(events);
+    if (closed) return;
     if (after > (newest?.seq ?? 0)) {
       // An id this log never gave out (say, from before a reset): the client must refetch.
-      controller.enqueue(
-        encoder.encode(`event: resync\ndata: {"reason":"unknown_last_event_id"}\n\n`),
-      );
+      sink.write(encoder.encode(`event: resync\ndata: {"reason":"unknown_last_event_id"}\n\n`));
       return;
     }
     let from = after;
@@ -172,32 +196,61 @@ export async function eventStreamResponse(
         .where(and(gt(events.seq, from), filter.where))
         .orderBy(asc(events.seq))
         .limit(REPLAY_PAGE);
-      if (isClosed()) return;
+      if (closed) return;
       for (const row of rows) {
-        controller.enqueue(sseMessage(row));
+        sink.write(sseMessage(row));
         from = row.seq;
       }
       if (rows.length < REPLAY_PAGE) break;
       // A long backlog is read a page at a time as the client takes it, not all into memory.
-      while ((controller.desiredSize ?? 0) < -REPLAY_PAGE && !isClosed()) {
+      while (sink.queued() > REPLAY_PAGE && !closed) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      if (isClosed()) return;
+      if (closed) return;
     }
     // Rows up to `live` came from the replay; later ones arrive through the buffer.
     cursor = Math.max(live, from);
   }
 
-  return new Response(stream, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache, no-transform",
-      "x-accel-buffering": "no",
-      // The connection carries this stream only: when the stream ends (the client left, or the
-      // server is stopping) close it rather than keep it idle until the keep-alive timeout.
-      connection: "close",
+  start().catch((error) => {
+    console.error("Opening an event stream failed:", error);
+    close();
+  });
+  return close;
+}
+
+/** A stream as a route handler's Response (the web-stream sink; `next dev` serves these). */
+export async function eventStreamResponse(
+  request: Request,
+  filter: StreamFilter,
+): Promise<Response> {
+  const lastEventId = lastEventIdOf(request);
+  let stop = () => {};
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      let ended = false;
+      const sink: StreamSink = {
+        write: (chunk) => {
+          if (!ended) controller.enqueue(chunk);
+        },
+        // With the default strategy (one chunk), desiredSize is 1 − the chunks queued.
+        queued: () => 1 - (controller.desiredSize ?? 1),
+        end: () => {
+          ended = true;
+          try {
+            controller.close();
+          } catch {
+            // already closed by the client
+          }
+        },
+      };
+      stop = followEvents(sink, filter, lastEventId, request.signal);
+    },
+    cancel() {
+      stop();
     },
   });
+  return new Response(stream, { headers: EVENT_STREAM_HEADERS });
 }
 
 export function queueFilter(queueIds: string[]): StreamFilter {

@@ -6,26 +6,23 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { closeDb } from "@/db/client";
 import { freshDatabase } from "../support/database";
+import { SERVER_ENTRY, serverCommand } from "../support/server";
 import { now, sleep } from "./load";
 
 // `npx tsx test/bench/cold-start.ts [--quick]` (or `npm run bench -- --scenarios=coldstart`): how
 // long a production server takes from spawn to useful, on an already-built checkout. Each
 // repetition spawns a new server and times spawn → `/api/health` answers 200 (the database is
 // open and migrated) and spawn → the first page's HTML is served (`/sign-in`, rendered on the
-// first request). Three ways to start: `next start` over an existing database (a restart), the
+// first request). Three ways to start: the production server (`node dist/server.js`) over an existing database (a restart), the
 // same over no database yet (the first start runs every migration), and `npm start` (what an
-// operator types: its `prestart` checks that the build is current, then `next start`).
+// operator types: its `prestart` checks that the build is current, then that server).
 
 export type ColdStartOptions = { repetitions: number };
 export const COLD_START_DEFAULTS: ColdStartOptions = { repetitions: 7 };
 export const COLD_START_QUICK: ColdStartOptions = { repetitions: 3 };
 
-type Variant = "next start, existing database" | "next start, new database" | "npm start";
-const VARIANTS: Variant[] = [
-  "next start, existing database",
-  "next start, new database",
-  "npm start",
-];
+type Variant = "server, existing database" | "server, new database" | "npm start";
+const VARIANTS: Variant[] = ["server, existing database", "server, new database", "npm start"];
 
 export type ColdStartSample = {
   /** CPU time the started process group had used when health answered (robust to a busy machine) */
@@ -137,12 +134,7 @@ async function startOnce(variant: Variant, databaseUrl: string): Promise<ColdSta
       ? { file: "npm", args: ["start"] }
       : {
           file: process.execPath,
-          args: [join(root, "node_modules", "next", "dist", "bin", "next"), "start"].concat([
-            "-H",
-            "127.0.0.1",
-            "-p",
-            String(port),
-          ]),
+          args: [...serverCommand(root), "--hostname", "127.0.0.1", "--port", String(port)],
         };
   const spawnedAt = now();
   const child = spawn(command.file, command.args, {
@@ -188,7 +180,10 @@ export async function coldStartScenario(
 ): Promise<ColdStartResult> {
   const startedAt = Date.now();
   const loadStart = loadavg();
-  if (!existsSync(join(process.cwd(), ".next", "BUILD_ID")))
+  if (
+    !existsSync(join(process.cwd(), ".next", "BUILD_ID")) ||
+    !existsSync(join(process.cwd(), SERVER_ENTRY))
+  )
     throw new Error("No production build: run `npm run build` first.");
   const dirs: string[] = [];
   try {
@@ -204,7 +199,7 @@ export async function coldStartScenario(
     for (let round = 0; round < options.repetitions + 1; round++) {
       for (const entry of variants) {
         let url = existing;
-        if (entry.variant === "next start, new database") {
+        if (entry.variant === "server, new database") {
           const dir = mkdtempSync(join(tmpdir(), "countersign-bench-coldstart-new-"));
           dirs.push(dir);
           url = `file:${join(dir, "countersign.db")}`;
@@ -253,7 +248,7 @@ export function coldStartReport(result: ColdStartResult): string[] {
   }
   lines.push(
     "",
-    `- ${result.options.repetitions} starts of each (after one unmeasured start each, so files are in the OS cache), one of each per round. \`next start\` is spawned as \`node node_modules/next/dist/bin/next start\`; \`npm start\` includes its \`prestart\` check that the build is current (no rebuild). ${PAGE} is requested as soon as health answers.`,
+    `- ${result.options.repetitions} starts of each (after one unmeasured start each, so files are in the OS cache), one of each per round. The server is spawned as \`node dist/server.js\` (lib/http/server.ts); \`npm start\` includes its \`prestart\` check that the build is current (no rebuild). ${PAGE} is requested as soon as health answers.`,
     `- Load average: ${result.loadAverage.start.map((x) => x.toFixed(2)).join(" ")} at the start, ${result.loadAverage.end.map((x) => x.toFixed(2)).join(" ")} at the end; ${result.seconds.toFixed(0)} s in all.`,
   );
   return lines;

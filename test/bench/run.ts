@@ -38,6 +38,7 @@ import {
   type WakeResult,
 } from "./scenarios";
 import { startCountersign, startFloor, stopAllChildren, type Target } from "./targets";
+import { SERVER_ENTRY } from "../support/server";
 
 // `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,fanout,contention,growth,coldstart,browser] [--profile[=DIR]]`
 //
@@ -193,12 +194,17 @@ const timeLimitMs = [...scenarios].reduce(
 );
 setTimeout(() => abort(`over the time limit (${timeLimitMs / 1000} s)`, 2), timeLimitMs).unref();
 
-const hasBuild = () => existsSync(join(process.cwd(), ".next", "BUILD_ID"));
+// The Next.js build and the server that serves it (lib/http/server.ts), both from `npm run build`.
+const hasBuild = () =>
+  existsSync(join(process.cwd(), ".next", "BUILD_ID")) &&
+  existsSync(join(process.cwd(), SERVER_ENTRY));
 
 /** Builds the app when there is no production build; waits out a build another process runs. */
 async function ensureBuild() {
   if (hasBuild()) return;
-  console.error("bench: no production build (.next/BUILD_ID); running `npm run build`…");
+  console.error(
+    "bench: no production build (.next/BUILD_ID, dist/server.js); running `npm run build`…",
+  );
   const built = spawnSync("npm", ["run", "build"], {
     stdio: ["ignore", process.stderr, process.stderr],
   });

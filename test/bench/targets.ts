@@ -9,7 +9,7 @@ import { closeDb, getDb } from "@/db/client";
 import { batches, calls, events, runs } from "@/db/schema";
 import { freshDatabase } from "../support/database";
 import { makeReviewer, makeTeam } from "../support/factories";
-import { freePort, startServer } from "../support/server";
+import { freePort, serverCommand, startServer } from "../support/server";
 import { keepAliveAgent, parseJson, request, sleep, type Endpoint } from "./load";
 
 // The two servers under test. Each is started on 127.0.0.1 over a fresh database of its own and
@@ -216,7 +216,7 @@ export async function startCountersign(options: { profileDir?: string } = {}): P
 }
 
 /**
- * `next start` under `node --cpu-prof` (which NODE_OPTIONS may not carry, so test/support's
+ * The production server (`npm start`'s) under `node --cpu-prof` (which NODE_OPTIONS may not carry, so test/support's
  * startServer cannot do it): the same command and environment, plus the profiler.
  */
 async function startProfiledNext(
@@ -231,11 +231,10 @@ async function startProfiledNext(
     [
       "--cpu-prof",
       `--cpu-prof-dir=${profileDir}`,
-      join(process.cwd(), "node_modules", "next", "dist", "bin", "next"),
-      "start",
-      "-H",
+      ...serverCommand(),
+      "--hostname",
       "127.0.0.1",
-      "-p",
+      "--port",
       String(port),
     ],
     {

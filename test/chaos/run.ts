@@ -3,11 +3,12 @@ import { existsSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { closeDb } from "@/db/client";
+import { SERVER_ENTRY } from "../support/server";
 import { SCENARIOS, stopAllServers, type ScenarioResult } from "./scenarios";
 
 // `npm run chaos [-- --only=crash,processes,locked,disk-full,webhooks]`
 //
-// Runs the fault scenarios (test/chaos/scenarios.ts) against real `next start` servers with a
+// Runs the fault scenarios (test/chaos/scenarios.ts) against real production servers (`npm start`'s) with a
 // steady load, and prints a markdown report of what was done and found (progress on stderr, the
 // report on stdout). Exits 1 when an invariant failed. The Vitest suite runs the same scenarios
 // small (test/chaos/chaos.test.ts).
@@ -23,11 +24,16 @@ const names = (Object.keys(SCENARIOS) as (keyof typeof SCENARIOS)[]).filter(
 if (only?.some((name) => !(name in SCENARIOS)))
   throw new Error(`--only takes ${Object.keys(SCENARIOS).join(",")}`);
 
-const hasBuild = () => existsSync(join(process.cwd(), ".next", "BUILD_ID"));
+// The Next.js build and the server that serves it (lib/http/server.ts), both from `npm run build`.
+const hasBuild = () =>
+  existsSync(join(process.cwd(), ".next", "BUILD_ID")) &&
+  existsSync(join(process.cwd(), SERVER_ENTRY));
 
 function ensureBuild() {
   if (hasBuild()) return;
-  console.error("chaos: no production build (.next/BUILD_ID); running `npm run build`…");
+  console.error(
+    "chaos: no production build (.next/BUILD_ID, dist/server.js); running `npm run build`…",
+  );
   spawnSync("npm", ["run", "build"], { stdio: ["ignore", process.stderr, process.stderr] });
   if (!hasBuild()) throw new Error("No production build: `npm run build` failed.");
 }

@@ -24,7 +24,7 @@ import {
 import { followStream, percentile, post, startLoad, type Follower, type Load } from "./load";
 
 // The five fault scenarios, shared by `npm run chaos` (size "full") and the Vitest suite (size
-// "small"): each holds a steady load of pauses and decisions against real `next start` servers,
+// "small"): each holds a steady load of pauses and decisions against real production servers (`npm start`'s),
 // injects its fault, and reports what it did, what it measured and which invariants failed.
 
 export type Size = "small" | "full";

@@ -3,8 +3,9 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 
-// Starts the real app (`next start`, the production build) on a free loopback port, over the
-// given database. Tests must stop what they start: use `afterAll(() => server.stop())`.
+// Starts the real app (`npm start`'s server, lib/http/server.ts, over the production build) on a
+// free loopback port, over the given database. Tests must stop what they start: use
+// `afterAll(() => server.stop())`.
 
 export type TestServer = {
   baseUrl: string;
@@ -16,6 +17,14 @@ export type TestServer = {
   /** SIGKILL: the crash that loses whatever only lived in memory */
   kill: () => Promise<void>;
 };
+
+/** The production server `npm start` runs, as `npm run build` leaves it (lib/http/server.ts). */
+export const SERVER_ENTRY = join("dist", "server.js");
+
+/** Node's arguments that start the production server (add `--hostname` and `--port`). */
+export function serverCommand(root = process.cwd()): string[] {
+  return [join(root, SERVER_ENTRY)];
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -53,19 +62,12 @@ async function startOnce(
   port: number,
 ): Promise<TestServer> {
   const root = process.cwd();
-  if (!existsSync(join(root, ".next", "BUILD_ID"))) {
+  if (!existsSync(join(root, ".next", "BUILD_ID")) || !existsSync(join(root, SERVER_ENTRY))) {
     throw new Error("No production build: run `npm run build` first (npm test does).");
   }
   const child = spawn(
     process.execPath,
-    [
-      join(root, "node_modules", "next", "dist", "bin", "next"),
-      "start",
-      "-H",
-      "127.0.0.1",
-      "-p",
-      String(port),
-    ],
+    [...serverCommand(root), "--hostname", "127.0.0.1", "--port", String(port)],
     {
       cwd: root,
       env: {

@@ -1,0 +1,158 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { getDb } from "@/db/client";
+import { authenticate } from "@/lib/auth/actor";
+import { NotFoundError, toResponse } from "@/lib/errors";
+import {
+  EVENT_STREAM_HEADERS,
+  followEvents,
+  parseLastEventId,
+  type StreamFilter,
+  type StreamSink,
+} from "@/lib/events/open-stream";
+import { queueStreamFilter, runStreamFilter } from "@/lib/events/stream-scope";
+import { API_CONTENT_SECURITY_POLICY } from "./content-security-policy";
+
+// The two event streams served straight on Node's http server (lib/http/server.ts), not through a
+// Next.js route handler: Next's web-stream pipe and per-request bookkeeping cost each open stream
+// ~80 KiB and each event ~60 µs per stream, ten times a plain ServerResponse (test/bench/fanout.ts).
+// Same contract as app/api/v1/stream and app/api/v1/runs/[runId]/stream (which still serve
+// `next dev`): the same authentication, filters, errors and headers. Only GET is taken here;
+// every other method goes on to Next.js, whose route files answer it (405 or OPTIONS).
+
+/** What Next.js (next.config.ts `headers`) puts on every API answer. */
+const API_HEADERS: Readonly<Record<string, string>> = {
+  "content-security-policy": API_CONTENT_SECURITY_POLICY,
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+};
+
+/** A typical event's SSE message, for counting a backlog of bytes in messages (open-stream.ts). */
+const QUEUED_MESSAGE_BYTES = 512;
+
+const RUN_STREAM = /^\/api\/v1\/runs\/([^/]+)\/stream$/;
+
+type StreamRoute = (
+  actor: Parameters<typeof runStreamFilter>[0],
+  url: URL,
+) => Promise<StreamFilter>;
+
+/** The stream this request asks for, or null when it is for Next.js. */
+export function matchStreamRoute(request: IncomingMessage): StreamRoute | null {
+  if (request.method !== "GET" || !request.url?.startsWith("/api/v1/")) return null;
+  const end = request.url.indexOf("?");
+  const pathname = end === -1 ? request.url : request.url.slice(0, end);
+  if (pathname === "/api/v1/stream") {
+    return (actor, url) => queueStreamFilter(actor, url.searchParams.getAll("queue"));
+  }
+  const run = RUN_STREAM.exec(pathname);
+  if (!run) return null;
+  let runId: string;
+  try {
+    runId = decodeURIComponent(run[1]!);
+  } catch {
+    // An escape that does not decode names no run (proxy.ts answers the same for Next's routes).
+    return async () => {
+      throw new NotFoundError("Endpoint");
+    };
+  }
+  return (actor) => runStreamFilter(actor, runId);
+}
+
+/** Serves a stream request `matchStreamRoute` matched: authenticate, scope, then follow the log. */
+export async function serveStream(
+  request: IncomingMessage,
+  response: ServerResponse,
+  route: StreamRoute,
+): Promise<void> {
+  let stop: (() => void) | null = null;
+  let gone = false;
+  response.once("close", () => {
+    gone = true;
+    stop?.();
+  });
+  try {
+    const url = new URL(request.url!, "http://localhost");
+    const headers = webHeaders(request);
+    // In the route handlers' order: 401, then 404, then a bad Last-Event-ID (400).
+    const actor = await authenticate(getDb(), headers);
+    const filter = await route(actor, url);
+    const lastEventId = parseLastEventId(
+      headers.get("last-event-id") ?? url.searchParams.get("lastEventId"),
+    );
+    if (gone) return;
+    response.writeHead(200, { ...EVENT_STREAM_HEADERS, ...API_HEADERS });
+    // Sent now: a client waits for the head before it counts the stream as open.
+    response.flushHeaders();
+    stop = followEvents(nodeSink(response), filter, lastEventId);
+  } catch (error) {
+    if (!gone) await sendResponse(response, toResponse(error));
+  }
+}
+
+/**
+ * The ServerResponse as a stream sink. Its backlog is what the response and its socket hold
+ * unsent, in bytes, counted as messages of QUEUED_MESSAGE_BYTES: reading Node's own count costs
+ * nothing per write, where counting write callbacks cost one per stream per event.
+ */
+function nodeSink(response: ServerResponse): StreamSink {
+  return {
+    write: (chunk) => {
+      if (response.writableEnded || response.destroyed) return;
+      corkUntilNextTick(response.socket);
+      response.write(chunk);
+    },
+    queued: () => Math.floor(response.writableLength / QUEUED_MESSAGE_BYTES),
+    end: () => {
+      if (!response.writableEnded && !response.destroyed) response.end();
+    },
+  };
+}
+
+let corked: Socket[] = [];
+
+/**
+ * Corks `socket` until the end of this tick, with one process.nextTick for every socket written in
+ * it. Node's own write does the same per response, one nextTick each: with Next.js's
+ * AsyncLocalStorage in the process, every such tick pays async-context hooks, a cost per stream
+ * per event that a tailer read written to thousands of streams multiplied.
+ */
+function corkUntilNextTick(socket: Socket | null): void {
+  if (!socket || socket.writableCorked) return;
+  socket.cork();
+  if (corked.push(socket) === 1) process.nextTick(uncorkAll);
+}
+
+function uncorkAll(): void {
+  const sockets = corked;
+  corked = [];
+  for (const socket of sockets) socket.uncork();
+}
+
+/**
+ * The request's headers as the web Headers `authenticate` reads. X-Forwarded-For is completed
+ * with the socket's address as Next.js does (lib/auth/bearer-failures.ts limits per address).
+ */
+function webHeaders(request: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else headers.set(name, value);
+  }
+  if (!headers.has("x-forwarded-for") && request.socket.remoteAddress) {
+    headers.set("x-forwarded-for", request.socket.remoteAddress);
+  }
+  return headers;
+}
+
+/** Writes a web Response (an error in the contract's shape) to a ServerResponse. */
+async function sendResponse(response: ServerResponse, answer: Response): Promise<void> {
+  const body = Buffer.from(await answer.arrayBuffer());
+  if (response.headersSent || response.destroyed) return void response.destroy();
+  const headers: Record<string, string> = { ...API_HEADERS };
+  answer.headers.forEach((value, name) => (headers[name] = value));
+  headers["content-length"] = String(body.length);
+  response.writeHead(answer.status, headers);
+  response.end(body);
+}

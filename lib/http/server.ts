@@ -1,0 +1,74 @@
+import { createServer } from "node:http";
+import { parseArgs } from "node:util";
+import { beginShutdown } from "@/lib/shutdown";
+import { matchStreamRoute, serveStream } from "./node-stream";
+
+// The production server (`npm start`; built to dist/server.js by `npm run build`): Next.js's own
+// request handler behind a plain node:http server that serves the two event streams itself
+// (lib/http/node-stream.ts says why). `next dev` keeps serving the streams through their route
+// handlers.
+//
+// A custom server runs Next.js's production server in this process: `app.prepare()` loads the
+// build and runs instrumentation.ts once (migrations, background work, the tailer), and proxy.ts
+// and next.config.ts headers apply to what Next.js answers. It gives up `output: "standalone"`
+// (not used) and Next's own signal handling, which is done here.
+// This file and Next's bundle each load their own copy of lib/; what must be one per process
+// (the database handle, the tailer, the shutdown signal, better-auth, the bearer-failure counts,
+// the background work) lives on globalThis.
+
+const startedAt = Date.now();
+
+const { values } = parseArgs({
+  options: {
+    hostname: { type: "string", short: "H", default: "127.0.0.1" },
+    port: { type: "string", short: "p", default: process.env.PORT || "3000" },
+  },
+});
+const hostname = values.hostname!;
+const port = Number(values.port);
+// Read by lib/ (better-auth's trusted origins) as under `next start`.
+process.env.PORT = String(port);
+// Set before Next.js loads: it picks its production React and settings from it.
+(process.env as Record<string, string>).NODE_ENV = "production";
+
+/** How long a stop waits for open requests (streams end at once) before it exits anyway. */
+const SHUTDOWN_GRACE_MS = Number(process.env.SHUTDOWN_GRACE_MS) || 10_000;
+
+async function main(): Promise<void> {
+  const { default: next } = await import("next");
+  const app = next({ dev: false, hostname, port, dir: process.cwd() });
+  await app.prepare();
+  const handle = app.getRequestHandler();
+
+  const server = createServer((request, response) => {
+    const stream = matchStreamRoute(request);
+    if (stream) return void serveStream(request, response, stream);
+    void handle(request, response);
+  });
+  server.on("error", (error) => {
+    console.error(`Countersign could not listen on ${hostname}:${port}:`, error);
+    process.exit(1);
+  });
+  await new Promise<void>((resolve) => server.listen(port, hostname, resolve));
+  console.log(`Ready in ${Date.now() - startedAt} ms on http://${hostname}:${port}`);
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    // Streams and long-polls end on this (lib/shutdown.ts); other requests finish.
+    beginShutdown();
+    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+    server.close(() => {
+      void app.close().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+    });
+    server.closeIdleConnections();
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+main().catch((error) => {
+  console.error("Countersign failed to start:", error);
+  process.exit(1);
+});
