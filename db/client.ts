@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "./schema";
+import { sqliteCodeOf } from "./sqlite-error";
 
 export type Database = LibSQLDatabase<typeof schema>;
 export type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
@@ -182,12 +183,7 @@ export function untilNotBusy<T>(attempt: () => Promise<T>): Promise<T> {
 }
 
 function isBusy(error: unknown): boolean {
-  // drizzle wraps the driver's LibsqlError (code SQLITE_BUSY, or an extended SQLITE_BUSY_*) in `cause`
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth++) {
-    if (/^SQLITE_BUSY/.test(String((cause as { code?: unknown }).code))) return true;
-    cause = cause.cause;
-  }
-  return false;
+  return sqliteCodeOf(error)?.startsWith("SQLITE_BUSY") ?? false;
 }
 
 class Mutex {

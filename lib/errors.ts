@@ -1,5 +1,7 @@
 // The API contract's error codes, as values. Verbs throw these; edges map them with `toResponse`.
 
+import { sqliteCodeOf } from "@/db/sqlite-error";
+
 export type ErrorCode =
   | "invalid_request"
   | "invalid_json"
@@ -148,27 +150,18 @@ const TRANSIENT_DATABASE_CODES = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|PROTOCOL)(_|$)
  */
 export function asApiError(error: unknown): ApiError | null {
   if (error instanceof ApiError) return error;
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth++) {
-    const { code, extendedCode } = cause as { code?: unknown; extendedCode?: unknown };
-    const matched = [extendedCode, code].find(
-      (c): c is string => typeof c === "string" && TRANSIENT_DATABASE_CODES.test(c),
-    );
-    if (matched) {
-      const busy = /^SQLITE_(BUSY|LOCKED|PROTOCOL)/.test(matched);
-      // the statement (drizzle's message names it) tells an operator which write met the lock
-      console.error(
-        `The database is unavailable (${matched}); answering 503. ${String((error as Error).message).slice(0, 300)}`,
+  const code = sqliteCodeOf(error);
+  if (code === null || !TRANSIENT_DATABASE_CODES.test(code)) return null;
+  // the statement (drizzle's message names it) tells an operator which write met the lock
+  console.error(
+    `The database is unavailable (${code}); answering 503. ${String((error as Error).message).slice(0, 300)}`,
+  );
+  return /^SQLITE_(BUSY|LOCKED|PROTOCOL)/.test(code)
+    ? new UnavailableError("The database is busy; nothing was changed. Try again shortly.", 1)
+    : new UnavailableError(
+        "The database cannot write now; nothing was changed. Try again later.",
+        5,
       );
-      return busy
-        ? new UnavailableError("The database is busy; nothing was changed. Try again shortly.", 1)
-        : new UnavailableError(
-            "The database cannot write now; nothing was changed. Try again later.",
-            5,
-          );
-    }
-    cause = cause.cause;
-  }
-  return null;
 }
 
 /** The endpoint exists but does not serve this method; `allow` lists the ones it does (405). */

@@ -59,14 +59,9 @@ function visibleChunk(
   return chunk;
 }
 
-export function lastEventIdOf(request: Request): number | null {
-  return parseLastEventId(
-    request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("lastEventId"),
-  );
-}
-
 /** The Last-Event-ID a client sent (header, else `?lastEventId=`): null for none, 400 for junk. */
-export function parseLastEventId(raw: string | null): number | null {
+export function lastEventIdOf(headers: Headers, url: URL): number | null {
+  const raw = headers.get("last-event-id") ?? url.searchParams.get("lastEventId");
   if (raw === null || raw === "") return null;
   if (!/^\d{1,15}$/.test(raw)) {
     throw new InvalidRequestError("Last-Event-ID must be an event id (a non-negative integer).", [
@@ -224,7 +219,7 @@ export async function eventStreamResponse(
   request: Request,
   filter: StreamFilter,
 ): Promise<Response> {
-  const lastEventId = lastEventIdOf(request);
+  const lastEventId = lastEventIdOf(request.headers, new URL(request.url));
   let stop = () => {};
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {

@@ -6,7 +6,7 @@ import { NotFoundError, toResponse } from "@/lib/errors";
 import {
   EVENT_STREAM_HEADERS,
   followEvents,
-  parseLastEventId,
+  lastEventIdOf,
   type StreamFilter,
   type StreamSink,
 } from "@/lib/events/open-stream";
@@ -77,9 +77,7 @@ export async function serveStream(
     // In the route handlers' order: 401, then 404, then a bad Last-Event-ID (400).
     const actor = await authenticate(getDb(), headers);
     const filter = await route(actor, url);
-    const lastEventId = parseLastEventId(
-      headers.get("last-event-id") ?? url.searchParams.get("lastEventId"),
-    );
+    const lastEventId = lastEventIdOf(headers, url);
     if (gone) return;
     response.writeHead(200, { ...EVENT_STREAM_HEADERS, ...API_HEADERS });
     // Sent now: a client waits for the head before it counts the stream as open.

@@ -2,8 +2,8 @@ import { asc, count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { events, queueMembers, queues, type QueueRole } from "@/db/schema";
-import { makeReviewers, startApiServer } from "../support/api-fixtures";
-import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "../support/factories";
+import { makeCallerReviewers, makeReviewers, startApiServer } from "../support/api-fixtures";
+import { makeAgentKey, makeQueue, type TestReviewer } from "../support/factories";
 import { apiClient, type ApiClient, type ApiResponse } from "../support/http";
 import type { TestServer } from "../support/server";
 
@@ -17,22 +17,15 @@ let clients: Record<Caller, ApiClient>;
 
 beforeAll(async () => {
   server = await startApiServer("queues");
-  const elsewhere = await makeQueue();
-  const adminsQueue = await makeQueue({ name: "admins" });
-  const [nonMember] = await makeReviewers(1, elsewhere.name, { name: "Nora Outsider" });
-  const [reviewer] = await makeReviewers(1, null, { name: "Riley Reviewer" });
-  const [lead] = await makeReviewers(1, null, { name: "Lee Lead" });
-  // an admin of another queue is an installation admin
-  const admin = await makeReviewer({
-    name: "Ada Admin",
-    queues: [{ name: adminsQueue.name, role: "admin" }],
-  });
-  people = { nonMember: nonMember!, reviewer: reviewer!, lead: lead!, admin };
+  const callers = await makeCallerReviewers();
+  const { elsewhere } = callers;
+  people = callers.people;
+  const { nonMember, reviewer, lead, admin } = people;
   const agent = await makeAgentKey({ queues: [elsewhere.name] });
   clients = {
-    nonMember: apiClient(server.baseUrl, nonMember!.token),
-    reviewer: apiClient(server.baseUrl, reviewer!.token),
-    lead: apiClient(server.baseUrl, lead!.token),
+    nonMember: apiClient(server.baseUrl, nonMember.token),
+    reviewer: apiClient(server.baseUrl, reviewer.token),
+    lead: apiClient(server.baseUrl, lead.token),
     admin: apiClient(server.baseUrl, admin.token),
     agent: apiClient(server.baseUrl, agent.key),
     none: apiClient(server.baseUrl),

@@ -3,12 +3,13 @@ import { getDb } from "@/db/client";
 import { queueMembers, type QueueRole } from "@/db/schema";
 import {
   approveBatch,
+  makeCallerReviewers,
   makeReviewers,
   pausedRun,
   startApiServer,
   writeSnapshot,
 } from "../support/api-fixtures";
-import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "../support/factories";
+import { makeAgentKey, makeQueue, type TestReviewer } from "../support/factories";
 import { apiClient, refundBatch, type ApiClient } from "../support/http";
 import type { TestServer } from "../support/server";
 
@@ -33,20 +34,12 @@ let reviewerClients: Record<"nonMember" | "reviewer" | "lead" | "admin" | "none"
 
 beforeAll(async () => {
   server = await startApiServer("endpoint-matrix");
-  const elsewhere = await makeQueue();
-  const adminsQueue = await makeQueue();
-  const [nonMember] = await makeReviewers(1, elsewhere.name, { name: "Nora Outsider" });
-  const [reviewer] = await makeReviewers(1, null, { name: "Riley Reviewer" });
-  const [lead] = await makeReviewers(1, null, { name: "Lee Lead" });
-  const admin = await makeReviewer({
-    name: "Ada Admin",
-    queues: [{ name: adminsQueue.name, role: "admin" }],
-  });
-  people = { nonMember: nonMember!, reviewer: reviewer!, lead: lead!, admin };
+  ({ people } = await makeCallerReviewers());
+  const { nonMember, reviewer, lead, admin } = people;
   reviewerClients = {
-    nonMember: apiClient(server.baseUrl, nonMember!.token),
-    reviewer: apiClient(server.baseUrl, reviewer!.token),
-    lead: apiClient(server.baseUrl, lead!.token),
+    nonMember: apiClient(server.baseUrl, nonMember.token),
+    reviewer: apiClient(server.baseUrl, reviewer.token),
+    lead: apiClient(server.baseUrl, lead.token),
     admin: apiClient(server.baseUrl, admin.token),
     none: apiClient(server.baseUrl),
   };

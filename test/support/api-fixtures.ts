@@ -22,7 +22,7 @@ import { newId, newSecret, sha256Hex } from "@/lib/ids";
 import { freshDatabase } from "./database";
 import type { ApiClient } from "./http";
 import { startServer, type TestServer } from "./server";
-import { makeAgentKey, makeQueue, type TestReviewer } from "./factories";
+import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "./factories";
 
 // Helpers for the API suites: many reviewers at once, and a snapshot of everything a request
 // could write, to prove that a rejected request wrote nothing.
@@ -84,6 +84,24 @@ export async function makeReviewers(
     }
     return made;
   });
+}
+
+/**
+ * The reviewers an authorization check calls with: a member of another queue only (`elsewhere`),
+ * a reviewer and a lead to add to the queues under test, and an installation admin (an admin of
+ * yet another queue).
+ */
+export async function makeCallerReviewers() {
+  const elsewhere = await makeQueue();
+  const adminsQueue = await makeQueue();
+  const [nonMember] = await makeReviewers(1, elsewhere.name, { name: "Nora Outsider" });
+  const [reviewer] = await makeReviewers(1, null, { name: "Riley Reviewer" });
+  const [lead] = await makeReviewers(1, null, { name: "Lee Lead" });
+  const admin = await makeReviewer({
+    name: "Ada Admin",
+    queues: [{ name: adminsQueue.name, role: "admin" }],
+  });
+  return { elsewhere, people: { nonMember: nonMember!, reviewer: reviewer!, lead: lead!, admin } };
 }
 
 /** `makeTeam` (a queue, one reviewer in it, an agent key for it) without a password hash per reviewer. */
