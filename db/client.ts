@@ -148,6 +148,19 @@ export async function writeTransaction<T>(work: (tx: Transaction) => Promise<T>)
 }
 
 /**
+ * Runs one self-contained write (a batch: db/write-batch.ts) with the retries of a busy database.
+ * On the embedded file it joins this process's write queue (see writeTransaction: a synchronous
+ * wait for SQLite's lock must never stall a transaction of this process that holds it); over a
+ * libSQL server nothing here holds a lock across awaits, so batches go out concurrently and the
+ * server orders them.
+ */
+export function runWrite<T>(write: (client: Client) => Promise<T>): Promise<T> {
+  const { client, writeLock, url } = handle();
+  const attempt = retryWhileBusy(() => write(client));
+  return url.startsWith("file:") ? writeLock.run(attempt) : attempt();
+}
+
+/**
  * `attempt`, tried again while it fails because another process holds the lock (a failed
  * statement, batch or BEGIN wrote nothing), until WRITE_WAIT_MS after the call; then its
  * SQLITE_BUSY goes to the caller, who answers 503 (lib/errors.ts). The clock starts before the

@@ -72,6 +72,61 @@ function callView(call: Call, callVotes: VoteView[], deciderName: string | null)
  */
 export type Audience = "reviewer" | "agent";
 
+/**
+ * The rows a batch view is made of. A write that changes a batch edits a copy of the rows it read
+ * before writing and assembles the view from them, instead of reading the batch again.
+ */
+export type BatchViewRows = Awaited<ReturnType<typeof readBatchViewRows>>;
+
+/** The three reads behind batch views, sent as one read batch (one round trip). */
+export async function readBatchViewRows(db: Executor, ids: string[]) {
+  const queries = [
+    db
+      .select({
+        batch: batches,
+        queueName: queues.name,
+        agentId: runs.agentKeyId,
+        agentName: agentKeys.name,
+        ruleName: routingRules.name,
+        claimMode: queues.claimMode,
+        claimUserId: reviewClaims.userId,
+        claimExpiresAt: reviewClaims.expiresAt,
+        claimantName: users.name,
+      })
+      .from(batches)
+      .innerJoin(queues, eq(queues.id, batches.queueId))
+      .innerJoin(runs, eq(runs.id, batches.runId))
+      .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
+      .leftJoin(routingRules, eq(routingRules.id, batches.routingRuleId))
+      // Only a live claim shows: an expired one needs no sweeper, it simply stops matching.
+      .leftJoin(
+        reviewClaims,
+        and(eq(reviewClaims.batchId, batches.id), gt(reviewClaims.expiresAt, Date.now())),
+      )
+      .leftJoin(users, eq(users.id, reviewClaims.userId))
+      .where(inArray(batches.id, ids)),
+    db
+      .select({ call: calls, deciderName: users.name })
+      .from(calls)
+      .leftJoin(users, eq(users.id, calls.decidedBy))
+      .where(inArray(calls.batchId, ids))
+      .orderBy(asc(calls.batchId), asc(calls.position)),
+    db
+      .select({ vote: votes, reviewerName: users.name })
+      .from(votes)
+      .innerJoin(calls, eq(calls.id, votes.callId))
+      .innerJoin(users, eq(users.id, votes.reviewerId))
+      .where(inArray(calls.batchId, ids))
+      .orderBy(asc(votes.createdAt)),
+  ] as const;
+  // Inside an open transaction (the verbs not yet written as one batch) the reads go one by one.
+  const [batchRows, callRows, voteRows] =
+    "batch" in db
+      ? await db.batch(queries)
+      : [await queries[0], await queries[1], await queries[2]];
+  return { batchRows, callRows, voteRows };
+}
+
 /** Loads batches with their calls, votes and names, in the order of `ids`; unknown ids are skipped. */
 export async function loadBatchViews(
   db: Executor,
@@ -79,46 +134,15 @@ export async function loadBatchViews(
   audience: Audience = "reviewer",
 ): Promise<BatchView[]> {
   if (ids.length === 0) return [];
-  const batchRows = await db
-    .select({
-      batch: batches,
-      queueName: queues.name,
-      agentId: runs.agentKeyId,
-      agentName: agentKeys.name,
-      ruleName: routingRules.name,
-      claimMode: queues.claimMode,
-      claimUserId: reviewClaims.userId,
-      claimExpiresAt: reviewClaims.expiresAt,
-      claimantName: users.name,
-    })
-    .from(batches)
-    .innerJoin(queues, eq(queues.id, batches.queueId))
-    .innerJoin(runs, eq(runs.id, batches.runId))
-    .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
-    .leftJoin(routingRules, eq(routingRules.id, batches.routingRuleId))
-    // Only a live claim shows: an expired one needs no sweeper, it simply stops matching.
-    .leftJoin(
-      reviewClaims,
-      and(eq(reviewClaims.batchId, batches.id), gt(reviewClaims.expiresAt, Date.now())),
-    )
-    .leftJoin(users, eq(users.id, reviewClaims.userId))
-    .where(inArray(batches.id, ids));
-  const callRows = await db
-    .select({ call: calls, deciderName: users.name })
-    .from(calls)
-    .leftJoin(users, eq(users.id, calls.decidedBy))
-    .where(inArray(calls.batchId, ids))
-    .orderBy(asc(calls.batchId), asc(calls.position));
-  const voteRows = callRows.length
-    ? await db
-        .select({ vote: votes, reviewerName: users.name })
-        .from(votes)
-        .innerJoin(calls, eq(calls.id, votes.callId))
-        .innerJoin(users, eq(users.id, votes.reviewerId))
-        .where(inArray(calls.batchId, ids))
-        .orderBy(asc(votes.createdAt))
-    : [];
+  return assembleBatchViews(await readBatchViewRows(db, ids), ids, audience);
+}
 
+/** The views of `ids` (in that order) from their rows. */
+export function assembleBatchViews(
+  { batchRows, callRows, voteRows }: BatchViewRows,
+  ids: string[],
+  audience: Audience = "reviewer",
+): BatchView[] {
   const votesByCall = new Map<string, VoteView[]>();
   for (const { vote: v, reviewerName } of voteRows) {
     const list = votesByCall.get(v.callId) ?? [];
@@ -190,12 +214,6 @@ export async function loadBatchView(
 ): Promise<BatchView | null> {
   const [view] = await loadBatchViews(db, [id], audience);
   return view ?? null;
-}
-
-/** The call as the API shows it (used as `current` in conflicts). */
-export async function loadCallView(db: Executor, call: Call): Promise<CallView> {
-  const batch = await loadBatchView(db, call.batchId);
-  return batch!.calls.find((c) => c.id === call.id)!;
 }
 
 export async function loadRunView(

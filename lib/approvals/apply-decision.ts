@@ -1,15 +1,27 @@
-import { and, count, eq } from "drizzle-orm";
-import type { Transaction } from "@/db/client";
+import type { InValue } from "@libsql/client";
+import type { Database } from "@/db/client";
 import { calls, rememberedApprovals, votes, type Call } from "@/db/schema";
+import {
+  changedRow,
+  guard,
+  insertRows,
+  statement,
+  updateRow,
+  type Statement,
+} from "@/db/write-batch";
 import type { DecisionTarget } from "@/lib/api/access";
 import { schemaViolations } from "@/lib/api/json-schema";
-import { loadCallView, type BatchView } from "@/lib/api/views";
+import {
+  assembleBatchViews,
+  readBatchViewRows,
+  type BatchView,
+  type BatchViewRows,
+  type CallView,
+} from "@/lib/api/views";
 import { actorRef, type ReviewerActor } from "@/lib/auth/actor";
-import { settleBatchIfDone } from "@/lib/batches/settle-batch";
-import { guardClaimedDecision } from "@/lib/claims/claim-guard";
-import { ConflictError, ForbiddenError, InvalidRequestError } from "@/lib/errors";
-import { appendEvent } from "@/lib/events/append-event";
-import { newId } from "@/lib/ids";
+import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from "@/lib/errors";
+import { eventRows } from "@/lib/events/append-event";
+import { isoTime, newId } from "@/lib/ids";
 import { actionHash } from "./action-hash";
 
 export type Decision = {
@@ -28,9 +40,40 @@ export function formatAgo(ms: number, now = Date.now()): string {
   return `${Math.round(seconds / 86400)} d ago`;
 }
 
+/** A batch as a reviewer's decision found it: read before anything is written, then edited by
+ * each planned decision so that the views and the writes that follow see its effect. */
+export type DecisionState = {
+  reviewer: ReviewerActor;
+  target: DecisionTarget;
+  /** the batch, every call of it and their votes */
+  rows: BatchViewRows;
+  now: number;
+  /** the write batch being built (db/write-batch.ts) */
+  writes: Statement[];
+};
+
+export async function readDecisionState(
+  db: Database,
+  reviewer: ReviewerActor,
+  target: DecisionTarget,
+): Promise<DecisionState> {
+  const rows = await readBatchViewRows(db, [target.batch.id]);
+  if (rows.batchRows.length === 0) throw new NotFoundError("Batch");
+  return { reviewer, target, rows, now: Date.now(), writes: [] };
+}
+
+/** The batch as reviewers see it in `state` (after the decisions planned so far). */
+export function batchViewOf(state: DecisionState): BatchView {
+  return assembleBatchViews(state.rows, [state.target.batch.id])[0]!;
+}
+
+function callViewOf(state: DecisionState, callId: string): CallView {
+  return batchViewOf(state).calls.find((c) => c.id === callId)!;
+}
+
 /** "Approved by Dana Reviewer 4 s ago." — what a reviewer who lost the race is told. */
-async function alreadyDecided(tx: Transaction, call: Call): Promise<ConflictError> {
-  const current = await loadCallView(tx, call);
+function alreadyDecided(state: DecisionState, call: Call): ConflictError {
+  const current = callViewOf(state, call.id);
   const decision = current.decision;
   if (!decision || (call.status !== "approved" && call.status !== "rejected")) {
     return new ConflictError(
@@ -49,33 +92,35 @@ async function alreadyDecided(tx: Transaction, call: Call): Promise<ConflictErro
 }
 
 /**
- * One reviewer's decision on one call, inside the caller's transaction. Every write is conditional
- * on the call still being pending at `expectedRevision`: a reviewer who lost a race, or whose tab
- * shows an older revision, gets a 409 with the call as it is now and changes nothing.
- * Returns the batch's view when this decision settled the whole batch, else null.
+ * Plans one reviewer's decision on one call of `state`: checks it against the state as read
+ * (a reviewer who lost a race, or whose tab shows an older revision, gets a 409 with the call as
+ * it is now), adds its writes to `state.writes` and edits `state.rows` to show it. Every write is
+ * conditional on what the plan relied on — the call still pending at the revision reviewed, its
+ * batch still open and in a queue of the reviewer, no one else's lock claim, the votes counted —
+ * and aborts the whole batch otherwise (db/write-batch.ts), so a stale plan writes nothing.
+ * Settling the batch afterwards is planSettlement's.
  */
-export async function applyDecision(
-  tx: Transaction,
-  reviewer: ReviewerActor,
-  call: Call,
-  target: DecisionTarget,
-  decision: Decision,
-): Promise<BatchView | null> {
-  const { batch } = target;
-  if (call.status !== "pending" || batch.status !== "pending") throw await alreadyDecided(tx, call);
-  if (batch.expiresAt <= Date.now()) {
+export function planDecision(state: DecisionState, callId: string, decision: Decision): void {
+  const { reviewer, target, now, writes } = state;
+  const batchRow = state.rows.batchRows[0]!;
+  const batch = batchRow.batch;
+  const callRow = state.rows.callRows.find((r) => r.call.id === callId);
+  if (!callRow) throw new NotFoundError("Call");
+  const call = callRow.call;
+  if (call.status !== "pending" || batch.status !== "pending") throw alreadyDecided(state, call);
+  if (batch.expiresAt <= now) {
     // Fail closed: past the deadline only onTimeout settles the batch, swept or not yet.
     throw new ConflictError(
       "not_pending",
       "This batch passed its deadline; it is settled by its onTimeout rule, not by a reviewer.",
-      await loadCallView(tx, call),
+      callViewOf(state, call.id),
     );
   }
   if (call.revision !== decision.expectedRevision) {
     throw new ConflictError(
       "stale_revision",
       `This call is at revision ${call.revision}; you reviewed revision ${decision.expectedRevision}. Review the current version.`,
-      await loadCallView(tx, call),
+      callViewOf(state, call.id),
     );
   }
   if (target.separationOfDuties && target.agentOwnerId === reviewer.id) {
@@ -83,9 +128,55 @@ export async function applyDecision(
       "Separation of duties: you own this agent, so someone else must decide its requests.",
     );
   }
-  await guardClaimedDecision(tx, reviewer, target);
+  const lockMode = target.claimMode === "lock";
+  if (batchRow.claimUserId !== null && batchRow.claimExpiresAt !== null) {
+    if (batchRow.claimUserId === reviewer.id) {
+      // A decision by the claimant ends the claim, so no card stays marked "reviewing".
+      writes.push(
+        statement(
+          "delete from review_claims where batch_id = ? and user_id = ?",
+          batch.id,
+          reviewer.id,
+        ),
+      );
+      state.rows.batchRows[0] = { ...batchRow, claimUserId: null, claimExpiresAt: null };
+    } else if (lockMode) {
+      const holder = { id: batchRow.claimUserId, name: batchRow.claimantName ?? "unknown" };
+      throw new ConflictError(
+        "claimed_by_other",
+        `${holder.name} is reviewing this card until ${isoTime(batchRow.claimExpiresAt)}; this queue lets only them decide it meanwhile.`,
+        batchViewOf(state),
+        { holder, expiresAt: isoTime(batchRow.claimExpiresAt) },
+      );
+    }
+  }
 
-  const now = Date.now();
+  // The compare-and-swap condition of every write to the call.
+  const stillOpen = (revision: number) => ({
+    sql:
+      "id = ? and status = 'pending' and revision = ?" +
+      " and exists (select 1 from batches b join queue_members m on m.queue_id = b.queue_id" +
+      " where b.id = ? and b.status = 'pending' and b.expires_at > ? and m.user_id = ?)" +
+      (lockMode
+        ? " and not exists (select 1 from review_claims c where c.batch_id = ? and c.user_id <> ? and c.expires_at > ?)"
+        : ""),
+    args: [
+      call.id,
+      revision,
+      batch.id,
+      now,
+      reviewer.id,
+      ...(lockMode ? [batch.id, reviewer.id, now] : []),
+    ],
+  });
+  const update = (revision: number, fields: Partial<Call>, extra = "", ...extraArgs: InValue[]) => {
+    const condition = stillOpen(revision);
+    writes.push(
+      updateRow(calls, fields, condition.sql + extra, ...condition.args, ...extraArgs),
+      changedRow(),
+    );
+    callRow.call = { ...callRow.call, ...fields };
+  };
   const base = {
     runId: batch.runId,
     batchId: batch.id,
@@ -93,17 +184,6 @@ export async function applyDecision(
     queueId: batch.queueId,
     actor: actorRef(reviewer),
     at: now,
-  };
-  // The compare-and-swap: only a pending call still at the revision this write expects.
-  const update = async (atRevision: number, fields: Partial<Call>) => {
-    const [updated] = await tx
-      .update(calls)
-      .set(fields)
-      .where(
-        and(eq(calls.id, call.id), eq(calls.status, "pending"), eq(calls.revision, atRevision)),
-      )
-      .returning({ id: calls.id });
-    if (!updated) throw await alreadyDecided(tx, call);
   };
   const decided = (outcome: "approved" | "rejected") => ({
     status: outcome,
@@ -113,22 +193,61 @@ export async function applyDecision(
     decidedAt: now,
     decisionReason: decision.reason ?? null,
   });
+  const castVote = (revision: number, hash: string, outcome: "approved" | "rejected") => {
+    if (
+      state.rows.voteRows.some(
+        (r) =>
+          r.vote.callId === call.id &&
+          r.vote.reviewerId === reviewer.id &&
+          r.vote.revision === revision,
+      )
+    ) {
+      throw new ConflictError(
+        "already_decided",
+        `You already voted on revision ${revision}; it needs approvals from other reviewers.`,
+        callViewOf(state, call.id),
+      );
+    }
+    const vote = {
+      id: newId(),
+      callId: call.id,
+      reviewerId: reviewer.id,
+      outcome,
+      revision,
+      actionHash: hash,
+      createdAt: now,
+    };
+    // A vote of this reviewer cast meanwhile (another tab) makes this insert a no-op: the guard aborts.
+    writes.push(insertRows(votes, [vote], " on conflict do nothing"), changedRow());
+    state.rows.voteRows.push({ vote, reviewerName: reviewer.name });
+  };
+  const approvalsAt = (revision: number) =>
+    state.rows.voteRows.filter(
+      (r) =>
+        r.vote.callId === call.id && r.vote.revision === revision && r.vote.outcome === "approved",
+    ).length;
+  // The votes counted must be the votes there are when the batch runs.
+  const quorumCondition =
+    " and (select count(*) from votes where call_id = ? and revision = ? and outcome = 'approved') = ?";
 
   if (decision.outcome === "reject") {
     // One rejection rejects, whatever the quorum.
-    await update(call.revision, decided("rejected"));
-    await castVote(tx, reviewer, call, call.revision, call.actionHash, "rejected", now);
-    await appendEvent(tx, {
-      ...base,
-      type: "call.decided",
-      data: {
-        outcome: "rejected",
-        source: "reviewer",
-        reason: decision.reason ?? null,
-        revision: call.revision,
-      },
-    });
-    return settleBatchIfDone(tx, batch.id, actorRef(reviewer));
+    castVote(call.revision, call.actionHash, "rejected");
+    update(call.revision, decided("rejected"));
+    callRow.deciderName = reviewer.name;
+    writes.push(
+      eventRows({
+        ...base,
+        type: "call.decided",
+        data: {
+          outcome: "rejected",
+          source: "reviewer",
+          reason: decision.reason ?? null,
+          revision: call.revision,
+        },
+      }),
+    );
+    return;
   }
 
   // Each vote is tied to the exact action it approves: the agent's args, or a reviewer's edit.
@@ -139,40 +258,63 @@ export async function applyDecision(
     revision = call.revision + 1;
     hash = actionHash(call.toolName, editedArgs);
     // An edit is a new revision: approvals of the old args no longer count toward the quorum.
-    await update(call.revision, { revision, editedArgs });
-    await appendEvent(tx, { ...base, type: "call.edited", data: { revision, editedArgs } });
+    update(call.revision, { revision, editedArgs });
+    writes.push(eventRows({ ...base, type: "call.edited", data: { revision, editedArgs } }));
   }
 
-  await castVote(tx, reviewer, call, revision, hash, "approved", now);
-  const approvals = call.requiredApprovals === 1 ? 1 : await approvalsAt(tx, call.id, revision);
+  castVote(revision, hash, "approved");
+  const approvals = approvalsAt(revision);
   if (approvals < call.requiredApprovals) {
-    // Still waiting for others; the vote is the change, guarded by the same condition.
-    if (decision.outcome === "approve") await update(revision, { revision });
-    await appendEvent(tx, {
-      ...base,
-      type: "call.voted",
-      data: { outcome: "approved", revision, approvals, requiredApprovals: call.requiredApprovals },
-    });
-    return null;
+    // Still waiting for others; the vote is the change, guarded by the same conditions.
+    const condition = stillOpen(revision);
+    writes.push(
+      guard(
+        `exists (select 1 from calls where ${condition.sql}${quorumCondition})`,
+        ...condition.args,
+        call.id,
+        revision,
+        approvals,
+      ),
+      eventRows({
+        ...base,
+        type: "call.voted",
+        data: {
+          outcome: "approved",
+          revision,
+          approvals,
+          requiredApprovals: call.requiredApprovals,
+        },
+      }),
+    );
+    return;
   }
 
-  await update(revision, { ...decided("approved"), decisionScope: decision.scope ?? "once" });
-  await remember(tx, reviewer, call, target, hash, decision.scope, now);
-  await appendEvent(tx, {
-    ...base,
-    type: "call.decided",
-    data: {
-      outcome: "approved",
-      source: "reviewer",
-      reason: decision.reason ?? null,
-      revision,
-      approvals,
-      requiredApprovals: call.requiredApprovals,
-      scope: decision.scope ?? "once",
-      edited: decision.outcome === "edit",
-    },
-  });
-  return settleBatchIfDone(tx, batch.id, actorRef(reviewer));
+  update(
+    revision,
+    { ...decided("approved"), decisionScope: decision.scope ?? "once" },
+    quorumCondition,
+    call.id,
+    revision,
+    approvals,
+  );
+  callRow.deciderName = reviewer.name;
+  remember(state, call, hash, decision.scope);
+  writes.push(
+    eventRows({
+      ...base,
+      type: "call.decided",
+      data: {
+        outcome: "approved",
+        source: "reviewer",
+        reason: decision.reason ?? null,
+        revision,
+        approvals,
+        requiredApprovals: call.requiredApprovals,
+        scope: decision.scope ?? "once",
+        edited: decision.outcome === "edit",
+      },
+    }),
+  );
 }
 
 function checkedEdit(call: Call, editedArgs: Record<string, unknown> | undefined) {
@@ -191,57 +333,9 @@ function checkedEdit(call: Call, editedArgs: Record<string, unknown> | undefined
   return editedArgs;
 }
 
-async function castVote(
-  tx: Transaction,
-  reviewer: ReviewerActor,
-  call: Call,
-  revision: number,
-  hash: string,
-  outcome: "approved" | "rejected",
-  now: number,
-) {
-  const inserted = await tx
-    .insert(votes)
-    .values({
-      id: newId(),
-      callId: call.id,
-      reviewerId: reviewer.id,
-      outcome,
-      revision,
-      actionHash: hash,
-      createdAt: now,
-    })
-    .onConflictDoNothing()
-    .returning({ id: votes.id });
-  if (inserted.length === 0) {
-    throw new ConflictError(
-      "already_decided",
-      `You already voted on revision ${revision}; it needs approvals from other reviewers.`,
-      await loadCallView(tx, call),
-    );
-  }
-}
-
-async function approvalsAt(tx: Transaction, callId: string, revision: number): Promise<number> {
-  const [row] = await tx
-    .select({ n: count() })
-    .from(votes)
-    .where(
-      and(eq(votes.callId, callId), eq(votes.revision, revision), eq(votes.outcome, "approved")),
-    );
-  return row?.n ?? 0;
-}
-
-async function remember(
-  tx: Transaction,
-  reviewer: ReviewerActor,
-  call: Call,
-  target: DecisionTarget,
-  hash: string,
-  scope: Decision["scope"],
-  now: number,
-) {
+function remember(state: DecisionState, call: Call, hash: string, scope: Decision["scope"]) {
   if (scope !== "run" && scope !== "conversation") return;
+  const { target } = state;
   const scopeKey = scope === "run" ? call.runId : target.conversationId;
   if (!scopeKey) {
     throw new InvalidRequestError(
@@ -249,15 +343,19 @@ async function remember(
       [{ path: "scope", message: "the run has no conversationId" }],
     );
   }
-  await tx.insert(rememberedApprovals).values({
-    id: newId(),
-    scope,
-    scopeKey,
-    agentKeyId: target.agentKeyId,
-    queueId: target.batch.queueId,
-    actionHash: hash,
-    callId: call.id,
-    approvedBy: reviewer.id,
-    createdAt: now,
-  });
+  state.writes.push(
+    insertRows(rememberedApprovals, [
+      {
+        id: newId(),
+        scope,
+        scopeKey,
+        agentKeyId: target.agentKeyId,
+        queueId: target.batch.queueId,
+        actionHash: hash,
+        callId: call.id,
+        approvedBy: state.reviewer.id,
+        createdAt: state.now,
+      },
+    ]),
+  );
 }

@@ -1,14 +1,14 @@
-import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { getDb } from "@/db/client";
-import { calls } from "@/db/schema";
+import { untilWritten } from "@/db/write-batch";
 import { findBatchForReviewer } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
-import { loadBatchView, type BatchView } from "@/lib/api/views";
-import { requireReviewer, type Actor } from "@/lib/auth/actor";
+import type { BatchView } from "@/lib/api/views";
+import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
+import { planSettlement } from "@/lib/batches/settle-batch";
 import { ConflictError, InvalidRequestError } from "@/lib/errors";
-import { transact } from "@/lib/events/transact";
-import { applyDecision } from "./apply-decision";
+import { commit } from "@/lib/events/transact";
+import { batchViewOf, planDecision, readDecisionState } from "./apply-decision";
 
 export const DecideBatchInput = z.object({
   outcome: z.enum(["approve", "reject"]),
@@ -26,52 +26,36 @@ export async function decideBatch(
 ): Promise<BatchView> {
   const reviewer = requireReviewer(actor);
   const input = parseInput(DecideBatchInput, body);
-  try {
-    return await transact(async (tx) => {
-      const target = await findBatchForReviewer(tx, reviewer, batchId);
-      const batchCalls = await tx
-        .select()
-        .from(calls)
-        .where(eq(calls.batchId, batchId))
-        .orderBy(asc(calls.position));
-      assertNamesEveryCall(
-        batchCalls.map((c) => c.id),
-        Object.keys(input.expectedRevisions),
-      );
-      let settled: BatchView | null = null;
-      for (const call of batchCalls) {
-        try {
-          settled = await applyDecision(tx, reviewer, call, target, {
-            outcome: input.outcome,
-            expectedRevision: input.expectedRevisions[call.id]!,
-            reason: input.reason,
-          });
-        } catch (error) {
-          throw error instanceof ConflictError ? new BatchConflict(error, call.id) : error;
-        }
-      }
-      return settled ?? (await loadBatchView(tx, batchId))!;
-    });
-  } catch (error) {
-    if (!(error instanceof BatchConflict)) throw error;
-    // The transaction rolled back the calls decided before the conflict: `current` is read after.
-    const { cause, callId } = error;
-    throw new ConflictError(
-      cause.code as ConstructorParameters<typeof ConflictError>[0],
-      `Nothing was decided: ${cause.message}`,
-      await loadBatchView(getDb(), batchId),
-      { callId },
+  return untilWritten(async () => {
+    const db = getDb();
+    const target = await findBatchForReviewer(db, reviewer, batchId);
+    const state = await readDecisionState(db, reviewer, target);
+    const before = batchViewOf(state);
+    assertNamesEveryCall(
+      state.rows.callRows.map((r) => r.call.id),
+      Object.keys(input.expectedRevisions),
     );
-  }
-}
-
-class BatchConflict extends Error {
-  constructor(
-    readonly cause: ConflictError,
-    readonly callId: string,
-  ) {
-    super(cause.message);
-  }
+    // Every call in one write batch: all of them are decided, or (on any conflict) none.
+    for (const { call } of [...state.rows.callRows]) {
+      try {
+        planDecision(state, call.id, {
+          outcome: input.outcome,
+          expectedRevision: input.expectedRevisions[call.id]!,
+          reason: input.reason,
+        });
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+        throw new ConflictError(
+          error.code as ConstructorParameters<typeof ConflictError>[0],
+          `Nothing was decided: ${error.message}`,
+          before,
+          { callId: call.id },
+        );
+      }
+    }
+    await commit([...state.writes, ...planSettlement(state.rows, actorRef(reviewer), state.now)]);
+    return batchViewOf(state);
+  });
 }
 
 function assertNamesEveryCall(callIds: string[], listed: string[]) {

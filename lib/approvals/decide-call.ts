@@ -1,10 +1,13 @@
 import { z } from "zod";
 import { findCallForReviewer } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
-import { loadBatchView, type BatchView, type CallView } from "@/lib/api/views";
-import { requireReviewer, type Actor } from "@/lib/auth/actor";
-import { transact } from "@/lib/events/transact";
-import { applyDecision } from "./apply-decision";
+import { getDb } from "@/db/client";
+import { untilWritten } from "@/db/write-batch";
+import type { BatchView, CallView } from "@/lib/api/views";
+import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
+import { planSettlement } from "@/lib/batches/settle-batch";
+import { commit } from "@/lib/events/transact";
+import { batchViewOf, planDecision, readDecisionState } from "./apply-decision";
 
 export const DecideCallInput = z
   .object({
@@ -28,7 +31,10 @@ export const DecideCallInput = z
   });
 export type DecideCallInput = z.infer<typeof DecideCallInput>;
 
-/** A reviewer approves, rejects or edits one call at the revision they reviewed. */
+/**
+ * A reviewer approves, rejects or edits one call at the revision they reviewed: two reads, then
+ * one write batch (db/write-batch.ts) that settles the batch too when this was its last call.
+ */
 export async function decideCall(
   actor: Actor,
   callId: string,
@@ -36,10 +42,13 @@ export async function decideCall(
 ): Promise<{ call: CallView; batch: BatchView }> {
   const reviewer = requireReviewer(actor);
   const input = parseInput(DecideCallInput, body);
-  return transact(async (tx) => {
-    const { call, target } = await findCallForReviewer(tx, reviewer, callId);
-    const settled = await applyDecision(tx, reviewer, call, target, input);
-    const batch = settled ?? (await loadBatchView(tx, target.batch.id))!;
+  return untilWritten(async () => {
+    const db = getDb();
+    const { target } = await findCallForReviewer(db, reviewer, callId);
+    const state = await readDecisionState(db, reviewer, target);
+    planDecision(state, callId, input);
+    await commit([...state.writes, ...planSettlement(state.rows, actorRef(reviewer), state.now)]);
+    const batch = batchViewOf(state);
     return { call: batch.calls.find((c) => c.id === callId)!, batch };
   });
 }

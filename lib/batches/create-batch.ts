@@ -1,16 +1,15 @@
-import { and, eq } from "drizzle-orm";
-import { batches, runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
-import type { Transaction } from "@/db/client";
-import { findRunFor } from "@/lib/api/access";
-import { idempotencyFor, previousResult, rememberResult } from "@/lib/api/idempotency";
+import { getDb } from "@/db/client";
+import { runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
+import { changedRow, updateRow, untilWritten } from "@/db/write-batch";
+import { assertSameRequest, idempotencyFor } from "@/lib/api/idempotency";
 import { parseInput } from "@/lib/api/parse";
 import { loadBatchView, loadRunView, type BatchView } from "@/lib/api/views";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
-import { ConflictError } from "@/lib/errors";
-import { transact } from "@/lib/events/transact";
+import { ConflictError, NotFoundError } from "@/lib/errors";
+import { commit } from "@/lib/events/transact";
 import { matchesHash } from "@/lib/ids";
 import { CreateBatchInput } from "./batch-input";
-import { openBatch, resolveQueue } from "./open-batch";
+import { chooseQueue, idempotencyRecord, planOpenBatch, readPauseContext } from "./open-batch";
 
 export { CreateBatchInput };
 
@@ -28,46 +27,56 @@ export async function createBatch(
   const input = parseInput(CreateBatchInput, body);
   const idempotency = idempotencyFor(options.idempotencyKey, `POST /runs/${runId}/batches`, body);
 
-  return transact(async (tx) => {
-    const run = await findRunFor(tx, agent, runId);
-    const earlier = await previousResult(tx, agent, idempotency, (id) =>
-      loadBatchView(tx, id, "agent"),
-    );
-    if (earlier) return { batch: (await loadBatchView(tx, earlier, "agent"))!, replayed: true };
+  return untilWritten(async () => {
+    const db = getDb();
+    const context = await readPauseContext(db, agent, { runId, idempotency, batch: input });
+    const run = context.run;
+    // Another agent's run is answered exactly like a missing one.
+    if (!run || run.agentKeyId !== agent.id) throw new NotFoundError("Run");
+    if (context.earlier) {
+      const earlier = await loadBatchView(db, context.earlier.resourceId, "agent");
+      assertSameRequest(idempotency!, context.earlier, earlier);
+      return { batch: earlier!, replayed: true };
+    }
 
-    await assertInAgentsHands(tx, run, input.claimToken);
-    if (run.requirePlanApproval && input.kind === "action") await assertPlanApproved(tx, run);
-    const choice = await resolveQueue(tx, agent, input);
-    const now = Date.now();
-    const [moved] = await tx
-      .update(runs)
-      .set({
-        status: "waiting_approval",
-        claimTokenHash: null,
-        claimWorkerId: null,
-        leaseExpiresAt: null,
-        updatedAt: now,
-        ...(input.checkpoint !== undefined && { checkpoint: input.checkpoint }),
-      })
-      .where(
-        and(eq(runs.id, run.id), eq(runs.status, run.status), eq(runs.updatedAt, run.updatedAt)),
-      )
-      .returning();
-    if (!moved) {
+    await assertInAgentsHands(run, input.claimToken);
+    if (run.requirePlanApproval && input.kind === "action" && !context.planApproved) {
       throw new ConflictError(
-        "not_ready",
-        "The run changed while pausing; fetch it and retry.",
-        await loadRunView(tx, run.id, { withBatches: false }),
+        "plan_required",
+        "This run requires an approved plan before any action: pause it with a batch of kind plan, and wait for its approval.",
+        await loadRunView(db, run.id, { withBatches: true }),
       );
     }
-    const batch = await openBatch(tx, agent, run, choice, input, now);
-    await rememberResult(tx, agent, idempotency, batch.id);
-    return { batch, replayed: false };
+    const choice = chooseQueue(agent, context, input);
+    const now = Date.now();
+    const opened = planOpenBatch(agent, run, choice, context, input, now);
+    await commit([
+      // The compare-and-swap: the run as it was read (same status, no change since).
+      updateRow(
+        runs,
+        {
+          status: "waiting_approval",
+          claimTokenHash: null,
+          claimWorkerId: null,
+          leaseExpiresAt: null,
+          updatedAt: now,
+          ...(input.checkpoint !== undefined && { checkpoint: input.checkpoint }),
+        },
+        "id = ? and status = ? and updated_at = ?",
+        run.id,
+        run.status,
+        run.updatedAt,
+      ),
+      changedRow(),
+      ...opened.writes,
+      ...idempotencyRecord(agent, idempotency, opened.view.id, now),
+    ]);
+    return { batch: opened.view, replayed: false };
   });
 }
 
-async function assertInAgentsHands(tx: Transaction, run: Run, claimToken: string | undefined) {
-  const current = () => loadRunView(tx, run.id, { withBatches: false });
+async function assertInAgentsHands(run: Run, claimToken: string | undefined) {
+  const current = () => loadRunView(getDb(), run.id, { withBatches: false });
   if (TERMINAL_RUN_STATUSES.includes(run.status)) {
     throw new ConflictError(
       "run_terminal",
@@ -105,22 +114,5 @@ async function assertInAgentsHands(tx: Transaction, run: Run, claimToken: string
       ? "The run is already waiting for approval of another batch."
       : "The run's last batch is settled; claim the run before pausing it again.",
     await current(),
-  );
-}
-
-/** A run created with requirePlanApproval takes action batches only once a plan of it is approved. */
-async function assertPlanApproved(tx: Transaction, run: Run) {
-  const [plan] = await tx
-    .select({ id: batches.id })
-    .from(batches)
-    .where(
-      and(eq(batches.runId, run.id), eq(batches.kind, "plan"), eq(batches.outcome, "approved")),
-    )
-    .limit(1);
-  if (plan) return;
-  throw new ConflictError(
-    "plan_required",
-    "This run requires an approved plan before any action: pause it with a batch of kind plan, and wait for its approval.",
-    await loadRunView(tx, run.id, { withBatches: true }),
   );
 }

@@ -1,61 +1,204 @@
-import { and, eq, inArray, isNull, or } from "drizzle-orm";
-import type { Transaction } from "@/db/client";
+import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
+import type { Database } from "@/db/client";
 import {
   batches,
   calls,
+  idempotencyKeys,
+  policyRules,
   queues,
   rememberedApprovals,
   routingRules,
+  runs,
+  users,
+  type Batch,
+  type Call,
   type CallStatus,
+  type PolicyRule,
   type Queue,
   type RoutingRule,
   type Run,
 } from "@/db/schema";
+import { changedRow, guard, insertRows, type Statement } from "@/db/write-batch";
 import { actionHash } from "@/lib/approvals/action-hash";
+import type { Idempotency } from "@/lib/api/idempotency";
 import { actorRef, type AgentActor } from "@/lib/auth/actor";
 import { ConflictError, NotFoundError } from "@/lib/errors";
-import { appendEvents, SYSTEM_ACTOR } from "@/lib/events/append-event";
-import { forReviewers, loadBatchView, type BatchView } from "@/lib/api/views";
+import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
+import {
+  assembleBatchViews,
+  forReviewers,
+  type BatchView,
+  type BatchViewRows,
+} from "@/lib/api/views";
 import { newId } from "@/lib/ids";
 import { evaluateCall, policyDecision, type PolicyVerdict } from "@/lib/policies/evaluate-policy";
-import { rulesForQueue } from "@/lib/policies/list-policy-rules";
 import { chooseRule } from "@/lib/routing/match-rule";
 import type { CallInput, CreateBatchInput } from "./batch-input";
-import { settleBatchIfDone } from "./settle-batch";
+import { planSettlement } from "./settle-batch";
+
+/**
+ * Everything a pause decides from, read before it writes, in one read batch (one round trip):
+ * the run it pauses (for POST /runs/{id}/batches), an earlier answer to the same Idempotency-Key,
+ * the routing rules, the queues the batch could go to, the policy rules of those queues, and the
+ * remembered approvals of this agent that could settle its calls.
+ */
+export type PauseContext = {
+  run: Run | null;
+  /** whether the run already has an approved plan (for requirePlanApproval) */
+  planApproved: boolean;
+  earlier: { requestHash: string; resourceId: string } | null;
+  routingRules: RoutingRule[];
+  queues: Queue[];
+  policyRules: PolicyRule[];
+  memories: Memory[];
+};
+
+type Memory = {
+  actionHash: string;
+  approvedBy: string | null;
+  approverName: string | null;
+  scope: "run" | "conversation";
+  queueId: string;
+};
+
+export async function readPauseContext(
+  db: Database,
+  agent: AgentActor,
+  request: {
+    runId?: string;
+    conversationId?: string | null;
+    idempotency: Idempotency | null;
+    batch?: CreateBatchInput;
+  },
+): Promise<PauseContext> {
+  const { runId, idempotency, batch } = request;
+  const none = sql`0`;
+  // The queues a batch can reach: the key's own, any a routing rule names, or one named by the batch.
+  const reachable = or(
+    inArray(queues.id, agent.queueIds),
+    sql`${queues.id} in (select ${routingRules.queueId} from ${routingRules} where ${routingRules.enabled} = 1)`,
+    batch?.queue !== undefined
+      ? or(eq(queues.id, batch.queue), eq(queues.name, batch.queue))
+      : none,
+  );
+  const hashes = batch
+    ? batchCallsOf(batch).map((call) => actionHash(call.toolName, call.args))
+    : [];
+  const conversation = runId
+    ? sql`(select ${runs.conversationId} from ${runs} where ${runs.id} = ${runId})`
+    : (request.conversationId ?? null);
+  const [runRows, planRows, earlierRows, ruleRows, queueRows, policyRows, memoryRows] =
+    await db.batch([
+      db
+        .select()
+        .from(runs)
+        .where(eq(runs.id, runId ?? "")),
+      db
+        .select({ id: batches.id })
+        .from(batches)
+        .where(
+          and(
+            eq(batches.runId, runId ?? ""),
+            eq(batches.kind, "plan"),
+            eq(batches.outcome, "approved"),
+          ),
+        )
+        .limit(1),
+      db
+        .select({
+          requestHash: idempotencyKeys.requestHash,
+          resourceId: idempotencyKeys.resourceId,
+        })
+        .from(idempotencyKeys)
+        .where(
+          and(
+            eq(idempotencyKeys.agentKeyId, agent.id),
+            eq(idempotencyKeys.scope, idempotency?.scope ?? ""),
+            eq(idempotencyKeys.key, idempotency?.key ?? ""),
+          ),
+        ),
+      db.select().from(routingRules).where(eq(routingRules.enabled, true)),
+      db.select().from(queues).where(reachable),
+      db
+        .select()
+        .from(policyRules)
+        .where(
+          and(
+            eq(policyRules.enabled, true),
+            or(
+              isNull(policyRules.queueId),
+              sql`${policyRules.queueId} in (select ${queues.id} from ${queues} where ${reachable})`,
+            ),
+          ),
+        ),
+      db
+        .select({
+          actionHash: rememberedApprovals.actionHash,
+          approvedBy: rememberedApprovals.approvedBy,
+          approverName: users.name,
+          scope: rememberedApprovals.scope,
+          queueId: rememberedApprovals.queueId,
+        })
+        .from(rememberedApprovals)
+        .leftJoin(users, eq(users.id, rememberedApprovals.approvedBy))
+        .where(
+          and(
+            eq(rememberedApprovals.agentKeyId, agent.id),
+            inArray(rememberedApprovals.actionHash, hashes.length ? hashes : [""]),
+            or(
+              and(
+                eq(rememberedApprovals.scope, "run"),
+                eq(rememberedApprovals.scopeKey, runId ?? ""),
+              ),
+              and(
+                eq(rememberedApprovals.scope, "conversation"),
+                sql`${rememberedApprovals.scopeKey} = ${conversation}`,
+              ),
+            ),
+          ),
+        ),
+    ]);
+  return {
+    run: runRows[0] ?? null,
+    planApproved: planRows.length > 0,
+    earlier: idempotency ? (earlierRows[0] ?? null) : null,
+    routingRules: ruleRows,
+    queues: queueRows,
+    policyRules: policyRows,
+    memories: memoryRows,
+  };
+}
 
 export type QueueChoice = { queue: Queue; rule: RoutingRule | null };
 
 /**
  * The queue a batch goes to: the one named, if the key may target it; else the first routing
- * rule that matches the batch; else the key's default queue.
+ * rule that matches the batch (among those whose queue still takes batches); else the key's
+ * default queue.
  */
-export async function resolveQueue(
-  tx: Transaction,
+export function chooseQueue(
   agent: AgentActor,
+  context: PauseContext,
   batch: Pick<CreateBatchInput, "queue" | "calls"> | undefined,
-): Promise<QueueChoice> {
+): QueueChoice {
   const requested = batch?.queue;
+  const byId = new Map(context.queues.map((queue) => [queue.id, queue]));
   if (requested === undefined) {
-    const rule = batch
-      ? chooseRule(await activeRules(tx), { agentKeyId: agent.id, calls: batch.calls })
-      : null;
-    const [queue] = await tx
-      .select()
-      .from(queues)
-      .where(eq(queues.id, rule?.queueId ?? agent.defaultQueueId));
-    if (queue!.archivedAt !== null) {
+    const open = context.routingRules.filter((rule) => byId.get(rule.queueId)?.archivedAt === null);
+    const rule = batch ? chooseRule(open, { agentKeyId: agent.id, calls: batch.calls }) : null;
+    const queue = byId.get(rule?.queueId ?? agent.defaultQueueId)!;
+    if (queue.archivedAt !== null) {
       throw new ConflictError(
         "queue_archived",
-        `This agent key's default queue '${queue!.name}' is archived; name another queue it may target, or ask an admin for a new key.`,
+        `This agent key's default queue '${queue.name}' is archived; name another queue it may target, or ask an admin for a new key.`,
         null,
       );
     }
-    return { queue: queue!, rule };
+    return { queue, rule };
   }
-  const [queue] = await tx
-    .select()
-    .from(queues)
-    .where(or(eq(queues.id, requested), eq(queues.name, requested)));
+  const queue =
+    context.queues.find((q) => q.id === requested) ??
+    context.queues.find((q) => q.name === requested);
   // A queue the key may not target is answered exactly like one that does not exist (404), so
   // keys cannot probe other teams' queue names.
   if (!queue || !agent.queueIds.includes(queue.id)) {
@@ -67,15 +210,35 @@ export async function resolveQueue(
   return { queue, rule: null };
 }
 
-/** Enabled rules whose queue still takes batches. */
-async function activeRules(tx: Transaction): Promise<RoutingRule[]> {
-  const rows = await tx
-    .select({ rule: routingRules })
-    .from(routingRules)
-    .innerJoin(queues, eq(queues.id, routingRules.queueId))
-    .where(and(eq(routingRules.enabled, true), isNull(queues.archivedAt)));
-  return rows.map((r) => r.rule);
+/** The writes that record an Idempotency-Key's first answer; a concurrent twin aborts the batch. */
+export function idempotencyRecord(
+  agent: AgentActor,
+  idempotency: Idempotency | null,
+  resourceId: string,
+  now: number,
+): Statement[] {
+  if (!idempotency) return [];
+  return [
+    insertRows(
+      idempotencyKeys,
+      [
+        {
+          agentKeyId: agent.id,
+          scope: idempotency.scope,
+          key: idempotency.key,
+          requestHash: idempotency.requestHash,
+          resourceId,
+          createdAt: now,
+        },
+      ],
+      " on conflict do nothing",
+    ),
+    changedRow(),
+  ];
 }
+
+const batchCallsOf = (input: CreateBatchInput): CallInput[] =>
+  input.calls.length > 0 ? input.calls : [planAsCall(input.plan!)];
 
 /**
  * A plan is reviewed as one call whose args are the plan. Its input schema lets a reviewer's
@@ -106,32 +269,42 @@ function planAsCall(plan: NonNullable<CreateBatchInput["plan"]>): CallInput {
 /** How a call starts out: pending for a reviewer, or settled at once by policy or memory. */
 type Settlement =
   | { kind: "review" }
-  | { kind: "memory"; approvedBy: string | null; scope: "run" | "conversation" }
+  | {
+      kind: "memory";
+      approvedBy: string | null;
+      approverName: string | null;
+      scope: "run" | "conversation";
+    }
   | { kind: "policy"; outcome: "approved" | "rejected"; verdict: PolicyVerdict };
 
 /**
- * Inserts a pending batch and its calls for `run` (whose status the caller has already moved),
- * settles at once the calls that policy or a remembered approval decides, and appends the
- * events. Returns the batch as its agent sees it after that.
+ * Plans a pending batch and its calls for `run` (whose own write the caller plans), settling at
+ * once the calls that policy or a remembered approval decides, with their events. Returns the
+ * writes and the batch as its agent sees it after them.
  *
  * Order per call: the agent's mode `off` approves; a deny rule blocks; an allow rule (or mode
  * `allow`) approves; a remembered approval approves; mode `deny` rejects; else a reviewer decides.
  */
-export async function openBatch(
-  tx: Transaction,
+export function planOpenBatch(
   agent: AgentActor,
   run: Pick<Run, "id" | "conversationId">,
   { queue, rule }: QueueChoice,
+  context: PauseContext,
   input: CreateBatchInput,
   now: number,
-): Promise<BatchView> {
+): { writes: Statement[]; view: BatchView } {
   const batchId = newId();
-  const batchCalls = input.calls.length > 0 ? input.calls : [planAsCall(input.plan!)];
+  const batchCalls = batchCallsOf(input);
   const hashes = batchCalls.map((call) => actionHash(call.toolName, call.args));
   const mode = agent.mode;
   // Rules judge tool calls; a plan meets only the agent's mode.
-  const rules = input.kind === "plan" ? [] : await rulesForQueue(tx, queue.id);
-  const memories = await rememberedApprovalsFor(tx, agent, run, queue, hashes);
+  const rules =
+    input.kind === "plan"
+      ? []
+      : context.policyRules.filter((r) => r.queueId === null || r.queueId === queue.id);
+  const memories = new Map(
+    context.memories.filter((m) => m.queueId === queue.id).map((m) => [m.actionHash, m]),
+  );
   const settlements = batchCalls.map((call, position): Settlement => {
     const verdict = evaluateCall(rules, call, { agentKeyId: agent.id, agentMode: mode });
     if (verdict.outcome === "approved" || verdict.outcome === "blocked")
@@ -141,91 +314,134 @@ export async function openBatch(
         verdict,
       };
     const memory = memories.get(hashes[position]!);
-    if (memory) return { kind: "memory", approvedBy: memory.approvedBy, scope: memory.scope };
+    if (memory)
+      return {
+        kind: "memory",
+        approvedBy: memory.approvedBy,
+        approverName: memory.approverName,
+        scope: memory.scope,
+      };
     if (verdict.outcome === "rejected") return { kind: "policy", outcome: "rejected", verdict };
     return { kind: "review" };
   });
   const blocked = (s: Settlement) => s.kind === "policy" && s.verdict.outcome === "blocked";
+  // Reviewers' events never carry a blocked call: their view leaves it out, and the block itself
+  // is logged for the run only (queueId null reaches no reviewer stream, live or replayed).
+  const hidden = settlements.every(blocked);
 
-  await tx.insert(batches).values({
+  const batch: Batch = {
     id: batchId,
     runId: run.id,
     queueId: queue.id,
     kind: input.kind,
     status: "pending",
+    outcome: null,
     plan: input.plan ?? null,
     onTimeout: input.onTimeout,
     callbackUrl: input.callbackUrl ?? null,
-    routingRuleId: rule?.id ?? null,
-    hiddenFromReviewers: settlements.every(blocked),
+    cancelReason: null,
     createdAt: now,
     expiresAt: now + (input.timeoutSecs ?? queue.defaultTimeoutSecs) * 1000,
-  });
-  const rows = batchCalls.map((call, position) => {
-    const settlement = settlements[position]!;
-    return {
-      id: newId(),
-      batchId,
-      runId: run.id,
-      position,
-      toolCallId: call.toolCallId,
-      toolName: call.toolName,
-      args: call.args,
-      inputSchema: call.inputSchema ?? null,
-      summary: call.summary ?? null,
-      risks: call.risks ?? [],
-      costEstimate: call.costEstimate ?? null,
-      metadata: call.metadata ?? null,
-      status: "pending" as CallStatus,
-      actionHash: hashes[position]!,
-      requiredApprovals: queue.requiredApprovals,
-      ...settledFields(settlement, now),
-    };
-  });
-  await tx.insert(calls).values(rows);
-
-  // Reviewers' events never carry a blocked call: their view leaves it out, and the block itself
-  // is logged for the run only (queueId null reaches no reviewer stream, live or replayed).
-  const hidden = settlements.every(blocked);
-  const agentView = (await loadBatchView(tx, batchId, "agent"))!;
-  await appendEvents(tx, [
-    {
-      type: "batch.created",
-      runId: run.id,
-      batchId,
-      queueId: hidden ? null : queue.id,
-      actor: actorRef(agent),
-      data: { batch: hidden ? agentView : forReviewers(agentView) },
-      at: now,
-    },
-    ...rows.flatMap((row, position) => {
+    decidedAt: null,
+    escalations: 0,
+    routingRuleId: rule?.id ?? null,
+    hiddenFromReviewers: hidden,
+  };
+  const rows: Call[] = batchCalls.map((call, position) => ({
+    id: newId(),
+    batchId,
+    runId: run.id,
+    position,
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    args: call.args,
+    inputSchema: call.inputSchema ?? null,
+    summary: call.summary ?? null,
+    risks: call.risks ?? [],
+    costEstimate: call.costEstimate ?? null,
+    metadata: call.metadata ?? null,
+    status: "pending",
+    revision: 1,
+    actionHash: hashes[position]!,
+    requiredApprovals: queue.requiredApprovals,
+    editedArgs: null,
+    decisionOutcome: null,
+    decisionSource: null,
+    decidedBy: null,
+    decidedAt: null,
+    decisionReason: null,
+    decisionScope: null,
+    decisionPolicy: null,
+    ...settledFields(settlements[position]!, now),
+  }));
+  const viewRows: BatchViewRows = {
+    batchRows: [
+      {
+        batch,
+        queueName: queue.name,
+        agentId: agent.id,
+        agentName: agent.name,
+        ruleName: rule?.name ?? null,
+        claimMode: queue.claimMode,
+        claimUserId: null,
+        claimExpiresAt: null,
+        claimantName: null,
+      },
+    ],
+    callRows: rows.map((call, position) => {
       const settlement = settlements[position]!;
-      if (settlement.kind === "review") return [];
-      const isBlocked = blocked(settlement);
-      return [
-        {
-          type: isBlocked ? "call.blocked" : "call.decided",
-          runId: run.id,
-          batchId,
-          callId: row.id,
-          queueId: isBlocked ? null : queue.id,
-          actor: SYSTEM_ACTOR,
-          data: {
-            outcome: row.decisionOutcome,
-            source: row.decisionSource,
-            toolName: row.toolName,
-            ...(row.decisionScope && { scope: row.decisionScope }),
-            ...(row.decisionPolicy && { policy: row.decisionPolicy }),
-            ...(row.decisionReason && { reason: row.decisionReason }),
-          },
-          at: now,
-        },
-      ];
+      return { call, deciderName: settlement.kind === "memory" ? settlement.approverName : null };
     }),
-  ]);
-  if (settlements.every((s) => s.kind === "review")) return agentView;
-  const settled = await settleBatchIfDone(tx, batchId, SYSTEM_ACTOR);
-  return settled ? (await loadBatchView(tx, batchId, "agent"))! : agentView;
+    voteRows: [],
+  };
+  const agentView = assembleBatchViews(viewRows, [batchId], "agent")[0]!;
+
+  const writes: Statement[] = [
+    // The queue still takes batches when the pause lands (it was read before).
+    guard("exists (select 1 from queues where id = ? and archived_at is null)", queue.id),
+    insertRows(batches, [batch]),
+    insertRows(calls, rows),
+    eventRows(
+      {
+        type: "batch.created",
+        runId: run.id,
+        batchId,
+        queueId: hidden ? null : queue.id,
+        actor: actorRef(agent),
+        data: { batch: hidden ? agentView : forReviewers(agentView) },
+        at: now,
+      },
+      ...rows.flatMap((row, position) => {
+        const settlement = settlements[position]!;
+        if (settlement.kind === "review") return [];
+        const isBlocked = blocked(settlement);
+        return [
+          {
+            type: isBlocked ? "call.blocked" : "call.decided",
+            runId: run.id,
+            batchId,
+            callId: row.id,
+            queueId: isBlocked ? null : queue.id,
+            actor: SYSTEM_ACTOR,
+            data: {
+              outcome: row.decisionOutcome,
+              source: row.decisionSource,
+              toolName: row.toolName,
+              ...(row.decisionScope && { scope: row.decisionScope }),
+              ...(row.decisionPolicy && { policy: row.decisionPolicy }),
+              ...(row.decisionReason && { reason: row.decisionReason }),
+            },
+            at: now,
+          },
+        ];
+      }),
+    ),
+  ];
+  if (settlements.some((s) => s.kind !== "review")) {
+    // planSettlement edits viewRows to show the batch settled when no call is left pending.
+    writes.push(...planSettlement(viewRows, SYSTEM_ACTOR, now));
+  }
+  return { writes, view: assembleBatchViews(viewRows, [batchId], "agent")[0]! };
 }
 
 function settledFields(settlement: Settlement, now: number) {
@@ -259,37 +475,4 @@ function rejectionReason(verdict: PolicyVerdict): string {
     return `Blocked by policy rule '${verdict.rule!.name}'${why} Do not retry this call.`;
   }
   return "Not approved: this agent's mode is deny, so calls that need a reviewer are rejected.";
-}
-
-/** The remembered approvals (by action hash) that settle calls of this batch at creation. */
-async function rememberedApprovalsFor(
-  tx: Transaction,
-  agent: AgentActor,
-  run: Pick<Run, "id" | "conversationId">,
-  queue: Queue,
-  hashes: string[],
-) {
-  const inRun = and(eq(rememberedApprovals.scope, "run"), eq(rememberedApprovals.scopeKey, run.id));
-  const inConversation = run.conversationId
-    ? and(
-        eq(rememberedApprovals.scope, "conversation"),
-        eq(rememberedApprovals.scopeKey, run.conversationId),
-      )
-    : undefined;
-  const rows = await tx
-    .select({
-      actionHash: rememberedApprovals.actionHash,
-      approvedBy: rememberedApprovals.approvedBy,
-      scope: rememberedApprovals.scope,
-    })
-    .from(rememberedApprovals)
-    .where(
-      and(
-        eq(rememberedApprovals.agentKeyId, agent.id),
-        eq(rememberedApprovals.queueId, queue.id),
-        inArray(rememberedApprovals.actionHash, hashes),
-        inConversation ? or(inRun, inConversation) : inRun,
-      ),
-    );
-  return new Map(rows.map((row) => [row.actionHash, row]));
 }

@@ -1,5 +1,6 @@
 import type { Executor } from "@/db/client";
 import { events, type ActorKind } from "@/db/schema";
+import { insertRows, type Statement } from "@/db/write-batch";
 
 export type EventActor = { kind: ActorKind; id: string | null; name: string | null };
 
@@ -38,4 +39,9 @@ export async function appendEvent(tx: Executor, event: NewEvent): Promise<number
 /** Appends several rows, in order, in one statement. */
 export async function appendEvents(tx: Executor, batch: NewEvent[]): Promise<void> {
   if (batch.length > 0) await tx.insert(events).values(batch.map(toRow));
+}
+
+/** The INSERT of event rows, to send inside a write batch (db/write-batch.ts). */
+export function eventRows(...batch: NewEvent[]): Statement {
+  return insertRows(events, batch.map(toRow));
 }

@@ -1,4 +1,6 @@
 import { writeTransaction, type Transaction } from "@/db/client";
+import type { ResultSet } from "@libsql/client";
+import { writeBatch, type Statement } from "@/db/write-batch";
 import { wakeTailer } from "./tailer";
 
 /**
@@ -9,4 +11,14 @@ export async function transact<T>(work: (tx: Transaction) => Promise<T>): Promis
   const result = await writeTransaction(work);
   wakeTailer();
   return result;
+}
+
+/**
+ * One state change as one write batch (db/write-batch.ts), then the same wake-up as `transact`.
+ * A guard that finds the state moved throws `StateMoved`: run the verb inside `untilWritten`.
+ */
+export async function commit(statements: Statement[]): Promise<ResultSet[]> {
+  const results = await writeBatch(statements);
+  wakeTailer();
+  return results;
 }

@@ -1,14 +1,21 @@
 import { z } from "zod";
-import { runs } from "@/db/schema";
-import { idempotencyFor, previousResult, rememberResult } from "@/lib/api/idempotency";
+import { getDb } from "@/db/client";
+import { runs, type Run } from "@/db/schema";
+import { insertRows, untilWritten } from "@/db/write-batch";
+import { assertSameRequest, idempotencyFor } from "@/lib/api/idempotency";
 import { parseInput } from "@/lib/api/parse";
 import { loadRunView, runView, type RunView } from "@/lib/api/views";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { CreateBatchInput } from "@/lib/batches/batch-input";
-import { openBatch, resolveQueue } from "@/lib/batches/open-batch";
+import {
+  chooseQueue,
+  idempotencyRecord,
+  planOpenBatch,
+  readPauseContext,
+} from "@/lib/batches/open-batch";
 import { ConflictError } from "@/lib/errors";
-import { appendEvent } from "@/lib/events/append-event";
-import { transact } from "@/lib/events/transact";
+import { eventRows } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
 import { newId } from "@/lib/ids";
 
 export const CreateRunInput = z.object({
@@ -22,7 +29,10 @@ export const CreateRunInput = z.object({
 });
 export type CreateRunInput = z.infer<typeof CreateRunInput>;
 
-/** Starts a run for the calling agent, optionally paused at once with its first batch. */
+/**
+ * Starts a run for the calling agent, optionally paused at once with its first batch: one read
+ * batch for everything the pause decides from, then one write batch.
+ */
 export async function createRun(
   actor: Actor,
   body: unknown,
@@ -35,12 +45,18 @@ export async function createRun(
   const idempotency = idempotencyFor(options.idempotencyKey, "POST /runs", request);
   const withBatches = input.batch !== undefined;
 
-  return transact(async (tx) => {
-    const earlier = await previousResult(tx, agent, idempotency, (id) =>
-      loadRunView(tx, id, { withBatches }),
-    );
-    if (earlier) return { run: (await loadRunView(tx, earlier, { withBatches }))!, replayed: true };
-
+  return untilWritten(async () => {
+    const db = getDb();
+    const context = await readPauseContext(db, agent, {
+      conversationId: input.conversationId,
+      idempotency,
+      batch: input.batch,
+    });
+    if (context.earlier) {
+      const earlier = await loadRunView(db, context.earlier.resourceId, { withBatches });
+      assertSameRequest(idempotency!, context.earlier, earlier);
+      return { run: earlier!, replayed: true };
+    }
     if (input.requirePlanApproval && input.batch && input.batch.kind !== "plan") {
       throw new ConflictError(
         "plan_required",
@@ -48,42 +64,55 @@ export async function createRun(
         null,
       );
     }
-    const choice = await resolveQueue(tx, agent, input.batch);
-    const { queue } = choice;
+    const choice = chooseQueue(agent, context, input.batch);
     const now = Date.now();
-    const run = {
+    const run: Run = {
       id: newId(),
       agentKeyId: agent.id,
-      queueId: queue.id,
+      queueId: choice.queue.id,
       externalId: input.externalId ?? null,
       conversationId: input.conversationId ?? null,
-      status: input.batch ? ("waiting_approval" as const) : ("running" as const),
+      status: input.batch ? "waiting_approval" : "running",
       metadata: input.metadata ?? null,
       checkpoint: input.batch?.checkpoint ?? null,
+      claimTokenHash: null,
+      claimWorkerId: null,
+      leaseExpiresAt: null,
+      claimedAt: null,
       requirePlanApproval: input.requirePlanApproval,
+      rollbackRequestedAt: null,
+      rollbackReason: null,
+      result: null,
+      error: null,
       createdAt: now,
       updatedAt: now,
     };
-    const [inserted] = await tx.insert(runs).values(run).returning();
-    await appendEvent(tx, {
-      type: "run.created",
-      runId: run.id,
-      queueId: queue.id,
-      actor: actorRef(agent),
-      data: {
-        externalId: run.externalId,
-        conversationId: run.conversationId,
-        metadata: run.metadata,
-      },
-      at: now,
-    });
-    const batch = input.batch ? await openBatch(tx, agent, run, choice, input.batch, now) : null;
-    await rememberResult(tx, agent, idempotency, run.id);
-    if (batch && batch.status !== "pending") {
-      // Remembered approvals settled the batch at once, and moved the run on with it.
-      return { run: (await loadRunView(tx, run.id, { withBatches }))!, replayed: false };
-    }
-    const view = runView(inserted!, agent.name);
-    return { run: batch ? { ...view, batches: [batch] } : view, replayed: false };
+    const opened = input.batch
+      ? planOpenBatch(agent, run, choice, context, input.batch, now)
+      : null;
+    await commit([
+      insertRows(runs, [run]),
+      eventRows({
+        type: "run.created",
+        runId: run.id,
+        queueId: choice.queue.id,
+        actor: actorRef(agent),
+        data: {
+          externalId: run.externalId,
+          conversationId: run.conversationId,
+          metadata: run.metadata,
+        },
+        at: now,
+      }),
+      ...(opened?.writes ?? []),
+      ...idempotencyRecord(agent, idempotency, run.id, now),
+    ]);
+    if (!opened) return { run: runView(run, agent.name), replayed: false };
+    // Policy or remembered approvals may have settled the batch at once, and moved the run on.
+    const status = opened.view.status === "pending" ? run.status : "ready";
+    return {
+      run: { ...runView({ ...run, status }, agent.name), batches: [opened.view] },
+      replayed: false,
+    };
   });
 }
