@@ -1,15 +1,16 @@
-import { and, eq } from "drizzle-orm";
 import { z } from "zod";
-import { batches, calls } from "@/db/schema";
+import { getDb } from "@/db/client";
+import { batches } from "@/db/schema";
+import { changedRow, guard, statement, untilWritten, updateRow } from "@/db/write-batch";
 import { findBatchFor } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
-import { loadBatchView, type BatchView } from "@/lib/api/views";
+import { assembleBatchViews, readBatchViewRows, type BatchView } from "@/lib/api/views";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
-import { appendEvent } from "@/lib/events/append-event";
-import { transact } from "@/lib/events/transact";
-import { enqueueBatchWebhook } from "@/lib/webhooks/enqueue-webhook";
-import { releaseRunIfSettled } from "./settle-batch";
+import { eventRows } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
+import { webhookRow } from "@/lib/webhooks/enqueue-webhook";
+import { releaseRunStatement } from "./settle-batch";
 
 export const CancelBatchInput = z.object({ reason: z.string().max(4000).optional() });
 export type CancelBatchInput = z.infer<typeof CancelBatchInput>;
@@ -22,37 +23,53 @@ export async function cancelBatch(
 ): Promise<BatchView> {
   const agent = requireAgent(actor);
   const input = parseInput(CancelBatchInput, body ?? {});
-  return transact(async (tx) => {
-    const batch = await findBatchFor(tx, agent, batchId);
-    const now = Date.now();
-    const [cancelled] = await tx
-      .update(batches)
-      .set({ status: "cancelled", decidedAt: now, cancelReason: input.reason ?? null })
-      .where(and(eq(batches.id, batch.id), eq(batches.status, "pending")))
-      .returning();
-    if (!cancelled) {
+  return untilWritten(async () => {
+    const db = getDb();
+    const batch = await findBatchFor(db, agent, batchId);
+    const rows = await readBatchViewRows(db, [batch.id]);
+    const row = rows.batchRows[0]!;
+    if (row.batch.status !== "pending") {
       throw new ConflictError(
         "not_pending",
-        `This batch is already ${batch.status}.`,
-        await loadBatchView(tx, batch.id, "agent"),
+        `This batch is already ${row.batch.status}.`,
+        assembleBatchViews(rows, [batch.id], "agent")[0],
       );
     }
-    await tx
-      .update(calls)
-      .set({ status: "cancelled" })
-      .where(and(eq(calls.batchId, batch.id), eq(calls.status, "pending")));
-    await releaseRunIfSettled(tx, batch.runId, "running", now);
-    await appendEvent(tx, {
-      type: "batch.cancelled",
-      runId: batch.runId,
-      batchId: batch.id,
-      queueId: batch.queueId,
-      actor: actorRef(agent),
-      data: { reason: input.reason ?? null },
-      at: now,
-    });
-    const view = (await loadBatchView(tx, batch.id, "agent"))!;
-    await enqueueBatchWebhook(tx, cancelled, "batch.cancelled", view);
+    const now = Date.now();
+    const cancelled = {
+      status: "cancelled" as const,
+      decidedAt: now,
+      cancelReason: input.reason ?? null,
+    };
+    row.batch = { ...row.batch, ...cancelled };
+    const open = rows.callRows.filter((r) => r.call.status === "pending");
+    for (const r of open) r.call = { ...r.call, status: "cancelled" };
+    const view = assembleBatchViews(rows, [batch.id], "agent")[0]!;
+    await commit([
+      updateRow(batches, cancelled, "id = ? and status = 'pending'", batch.id),
+      changedRow(),
+      // the calls the view shows cancelled are the ones still open (none decided meanwhile)
+      guard(
+        "(select count(*) from calls where batch_id = ? and status = 'pending') = ?",
+        batch.id,
+        open.length,
+      ),
+      statement(
+        "update calls set status = 'cancelled' where batch_id = ? and status = 'pending'",
+        batch.id,
+      ),
+      releaseRunStatement(batch.runId, "running", now),
+      eventRows({
+        type: "batch.cancelled",
+        runId: batch.runId,
+        batchId: batch.id,
+        queueId: batch.queueId,
+        actor: actorRef(agent),
+        data: { reason: input.reason ?? null },
+        at: now,
+      }),
+      ...(row.batch.callbackUrl ? [webhookRow(row.batch, "batch.cancelled", view, now)] : []),
+    ]);
     return view;
   });
 }

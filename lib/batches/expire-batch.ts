@@ -1,10 +1,12 @@
 import { and, eq, lte } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { batches, calls } from "@/db/schema";
-import { appendEvent, SYSTEM_ACTOR } from "@/lib/events/append-event";
-import { transact } from "@/lib/events/transact";
-import { escalateBatch } from "./escalate-batch";
-import { settleBatchIfDone } from "./settle-batch";
+import { guard, untilWritten, updateRow } from "@/db/write-batch";
+import { readBatchViewRows } from "@/lib/api/views";
+import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
+import { planEscalation } from "./escalate-batch";
+import { planSettlement } from "./settle-batch";
 
 /**
  * Settles a batch whose deadline has passed, by its `onTimeout`: open calls are rejected
@@ -13,47 +15,61 @@ import { settleBatchIfDone } from "./settle-batch";
  * Returns false if the batch was no longer pending (decided meanwhile, by a reviewer or another sweeper).
  */
 export async function expireBatch(batchId: string, now = Date.now()): Promise<boolean> {
-  return transact(async (tx) => {
-    const [batch] = await tx
-      .select()
-      .from(batches)
-      .where(
-        and(eq(batches.id, batchId), eq(batches.status, "pending"), lte(batches.expiresAt, now)),
-      );
-    if (!batch) return false;
+  return untilWritten(async () => {
+    const db = getDb();
+    const rows = await readBatchViewRows(db, [batchId]);
+    const batch = rows.batchRows[0]?.batch;
+    if (!batch || batch.status !== "pending" || batch.expiresAt > now) return false;
     let escalationRefused: string | null = null;
     if (batch.onTimeout === "escalate") {
-      const escalation = await escalateBatch(tx, batch, now);
-      if (escalation.escalated) return true;
+      const escalation = await planEscalation(db, rows, now);
+      if (escalation.escalated) {
+        await commit(escalation.writes);
+        return true;
+      }
       escalationRefused = escalation.reason;
     }
     const approve = batch.onTimeout === "approve";
-    const timedOut = await tx
-      .update(calls)
-      .set({
-        status: approve ? "approved" : "expired",
-        decisionOutcome: approve ? "approved" : "rejected",
-        decisionSource: "timeout",
-        decidedAt: now,
-        decisionReason: approve
-          ? "Approved automatically at the deadline (onTimeout: approve)."
-          : (escalationRefused ?? "No decision before the deadline; rejected (onTimeout: reject)."),
-      })
-      .where(and(eq(calls.batchId, batch.id), eq(calls.status, "pending")))
-      .returning({ id: calls.id });
-    for (const call of timedOut) {
-      await appendEvent(tx, {
-        type: "call.decided",
-        runId: batch.runId,
-        batchId: batch.id,
-        callId: call.id,
-        queueId: batch.queueId,
-        actor: SYSTEM_ACTOR,
-        data: { outcome: approve ? "approved" : "rejected", source: "timeout" },
-        at: now,
-      });
-    }
-    return (await settleBatchIfDone(tx, batch.id, SYSTEM_ACTOR, "expired")) !== null;
+    const timedOut = {
+      status: approve ? ("approved" as const) : ("expired" as const),
+      decisionOutcome: approve ? ("approved" as const) : ("rejected" as const),
+      decisionSource: "timeout" as const,
+      decidedAt: now,
+      decisionReason: approve
+        ? "Approved automatically at the deadline (onTimeout: approve)."
+        : (escalationRefused ?? "No decision before the deadline; rejected (onTimeout: reject)."),
+    };
+    const open = rows.callRows.filter((r) => r.call.status === "pending");
+    for (const r of open) r.call = { ...r.call, ...timedOut };
+    await commit([
+      // still overdue, with the open calls this plan read (a reviewer's decision meanwhile aborts it)
+      guard(
+        "exists (select 1 from batches where id = ? and status = 'pending' and expires_at <= ?) and (select count(*) from calls where batch_id = ? and status = 'pending') = ?",
+        batch.id,
+        now,
+        batch.id,
+        open.length,
+      ),
+      updateRow(calls, timedOut, "batch_id = ? and status = 'pending'", batch.id),
+      ...(open.length > 0
+        ? [
+            eventRows(
+              ...open.map(({ call }) => ({
+                type: "call.decided",
+                runId: batch.runId,
+                batchId: batch.id,
+                callId: call.id,
+                queueId: batch.queueId,
+                actor: SYSTEM_ACTOR,
+                data: { outcome: timedOut.decisionOutcome, source: "timeout" },
+                at: now,
+              })),
+            ),
+          ]
+        : []),
+      ...planSettlement(rows, SYSTEM_ACTOR, now, "expired"),
+    ]);
+    return true;
   });
 }
 

@@ -17,7 +17,8 @@ export type NewEvent = {
   at?: number;
 };
 
-const toRow = (event: NewEvent) => ({
+/** An event as the row it is written as (its `seq` comes from the database). */
+export const eventRow = (event: NewEvent) => ({
   type: event.type,
   at: event.at ?? Date.now(),
   runId: event.runId ?? null,
@@ -32,16 +33,16 @@ const toRow = (event: NewEvent) => ({
 
 /** Appends one row to the event log inside the caller's transaction; returns its `seq`. */
 export async function appendEvent(tx: Executor, event: NewEvent): Promise<number> {
-  const [row] = await tx.insert(events).values(toRow(event)).returning({ seq: events.seq });
+  const [row] = await tx.insert(events).values(eventRow(event)).returning({ seq: events.seq });
   return row!.seq;
 }
 
 /** Appends several rows, in order, in one statement. */
 export async function appendEvents(tx: Executor, batch: NewEvent[]): Promise<void> {
-  if (batch.length > 0) await tx.insert(events).values(batch.map(toRow));
+  if (batch.length > 0) await tx.insert(events).values(batch.map(eventRow));
 }
 
 /** The INSERT of event rows, to send inside a write batch (db/write-batch.ts). */
 export function eventRows(...batch: NewEvent[]): Statement {
-  return insertRows(events, batch.map(toRow));
+  return insertRows(events, batch.map(eventRow));
 }

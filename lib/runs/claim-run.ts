@@ -1,14 +1,15 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
-import type { Transaction } from "@/db/client";
+import { getDb, type Executor } from "@/db/client";
 import { batches, events, runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
+import { changedRow, updateRow, untilWritten } from "@/db/write-batch";
 import { findRunFor } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
-import { loadBatchView, loadRunView, type BatchView, type RunView } from "@/lib/api/views";
+import { loadBatchView, loadRunView, runView, type BatchView, type RunView } from "@/lib/api/views";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
-import { appendEvent, SYSTEM_ACTOR } from "@/lib/events/append-event";
-import { transact } from "@/lib/events/transact";
+import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
 import { isoTime, newSecret, sha256Hex } from "@/lib/ids";
 
 export const ClaimRunInput = z.object({
@@ -43,92 +44,100 @@ export type Claim = {
 export async function claimRun(actor: Actor, runId: string, body: unknown): Promise<Claim> {
   const agent = requireAgent(actor);
   const input = parseInput(ClaimRunInput, body);
-  return transact(async (tx) => {
-    const run = await findRunFor(tx, agent, runId);
+  return untilWritten(async () => {
+    const db = getDb();
+    const run = await findRunFor(db, agent, runId);
     const now = Date.now();
     const takeover = run.status === "resuming" && (run.leaseExpiresAt ?? 0) <= now;
-    if (run.status !== "ready" && !takeover) throw await notClaimable(tx, run);
-
-    const claimToken = newSecret("cs_claim_");
-    const leaseExpiresAt = now + input.leaseSecs * 1000;
-    const [claimed] = await tx
-      .update(runs)
-      .set({
-        status: "resuming",
-        claimTokenHash: sha256Hex(claimToken),
-        claimWorkerId: input.workerId,
-        leaseExpiresAt,
-        claimedAt: now,
-        updatedAt: now,
-      })
-      .where(
-        and(eq(runs.id, run.id), eq(runs.status, run.status), eq(runs.updatedAt, run.updatedAt)),
-      )
-      .returning();
-    if (!claimed) throw await notClaimable(tx, run);
-
-    if (takeover) {
-      await appendEvent(tx, {
-        type: "run.lease_expired",
-        runId: run.id,
-        queueId: run.queueId,
-        actor: SYSTEM_ACTOR,
-        data: { workerId: run.claimWorkerId, leaseExpiredAt: isoTime(run.leaseExpiresAt) },
-        at: now,
-      });
-    }
-    await appendEvent(tx, {
-      type: "run.claimed",
-      runId: run.id,
-      queueId: run.queueId,
-      actor: actorRef(agent),
-      data: { workerId: input.workerId, leaseExpiresAt: isoTime(leaseExpiresAt) },
-      at: now,
-    });
-
-    const [latest] = await tx
+    if (run.status !== "ready" && !takeover) throw await notClaimable(run);
+    // What the worker resumes with, read before the claim: a ready run's batches are settled.
+    const [latest] = await db
       .select({ id: batches.id })
       .from(batches)
       .where(eq(batches.runId, run.id))
       .orderBy(desc(batches.createdAt), desc(batches.id))
       .limit(1);
+    const batch = latest ? await loadBatchView(db, latest.id, "agent") : null;
+    const rollback = run.rollbackRequestedAt ? await actionsToRevert(db, run.id) : null;
+
+    const claimToken = newSecret("cs_claim_");
+    const leaseExpiresAt = now + input.leaseSecs * 1000;
+    const changes = {
+      status: "resuming" as const,
+      claimTokenHash: sha256Hex(claimToken),
+      claimWorkerId: input.workerId,
+      leaseExpiresAt,
+      claimedAt: now,
+      updatedAt: now,
+    };
+    const base = { runId: run.id, queueId: run.queueId, at: now };
+    await commit([
+      // The compare-and-swap: the run exactly as read. Of concurrent claimers one wins; the
+      // others' batches abort, and their retries answer already_claimed.
+      updateRow(
+        runs,
+        changes,
+        "id = ? and status = ? and updated_at = ?",
+        run.id,
+        run.status,
+        run.updatedAt,
+      ),
+      changedRow(),
+      eventRows(
+        ...(takeover
+          ? [
+              {
+                ...base,
+                type: "run.lease_expired",
+                actor: SYSTEM_ACTOR,
+                data: { workerId: run.claimWorkerId, leaseExpiredAt: isoTime(run.leaseExpiresAt) },
+              },
+            ]
+          : []),
+        {
+          ...base,
+          type: "run.claimed",
+          actor: actorRef(agent),
+          data: { workerId: input.workerId, leaseExpiresAt: isoTime(leaseExpiresAt) },
+        },
+      ),
+    ]);
     return {
       claimToken,
       leaseExpiresAt: isoTime(leaseExpiresAt),
-      run: (await loadRunView(tx, run.id, { withBatches: false }))!,
-      checkpoint: claimed.checkpoint ?? null,
-      batch: latest ? await loadBatchView(tx, latest.id, "agent") : null,
-      rollback: claimed.rollbackRequestedAt ? await actionsToRevert(tx, run.id) : null,
+      run: runView({ ...run, ...changes }, agent.name),
+      checkpoint: run.checkpoint ?? null,
+      batch,
+      rollback,
     };
   });
 }
 
-async function notClaimable(tx: Transaction, run: Run): Promise<ConflictError> {
-  const [fresh] = await tx.select().from(runs).where(eq(runs.id, run.id));
-  const current = await loadRunView(tx, run.id, { withBatches: false });
-  if (fresh!.status === "resuming") {
+async function notClaimable(run: Run): Promise<ConflictError> {
+  const current = await loadRunView(getDb(), run.id, { withBatches: false });
+  if (run.status === "resuming") {
     return new ConflictError(
       "already_claimed",
-      `Worker '${fresh!.claimWorkerId}' holds this run until ${isoTime(fresh!.leaseExpiresAt)}.`,
+      `Worker '${run.claimWorkerId}' holds this run until ${isoTime(run.leaseExpiresAt)}.`,
       current,
-      { holder: fresh!.claimWorkerId, leaseExpiresAt: isoTime(fresh!.leaseExpiresAt) },
+      { holder: run.claimWorkerId, leaseExpiresAt: isoTime(run.leaseExpiresAt) },
     );
   }
-  if (TERMINAL_RUN_STATUSES.includes(fresh!.status)) {
-    return new ConflictError("run_terminal", `The run is ${fresh!.status}.`, current);
+  if (TERMINAL_RUN_STATUSES.includes(run.status)) {
+    return new ConflictError("run_terminal", `The run is ${run.status}.`, current);
   }
   return new ConflictError(
     "not_ready",
-    fresh!.status === "waiting_approval"
+    run.status === "waiting_approval"
       ? "The run is still waiting for a decision."
-      : `The run is ${fresh!.status}; only a ready run can be claimed.`,
+      : `The run is ${run.status}; only a ready run can be claimed.`,
     current,
   );
 }
 
 /** Reported actions that carry `revert` data and were not reverted yet, newest first. */
-export async function actionsToRevert(tx: Transaction, runId: string): Promise<RollbackAction[]> {
-  const rows = await tx
+export async function actionsToRevert(db: Executor, runId: string): Promise<RollbackAction[]> {
+  const rows = await db
     .select()
     .from(events)
     .where(

@@ -1,11 +1,13 @@
 import { z } from "zod";
+import { getDb } from "@/db/client";
+import { untilWritten } from "@/db/write-batch";
 import { findRunFor } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
-import { loadRunView, type RunView } from "@/lib/api/views";
+import { runView, type RunView } from "@/lib/api/views";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
-import { appendEvent } from "@/lib/events/append-event";
-import { transact } from "@/lib/events/transact";
-import { updateWhileHeld } from "./claim-guard";
+import { eventRows } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
+import { whileHeld } from "./claim-guard";
 
 export const CompleteRunInput = z.object({
   /** required once the run was claimed; a run that never paused is held by its creator */
@@ -20,8 +22,8 @@ export type CompleteRunInput = z.infer<typeof CompleteRunInput>;
 export async function completeRun(actor: Actor, runId: string, body: unknown): Promise<RunView> {
   const agent = requireAgent(actor);
   const input = parseInput(CompleteRunInput, body);
-  return transact(async (tx) => {
-    const run = await findRunFor(tx, agent, runId);
+  return untilWritten(async () => {
+    const run = await findRunFor(getDb(), agent, runId);
     // A rollback asked for before this claim began was handed to this worker with the claim,
     // so finishing the claim answers it; one asked for later waits for the next claim.
     const rollbackAnswered =
@@ -30,8 +32,8 @@ export async function completeRun(actor: Actor, runId: string, body: unknown): P
     // run, it leaves the run ready to be claimed (a terminal run could never be claimed again).
     const rollbackWaiting = run.rollbackRequestedAt !== null && !rollbackAnswered;
     const now = Date.now();
-    await updateWhileHeld(tx, run, input.claimToken, {
-      status: rollbackWaiting ? "ready" : input.outcome,
+    const changes = {
+      status: rollbackWaiting ? ("ready" as const) : input.outcome,
       result: input.result ?? null,
       error: input.error ?? null,
       claimTokenHash: null,
@@ -39,18 +41,21 @@ export async function completeRun(actor: Actor, runId: string, body: unknown): P
       leaseExpiresAt: null,
       ...(rollbackAnswered && { rollbackRequestedAt: null, rollbackReason: null }),
       updatedAt: now,
-    });
-    await appendEvent(tx, {
-      type: input.outcome === "completed" ? "run.completed" : "run.failed",
-      runId: run.id,
-      queueId: run.queueId,
-      actor: actorRef(agent),
-      data: {
-        ...(input.result !== undefined && { result: input.result }),
-        ...(input.error !== undefined && { error: input.error }),
-      },
-      at: now,
-    });
-    return (await loadRunView(tx, run.id, { withBatches: false }))!;
+    };
+    await commit([
+      ...(await whileHeld(run, input.claimToken, changes, now)),
+      eventRows({
+        type: input.outcome === "completed" ? "run.completed" : "run.failed",
+        runId: run.id,
+        queueId: run.queueId,
+        actor: actorRef(agent),
+        data: {
+          ...(input.result !== undefined && { result: input.result }),
+          ...(input.error !== undefined && { error: input.error }),
+        },
+        at: now,
+      }),
+    ]);
+    return runView({ ...run, ...changes }, agent.name);
   });
 }

@@ -1,8 +1,9 @@
 import { and, eq, lte } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { runs } from "@/db/schema";
-import { appendEvent, SYSTEM_ACTOR } from "@/lib/events/append-event";
-import { transact } from "@/lib/events/transact";
+import { changedRow, updateRow, untilWritten } from "@/db/write-batch";
+import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
 import { isoTime } from "@/lib/ids";
 
 /**
@@ -10,31 +11,35 @@ import { isoTime } from "@/lib/ids";
  * another worker can claim it. The old token fails from then on with `claim_lost`.
  */
 export async function expireLease(runId: string, now = Date.now()): Promise<boolean> {
-  return transact(async (tx) => {
-    const [before] = await tx
-      .select({ workerId: runs.claimWorkerId })
-      .from(runs)
-      .where(eq(runs.id, runId));
-    const [run] = await tx
-      .update(runs)
-      .set({
-        status: "ready",
-        claimTokenHash: null,
-        claimWorkerId: null,
-        leaseExpiresAt: null,
-        updatedAt: now,
-      })
-      .where(and(eq(runs.id, runId), eq(runs.status, "resuming"), lte(runs.leaseExpiresAt, now)))
-      .returning();
-    if (!run) return false;
-    await appendEvent(tx, {
-      type: "run.lease_expired",
-      runId: run.id,
-      queueId: run.queueId,
-      actor: SYSTEM_ACTOR,
-      data: { workerId: before?.workerId ?? null, expiredAt: isoTime(now) },
-      at: now,
-    });
+  return untilWritten(async () => {
+    const [run] = await getDb().select().from(runs).where(eq(runs.id, runId));
+    if (!run || run.status !== "resuming" || (run.leaseExpiresAt ?? Infinity) > now) return false;
+    await commit([
+      updateRow(
+        runs,
+        {
+          status: "ready",
+          claimTokenHash: null,
+          claimWorkerId: null,
+          leaseExpiresAt: null,
+          updatedAt: now,
+        },
+        // the claim as read: a heartbeat or a new claim meanwhile keeps the run where it is
+        "id = ? and status = 'resuming' and updated_at = ? and lease_expires_at <= ?",
+        run.id,
+        run.updatedAt,
+        now,
+      ),
+      changedRow(),
+      eventRows({
+        type: "run.lease_expired",
+        runId: run.id,
+        queueId: run.queueId,
+        actor: SYSTEM_ACTOR,
+        data: { workerId: run.claimWorkerId, expiredAt: isoTime(now) },
+        at: now,
+      }),
+    ]);
     return true;
   });
 }

@@ -1,10 +1,12 @@
 import { z } from "zod";
+import { getDb } from "@/db/client";
+import { untilWritten } from "@/db/write-batch";
 import { findRunFor } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
-import { transact } from "@/lib/events/transact";
+import { commit } from "@/lib/events/transact";
 import { isoTime } from "@/lib/ids";
-import { updateWhileHeld } from "./claim-guard";
+import { whileHeld } from "./claim-guard";
 
 export const HeartbeatInput = z.object({
   claimToken: z.string().min(1).max(200),
@@ -23,11 +25,11 @@ export async function heartbeat(
 ): Promise<{ leaseExpiresAt: string }> {
   const agent = requireAgent(actor);
   const input = parseInput(HeartbeatInput, body);
-  return transact(async (tx) => {
-    const run = await findRunFor(tx, agent, runId);
-    const updated = await updateWhileHeld(tx, run, input.claimToken, {
-      leaseExpiresAt: Date.now() + input.leaseSecs * 1000,
-    });
-    return { leaseExpiresAt: isoTime(updated.leaseExpiresAt!) };
+  return untilWritten(async () => {
+    const run = await findRunFor(getDb(), agent, runId);
+    const now = Date.now();
+    const leaseExpiresAt = now + input.leaseSecs * 1000;
+    await commit(await whileHeld(run, input.claimToken, { leaseExpiresAt }, now));
+    return { leaseExpiresAt: isoTime(leaseExpiresAt) };
   });
 }

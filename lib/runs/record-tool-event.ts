@@ -1,13 +1,14 @@
-import { eq } from "drizzle-orm";
 import { z } from "zod";
+import { getDb } from "@/db/client";
 import { events } from "@/db/schema";
+import { insertRows, untilWritten } from "@/db/write-batch";
 import { findRunFor } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
-import { appendEvent } from "@/lib/events/append-event";
+import { eventRow } from "@/lib/events/append-event";
 import { toWireEvent, type WireEvent } from "@/lib/events/wire";
-import { transact } from "@/lib/events/transact";
-import { updateWhileHeld } from "./claim-guard";
+import { commit } from "@/lib/events/transact";
+import { whileHeld } from "./claim-guard";
 
 export const RecordToolEventInput = z
   .object({
@@ -34,10 +35,10 @@ export async function recordToolEvent(
 ): Promise<WireEvent> {
   const agent = requireAgent(actor);
   const input = parseInput(RecordToolEventInput, body);
-  return transact(async (tx) => {
-    const run = await findRunFor(tx, agent, runId);
-    await updateWhileHeld(tx, run, input.claimToken, {});
-    const seq = await appendEvent(tx, {
+  return untilWritten(async () => {
+    const run = await findRunFor(getDb(), agent, runId);
+    const now = Date.now();
+    const event = eventRow({
       type: input.type,
       runId: run.id,
       queueId: run.queueId,
@@ -48,8 +49,12 @@ export async function recordToolEvent(
         ...(input.error !== undefined && { error: input.error }),
         ...(input.revert !== undefined && { revert: input.revert }),
       },
+      at: now,
     });
-    const [row] = await tx.select().from(events).where(eq(events.seq, seq));
-    return toWireEvent(row!);
+    // The run is touched (its updatedAt) only to hold the claim's condition in the same batch.
+    const held = await whileHeld(run, input.claimToken, {}, now);
+    const results = await commit([...held, insertRows(events, [event], " returning seq")]);
+    const seq = Number(results[held.length]!.rows[0]!.seq);
+    return toWireEvent({ ...event, seq });
   });
 }

@@ -1,24 +1,12 @@
-import type { Transaction } from "@/db/client";
 import { webhookDeliveries, type Batch } from "@/db/schema";
 import type { BatchView } from "@/lib/api/views";
 import { newId } from "@/lib/ids";
 import { insertRows, type Statement } from "@/db/write-batch";
 
 /**
- * Writes the settled batch's webhook to the outbox, in the transaction that settled it: the
+ * The settled batch's webhook, as an outbox row written in the batch that settles it: the
  * delivery cannot be lost between the decision and the send, and the worker retries it until 2xx.
  */
-export async function enqueueBatchWebhook(
-  tx: Transaction,
-  batch: Batch,
-  eventType: string,
-  view: BatchView,
-): Promise<void> {
-  if (!batch.callbackUrl) return;
-  await tx.insert(webhookDeliveries).values(webhookDelivery(batch, eventType, view, Date.now()));
-}
-
-/** The same outbox row as a statement of a write batch (db/write-batch.ts). */
 export function webhookRow(
   batch: Batch,
   eventType: string,
