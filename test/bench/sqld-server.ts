@@ -37,9 +37,7 @@ export function sqldBinary(): string {
 /** Starts sqld on a free loopback port over a new database in a temp dir; `stop` removes both. */
 export async function startSqld(): Promise<Sqld> {
   const dir = mkdtempSync(join(tmpdir(), "countersign-bench-sqld-"));
-  // a Ctrl-C exits through process.exit once the children are stopped: remove the data then too
   const removeDir = () => rmSync(dir, { recursive: true, force: true });
-  process.once("exit", removeDir);
   const port = await freePort();
   const child = trackChild(
     spawn(
@@ -55,15 +53,14 @@ export async function startSqld(): Promise<Sqld> {
       { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
     ),
   );
+  // The data goes with the server, however it stops: stop() below, the bench's Ctrl-C handler
+  // (stopAllChildren), or a Ctrl-C that reached sqld itself through the process group.
+  child.once("exit", removeDir);
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));
   child.stderr!.on("data", (chunk) => (output += chunk));
   const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    await stopChild(child, 5000);
-    removeDir();
-    process.removeListener("exit", removeDir);
-  };
+  const stop = () => stopChild(child, 5000);
   const deadline = now() + 15_000;
   for (;;) {
     if (child.exitCode !== null) {
