@@ -397,6 +397,70 @@ export function openLoop(
   });
 }
 
+export type ClosedLoopResult = {
+  /** requests sent after the warm-up and answered before the end */
+  measured: HttpResult[];
+  measuredMs: number;
+  /** `send` ran out of work before the end (the window then ends at the last answer) */
+  exhausted: boolean;
+  cpu: CpuShare;
+  /** CPU ms of each of `otherPids` over the measured window */
+  otherCpuMs: number[];
+};
+
+/**
+ * Closed loop: `clients` workers, each sending its next request as soon as its last one answered,
+ * for `warmupMs` and then `durationMs`: the throughput a server sustains at that concurrency.
+ * `send(client)` returns null when there is nothing left to send (seeded work used up).
+ */
+export async function closedLoop(options: {
+  clients: number;
+  warmupMs: number;
+  durationMs: number;
+  serverPids: (number | undefined)[];
+  /** processes whose CPU is reported apart from the servers' (a database server) */
+  otherPids?: (number | undefined)[];
+  send: (client: number) => Promise<HttpResult> | null;
+}): Promise<ClosedLoopResult> {
+  let exhaustedAt: number | null = null;
+  const measureFrom = now() + options.warmupMs;
+  const end = measureFrom + options.durationMs;
+  const measured: HttpResult[] = [];
+  const meters = () => ({
+    servers: cpuMeter(options.serverPids),
+    others: (options.otherPids ?? []).map((pid) => cpuMeter(pid)),
+  });
+  let cpu = meters();
+  const startCpu = setTimeout(() => (cpu = meters()), options.warmupMs);
+  const worker = async (client: number) => {
+    while (now() < end) {
+      const sent = options.send(client);
+      if (!sent) {
+        exhaustedAt ??= now();
+        return;
+      }
+      const result = await sent;
+      if (result.sentAt >= measureFrom && result.doneAt <= end) measured.push(result);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: options.clients }, (_, client) => worker(client)));
+  } finally {
+    clearTimeout(startCpu);
+  }
+  const cpuShare = cpu.servers();
+  const otherCpuMs = cpu.others.map((meter) => meter().serverMs);
+  const lastDone = measured.reduce((latest, r) => Math.max(latest, r.doneAt), measureFrom + 1);
+  const windowEnd = exhaustedAt !== null ? Math.min(end, lastDone) : end;
+  return {
+    measured,
+    measuredMs: windowEnd - measureFrom,
+    exhausted: exhaustedAt !== null,
+    cpu: cpuShare,
+    otherCpuMs,
+  };
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits until the server process is nearly idle (a backlog from the last load has drained). */
@@ -526,15 +590,30 @@ export type CpuShare = {
 
 const TICK_MS = 10; // USER_HZ = 100 on Linux
 
-/** Starts measuring; the returned function gives the CPU used since then. */
-export function cpuMeter(serverPid?: number): () => CpuShare {
+/**
+ * Starts measuring; the returned function gives the CPU used since then. Several server pids
+ * (app instances sharing one database) are added up.
+ */
+export function cpuMeter(serverPid?: number | (number | undefined)[]): () => CpuShare {
+  const pids = (Array.isArray(serverPid) ? serverPid : [serverPid]).filter(
+    (pid): pid is number => pid !== undefined,
+  );
+  const serverTicks = () => {
+    let ticks = 0;
+    for (const pid of pids) {
+      const info = processTicks(pid);
+      if (!info) return null;
+      ticks += info.ticks;
+    }
+    return pids.length ? ticks : null;
+  };
   const start = sampleCpu();
-  const serverStart = serverPid === undefined ? null : processTicks(serverPid);
+  const serverStart = serverTicks();
   return () => {
     const end = sampleCpu();
-    const serverEnd = serverPid === undefined ? null : processTicks(serverPid);
+    const serverEnd = serverTicks();
     const serverMs =
-      serverStart && serverEnd ? (serverEnd.ticks - serverStart.ticks) * TICK_MS : NaN;
+      serverStart !== null && serverEnd !== null ? (serverEnd - serverStart) * TICK_MS : NaN;
     if (!start || !end || end.total <= start.total)
       return { oursPct: NaN, otherPct: NaN, serverMs };
     const total = end.total - start.total;

@@ -37,10 +37,12 @@ import {
   type PauseResult,
   type WakeResult,
 } from "./scenarios";
+import { sqldScenario, type SqldResult } from "./sqld";
 import { startCountersign, startFloor, stopAllChildren, type Target } from "./targets";
+import { writesReport, writesScenario, type WriteResult } from "./writes";
 import { SERVER_ENTRY } from "../support/server";
 
-// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,fanout,contention,growth,coldstart,browser] [--profile[=DIR]]`
+// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,writes,sqld,fanout,contention,growth,coldstart,browser] [--profile[=DIR]]`
 //
 // Measures Countersign against a bare node:http + libSQL "floor" doing the same work shape, with
 // the same load generator (each scenario on the floor, then on Countersign), and prints a markdown
@@ -53,7 +55,11 @@ import { SERVER_ENTRY } from "../support/server";
 // idle stream) and contention (test/bench/contention.ts: many reviewers racing on the same calls);
 // growth (test/bench/growth.ts: a database with 1M events and 100k decided batches against an
 // empty one) and coldstart (test/bench/cold-start.ts: spawn → healthy) start their own servers.
-// The default stays pause,decide,wake, which keeps a plain `npm run bench` at about 5 minutes.
+// writes (test/bench/writes.ts) measures CPU per pause and per decision one at a time, and the
+// pauses/s and decisions/s a closed loop of clients sustains; sqld (test/bench/sqld.ts) measures
+// the same over a libSQL server it starts (one and two app instances, database round trips per
+// request), and also runs writes on the floor and the embedded app, to print them beside it.
+// The default is pause,decide,wake,writes: a plain `npm run bench` takes about 6 minutes.
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
@@ -74,6 +80,9 @@ const SCENARIO_BUDGET_MS = {
   pause: [150_000, 60_000],
   decide: [60_000, 25_000],
   wake: [60_000, 25_000],
+  writes: [120_000, 45_000],
+  // sqld and three app instances, plus writes on the floor and the embedded app when not asked for
+  sqld: [300_000, 150_000],
   fanout: [600_000, 180_000],
   contention: [150_000, 75_000],
   // the first run seeds (and caches) the big database: about 1–3 minutes more
@@ -83,16 +92,27 @@ const SCENARIO_BUDGET_MS = {
 } as const;
 type ScenarioName = keyof typeof SCENARIO_BUDGET_MS;
 const SCENARIOS = Object.keys(SCENARIO_BUDGET_MS) as ScenarioName[];
-const DEFAULT_SCENARIOS: ScenarioName[] = ["pause", "decide", "wake"];
+const DEFAULT_SCENARIOS: ScenarioName[] = ["pause", "decide", "wake", "writes"];
 /** the scenarios with a floor to compare against (the browser one runs on Countersign only) */
-const FLOOR_SCENARIOS: ScenarioName[] = ["pause", "decide", "wake", "fanout", "contention"];
+const FLOOR_SCENARIOS: ScenarioName[] = [
+  "pause",
+  "decide",
+  "wake",
+  "writes",
+  "sqld",
+  "fanout",
+  "contention",
+];
+const CLASSIC_SCENARIOS: ScenarioName[] = ["pause", "decide", "wake"];
 const scenarios = new Set(flag("scenarios")?.split("=")[1]?.split(",") ?? DEFAULT_SCENARIOS);
 for (const s of scenarios)
   if (!(SCENARIOS as string[]).includes(s))
     throw new Error(`--scenarios takes ${SCENARIOS.join(",")}`);
 const floorScenarios = FLOOR_SCENARIOS.some((s) => scenarios.has(s));
 /** the pause, decide and wake rows share one table */
-const classicScenarios = DEFAULT_SCENARIOS.some((s) => scenarios.has(s));
+const classicScenarios = CLASSIC_SCENARIOS.some((s) => scenarios.has(s));
+/** sqld's figures are printed beside the floor's and the embedded app's, so it runs writes too */
+const writeScenarios = scenarios.has("writes") || scenarios.has("sqld");
 const browser = scenarios.has("browser") ? browserConfig(quick) : undefined;
 /** the scenarios that run on a Countersign target this script starts (the others start their own) */
 const needsTarget = floorScenarios || browser !== undefined;
@@ -112,6 +132,13 @@ const config = quick
         seed: { floor: 20_000, Countersign: 6_000 },
       },
       wake: { batches: 30, warmup: 5, rate: 20 },
+      writes: {
+        sequential: 200,
+        clients: 16,
+        warmupMs: 500,
+        durationMs: 2000,
+        seed: { floor: 6_000, Countersign: 3_000, sqld: 2_000 },
+      },
       fanout: {
         loads: [
           { clients: 250, rate: 5 },
@@ -143,6 +170,13 @@ const config = quick
         seed: { floor: 100_000, Countersign: 20_000 },
       },
       wake: { batches: 200, warmup: 20, rate: 20 },
+      writes: {
+        sequential: 400,
+        clients: 16,
+        warmupMs: 2000,
+        durationMs: 10_000,
+        seed: { floor: 30_000, Countersign: 15_000, sqld: 10_000 },
+      },
       fanout: {
         loads: [
           { clients: 1000, rate: 5 },
@@ -167,10 +201,11 @@ type Results = {
   contention?: ContentionResult;
   decisions?: DecisionResult;
   wake?: WakeResult;
+  writes?: WriteResult;
   browser?: BrowserResult;
 };
 /** the scenarios that start their own servers */
-const standalone: { growth?: GrowthResult; coldStart?: ColdStartResult } = {};
+const standalone: { growth?: GrowthResult; coldStart?: ColdStartResult; sqld?: SqldResult } = {};
 
 /* ------------------------------------------------------------------ lifecycle */
 
@@ -278,6 +313,14 @@ function floorReport(
     "",
   ];
   if (classicScenarios) lines.push(...classicReport(cs, floor), "");
+  if (writeScenarios)
+    lines.push(
+      ...writesReport(
+        { floor: floor?.writes, embedded: cs?.writes, sqld: standalone.sqld },
+        config.writes,
+      ),
+      "",
+    );
   if (scenarios.has("fanout"))
     lines.push(
       "### Fan-out",
@@ -517,6 +560,11 @@ async function main(): Promise<number> {
         r.wake = await wakeScenario(t, config.wake);
       });
     }
+    if (writeScenarios) {
+      await each("writes", async (t, r) => {
+        r.writes = await writesScenario(t, { ...config.writes, seed: config.writes.seed[t.name] });
+      });
+    }
     if (scenarios.has("fanout")) {
       for (const load of config.fanout.loads) {
         await each(`fan-out ${load.clients}×${load.rate}`, async (t, r) => {
@@ -551,6 +599,15 @@ async function main(): Promise<number> {
   }
   // Countersign only, each over its own servers, after the others so they do not share the cores
   if (only !== "floor") {
+    if (scenarios.has("sqld"))
+      await standaloneScenario("sqld", async () => {
+        standalone.sqld = await sqldScenario({
+          ...config.writes,
+          seed: config.writes.seed.sqld,
+          warmUpMs: config.warmUpMs,
+          idleMs: 3000,
+        });
+      });
     if (scenarios.has("growth"))
       await standaloneScenario("growth", async () => {
         standalone.growth = await growthScenario(quick ? GROWTH_QUICK : GROWTH_DEFAULTS);

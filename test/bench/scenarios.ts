@@ -1,4 +1,6 @@
+import type { Agent } from "node:http";
 import {
+  closedLoop,
   cpuMeter,
   keepAliveAgent,
   now,
@@ -10,6 +12,7 @@ import {
   summarize,
   until,
   waitIdle,
+  type ClosedLoopResult,
   type CpuShare,
   type HttpResult,
   type Summary,
@@ -21,7 +24,7 @@ import { pauseBody, type PendingCall, type RunResponse, type Target } from "./ta
 
 const log = (message: string) => console.error(message);
 
-function countStatuses(results: HttpResult[]): Record<string, number> {
+export function countStatuses(results: HttpResult[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const r of results) {
     const key = r.status === 0 ? `error(${r.error ?? "?"})` : String(r.status);
@@ -169,51 +172,43 @@ export async function decisionScenario(
   );
   const agent = keepAliveAgent(options.concurrency);
   let next = 0;
-  let exhaustedAt: number | null = null;
-  const start = now();
-  const measureFrom = start + options.warmupMs;
-  const end = measureFrom + options.durationMs;
-  const measured: HttpResult[] = [];
-  let cpu = cpuMeter(target.pid);
-  const startCpu = setTimeout(() => (cpu = cpuMeter(target.pid)), options.warmupMs);
-  const worker = async () => {
-    while (now() < end) {
-      const call = pool[next++];
-      if (!call) {
-        exhaustedAt ??= now();
-        return;
-      }
-      const result = await request(target.endpoint, agent, {
-        method: "POST",
-        path: `/api/v1/calls/${call.callId}/decision`,
-        token: target.reviewerToken,
-        body: { outcome: "approve", expectedRevision: call.revision },
-      });
-      if (result.sentAt >= measureFrom && result.doneAt <= end) measured.push(result);
-    }
-  };
+  let loop: ClosedLoopResult;
   try {
-    await Promise.all(Array.from({ length: options.concurrency }, worker));
+    loop = await closedLoop({
+      clients: options.concurrency,
+      warmupMs: options.warmupMs,
+      durationMs: options.durationMs,
+      serverPids: [target.pid],
+      send: () => {
+        const call = pool[next++];
+        return call ? decide(target, agent, call) : null;
+      },
+    });
   } finally {
-    clearTimeout(startCpu);
     agent.destroy();
   }
-  const cpuShare = cpu();
-  const lastDone = measured.reduce((latest, r) => Math.max(latest, r.doneAt), measureFrom + 1);
-  const windowEnd = exhaustedAt !== null ? Math.min(end, lastDone) : end;
-  const measuredMs = windowEnd - measureFrom;
-  const ok = measured.filter((r) => r.status === 200);
+  const ok = loop.measured.filter((r) => r.status === 200);
   return {
     concurrency: options.concurrency,
     seeded: pool.length,
-    perSecond: ok.length / (measuredMs / 1000),
+    perSecond: ok.length / (loop.measuredMs / 1000),
     ok: ok.length,
     latency: summarize(ok.map((r) => r.doneAt - r.sentAt)),
-    statuses: countStatuses(measured),
-    measuredMs,
-    exhausted: exhaustedAt !== null,
-    cpu: cpuShare,
+    statuses: countStatuses(loop.measured),
+    measuredMs: loop.measuredMs,
+    exhausted: loop.exhausted,
+    cpu: loop.cpu,
   };
+}
+
+/** One approval of a pending call, at the revision it was seeded with (200, or 409 if raced). */
+export function decide(target: Target, agent: Agent, call: PendingCall): Promise<HttpResult> {
+  return request(target.endpoint, agent, {
+    method: "POST",
+    path: `/api/v1/calls/${call.callId}/decision`,
+    token: target.reviewerToken,
+    body: { outcome: "approve", expectedRevision: call.revision },
+  });
 }
 
 /* ------------------------------------------------------------------ 3. decision → long-poll wakes */

