@@ -89,13 +89,9 @@ function decisionTargetFields(reviewer: ReviewerActor) {
   };
 }
 
-/** A reviewer may decide only the calls of their queues. */
-export async function findCallForReviewer(
-  db: Executor,
-  reviewer: ReviewerActor,
-  callId: string,
-): Promise<{ call: Call; target: DecisionTarget }> {
-  const [row] = await db
+/** The query behind findCallForReviewer, to send in a read batch; its row goes to `callTargetOf`. */
+export function callTargetQuery(db: Executor, reviewer: ReviewerActor, callId: string) {
+  return db
     .select({ call: calls, ...decisionTargetFields(reviewer) })
     .from(calls)
     .innerJoin(batches, eq(batches.id, calls.batchId))
@@ -103,10 +99,41 @@ export async function findCallForReviewer(
     .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
     .innerJoin(queues, eq(queues.id, batches.queueId))
     .where(eq(calls.id, callId));
+}
+
+export function callTargetOf(rows: Awaited<ReturnType<typeof callTargetQuery>>) {
+  const [row] = rows;
   // A call a policy blocked is not a reviewer's to see, let alone decide.
   if (!row || !row.isMember || row.call.decisionPolicy?.blocked) throw new NotFoundError("Call");
   const { call, isMember, ...target } = row;
-  return { call, target };
+  return { call, target: target satisfies DecisionTarget };
+}
+
+/** A reviewer may decide only the calls of their queues. */
+export async function findCallForReviewer(
+  db: Executor,
+  reviewer: ReviewerActor,
+  callId: string,
+): Promise<{ call: Call; target: DecisionTarget }> {
+  return callTargetOf(await callTargetQuery(db, reviewer, callId));
+}
+
+/** The query behind findBatchForReviewer, to send in a read batch; its row goes to `batchTargetOf`. */
+export function batchTargetQuery(db: Executor, reviewer: ReviewerActor, batchId: string) {
+  return db
+    .select(decisionTargetFields(reviewer))
+    .from(batches)
+    .innerJoin(runs, eq(runs.id, batches.runId))
+    .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
+    .innerJoin(queues, eq(queues.id, batches.queueId))
+    .where(eq(batches.id, batchId));
+}
+
+export function batchTargetOf(rows: Awaited<ReturnType<typeof batchTargetQuery>>): DecisionTarget {
+  const [row] = rows;
+  if (!row || !row.isMember || row.batch.hiddenFromReviewers) throw new NotFoundError("Batch");
+  const { isMember, ...target } = row;
+  return target;
 }
 
 /** A reviewer may decide only the batches of their queues. */
@@ -115,14 +142,5 @@ export async function findBatchForReviewer(
   reviewer: ReviewerActor,
   batchId: string,
 ): Promise<DecisionTarget> {
-  const [row] = await db
-    .select(decisionTargetFields(reviewer))
-    .from(batches)
-    .innerJoin(runs, eq(runs.id, batches.runId))
-    .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
-    .innerJoin(queues, eq(queues.id, batches.queueId))
-    .where(eq(batches.id, batchId));
-  if (!row || !row.isMember || row.batch.hiddenFromReviewers) throw new NotFoundError("Batch");
-  const { isMember, ...target } = row;
-  return target;
+  return batchTargetOf(await batchTargetQuery(db, reviewer, batchId));
 }

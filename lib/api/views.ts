@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, type SQL } from "drizzle-orm";
 import type { z } from "zod";
 import type { Executor } from "@/db/client";
 import {
@@ -78,9 +78,14 @@ export type Audience = "reviewer" | "agent";
  */
 export type BatchViewRows = Awaited<ReturnType<typeof readBatchViewRows>>;
 
-/** The three reads behind batch views, sent as one read batch (one round trip). */
-export async function readBatchViewRows(db: Executor, ids: string[]) {
-  const queries = [
+/**
+ * The three reads behind batch views: of the batches `ids`, or of the batch an SQL expression
+ * names (e.g. the batch of a call), so they can join another read in one read batch.
+ */
+export function batchViewQueries(db: Executor, ids: string[] | SQL) {
+  const inBatches = (column: typeof batches.id | typeof calls.batchId) =>
+    Array.isArray(ids) ? inArray(column, ids) : eq(column, ids);
+  return [
     db
       .select({
         batch: batches,
@@ -104,22 +109,26 @@ export async function readBatchViewRows(db: Executor, ids: string[]) {
         and(eq(reviewClaims.batchId, batches.id), gt(reviewClaims.expiresAt, Date.now())),
       )
       .leftJoin(users, eq(users.id, reviewClaims.userId))
-      .where(inArray(batches.id, ids)),
+      .where(inBatches(batches.id)),
     db
       .select({ call: calls, deciderName: users.name })
       .from(calls)
       .leftJoin(users, eq(users.id, calls.decidedBy))
-      .where(inArray(calls.batchId, ids))
+      .where(inBatches(calls.batchId))
       .orderBy(asc(calls.batchId), asc(calls.position)),
     db
       .select({ vote: votes, reviewerName: users.name })
       .from(votes)
       .innerJoin(calls, eq(calls.id, votes.callId))
       .innerJoin(users, eq(users.id, votes.reviewerId))
-      .where(inArray(calls.batchId, ids))
+      .where(inBatches(calls.batchId))
       .orderBy(asc(votes.createdAt)),
   ] as const;
-  // Inside an open transaction (the verbs not yet written as one batch) the reads go one by one.
+}
+
+/** The rows of batch views, read in one read batch (one round trip). */
+export async function readBatchViewRows(db: Executor, ids: string[]) {
+  const queries = batchViewQueries(db, ids); // Inside an open transaction (the verbs not yet written as one batch) the reads go one by one.
   const [batchRows, callRows, voteRows] =
     "batch" in db
       ? await db.batch(queries)

@@ -1,4 +1,5 @@
 import type { InValue } from "@libsql/client";
+import { sql } from "drizzle-orm";
 import type { Database } from "@/db/client";
 import { calls, rememberedApprovals, votes, type Call } from "@/db/schema";
 import {
@@ -9,11 +10,17 @@ import {
   updateRow,
   type Statement,
 } from "@/db/write-batch";
-import type { DecisionTarget } from "@/lib/api/access";
+import {
+  batchTargetOf,
+  batchTargetQuery,
+  callTargetOf,
+  callTargetQuery,
+  type DecisionTarget,
+} from "@/lib/api/access";
 import { schemaViolations } from "@/lib/api/json-schema";
 import {
   assembleBatchViews,
-  readBatchViewRows,
+  batchViewQueries,
   type BatchView,
   type BatchViewRows,
   type CallView,
@@ -52,14 +59,44 @@ export type DecisionState = {
   writes: Statement[];
 };
 
+/**
+ * Reads what a reviewer's decision needs, in one read batch (one round trip): who may decide the
+ * call's (or batch's) batch, and the batch's rows. A call or batch outside the reviewer's queues
+ * is reported as missing.
+ */
 export async function readDecisionState(
   db: Database,
   reviewer: ReviewerActor,
-  target: DecisionTarget,
+  of: { callId: string } | { batchId: string },
 ): Promise<DecisionState> {
-  const rows = await readBatchViewRows(db, [target.batch.id]);
-  if (rows.batchRows.length === 0) throw new NotFoundError("Batch");
-  return { reviewer, target, rows, now: Date.now(), writes: [] };
+  const now = Date.now();
+  if ("callId" in of) {
+    const batchOfCall = sql`(select ${calls.batchId} from ${calls} where ${calls.id} = ${of.callId})`;
+    const [targetRows, ...rows] = await db.batch([
+      callTargetQuery(db, reviewer, of.callId),
+      ...batchViewQueries(db, batchOfCall),
+    ]);
+    return decisionState(reviewer, callTargetOf(targetRows).target, rows, now);
+  }
+  const [targetRows, ...rows] = await db.batch([
+    batchTargetQuery(db, reviewer, of.batchId),
+    ...batchViewQueries(db, [of.batchId]),
+  ]);
+  return decisionState(reviewer, batchTargetOf(targetRows), rows, now);
+}
+
+function decisionState(
+  reviewer: ReviewerActor,
+  target: DecisionTarget,
+  [batchRows, callRows, voteRows]: [
+    BatchViewRows["batchRows"],
+    BatchViewRows["callRows"],
+    BatchViewRows["voteRows"],
+  ],
+  now: number,
+): DecisionState {
+  if (batchRows.length === 0) throw new NotFoundError("Batch");
+  return { reviewer, target, rows: { batchRows, callRows, voteRows }, now, writes: [] };
 }
 
 /** The batch as reviewers see it in `state` (after the decisions planned so far). */

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { untilWritten } from "@/db/write-batch";
-import { findBatchForReviewer } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
 import type { BatchView } from "@/lib/api/views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
@@ -27,9 +26,7 @@ export async function decideBatch(
   const reviewer = requireReviewer(actor);
   const input = parseInput(DecideBatchInput, body);
   return untilWritten(async () => {
-    const db = getDb();
-    const target = await findBatchForReviewer(db, reviewer, batchId);
-    const state = await readDecisionState(db, reviewer, target);
+    const state = await readDecisionState(getDb(), reviewer, { batchId });
     const before = batchViewOf(state);
     assertNamesEveryCall(
       state.rows.callRows.map((r) => r.call.id),

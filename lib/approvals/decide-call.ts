@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { findCallForReviewer } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
 import { getDb } from "@/db/client";
 import { untilWritten } from "@/db/write-batch";
@@ -32,7 +31,7 @@ export const DecideCallInput = z
 export type DecideCallInput = z.infer<typeof DecideCallInput>;
 
 /**
- * A reviewer approves, rejects or edits one call at the revision they reviewed: two reads, then
+ * A reviewer approves, rejects or edits one call at the revision they reviewed: one read batch, then
  * one write batch (db/write-batch.ts) that settles the batch too when this was its last call.
  */
 export async function decideCall(
@@ -43,9 +42,7 @@ export async function decideCall(
   const reviewer = requireReviewer(actor);
   const input = parseInput(DecideCallInput, body);
   return untilWritten(async () => {
-    const db = getDb();
-    const { target } = await findCallForReviewer(db, reviewer, callId);
-    const state = await readDecisionState(db, reviewer, target);
+    const state = await readDecisionState(getDb(), reviewer, { callId });
     planDecision(state, callId, input);
     await commit([...state.writes, ...planSettlement(state.rows, actorRef(reviewer), state.now)]);
     const batch = batchViewOf(state);

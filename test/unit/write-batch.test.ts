@@ -10,7 +10,6 @@ import {
   untilWritten,
   writeBatch,
 } from "@/db/write-batch";
-import { findCallForReviewer } from "@/lib/api/access";
 import {
   planDecision,
   readDecisionState,
@@ -67,10 +66,8 @@ async function pause(by: AgentActor, tools: string[]) {
   return run.batches![0]!;
 }
 
-async function readFor(reviewer: ReviewerActor, callId: string): Promise<DecisionState> {
-  const { target } = await findCallForReviewer(getDb(), reviewer, callId);
-  return readDecisionState(getDb(), reviewer, target);
-}
+const readFor = (reviewer: ReviewerActor, callId: string): Promise<DecisionState> =>
+  readDecisionState(getDb(), reviewer, { callId });
 
 function writesOf(state: DecisionState, reviewer: ReviewerActor) {
   return [
