@@ -1,5 +1,6 @@
+import type { ResultSet } from "@libsql/client";
 import type { Executor } from "@/db/client";
-import { events, type ActorKind } from "@/db/schema";
+import { events, type ActorKind, type EventRow } from "@/db/schema";
 import { insertRows, type Statement } from "@/db/write-batch";
 
 export type EventActor = { kind: ActorKind; id: string | null; name: string | null };
@@ -42,7 +43,27 @@ export async function appendEvents(tx: Executor, batch: NewEvent[]): Promise<voi
   if (batch.length > 0) await tx.insert(events).values(batch.map(eventRow));
 }
 
+/** The rows each event INSERT of a write batch carries, to hand them to the streams once committed. */
+const rowsOfStatement = new WeakMap<Statement, ReturnType<typeof eventRow>[]>();
+
 /** The INSERT of event rows, to send inside a write batch (db/write-batch.ts). */
 export function eventRows(...batch: NewEvent[]): Statement {
-  return insertRows(events, batch.map(eventRow));
+  const rows = batch.map(eventRow);
+  const statement = insertRows(events, rows, " returning seq");
+  rowsOfStatement.set(statement, rows);
+  return statement;
+}
+
+/**
+ * The event rows a committed write batch appended, with the `seq` each got, in `seq` order: what
+ * the streams need, without reading the rows back. (One INSERT gives its rows increasing `seq`s
+ * in the order of its VALUES; RETURNING promises no order, so the `seq`s are sorted first.)
+ */
+export function eventsWritten(statements: Statement[], results: ResultSet[]): EventRow[] {
+  return statements.flatMap((statement, i) => {
+    const rows = rowsOfStatement.get(statement);
+    if (!rows) return [];
+    const seqs = results[i]!.rows.map((r) => Number(r[0])).sort((a, b) => a - b);
+    return rows.map((row, j) => ({ ...row, seq: seqs[j]! }));
+  });
 }

@@ -40,6 +40,20 @@ class EventTailer {
     void this.read();
   }
 
+  /**
+   * Events this process just committed. When they are the very next rows of the log they are
+   * dispatched as they are; otherwise (another process wrote in between, or a read is under
+   * way) the log is read as after any wake-up, so order and completeness never rest on this.
+   */
+  offer(rows: EventRow[]): void {
+    if (rows.length === 0 || this.lastSeq === null) return;
+    const next =
+      rows[0]!.seq === this.lastSeq + 1 && rows.every((r, i) => r.seq === rows[0]!.seq + i);
+    if (this.reading || !next) return this.wake();
+    this.lastSeq = rows[rows.length - 1]!.seq;
+    this.dispatch(rows);
+  }
+
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
@@ -72,19 +86,23 @@ class EventTailer {
             .limit(PAGE);
           if (rows.length === 0) break;
           this.lastSeq = rows[rows.length - 1]!.seq;
-          for (const listener of this.listeners) {
-            try {
-              listener(rows);
-            } catch (error) {
-              console.error("An event listener failed:", error);
-            }
-          }
+          this.dispatch(rows);
         } while (rows.length === PAGE);
       } while (this.readAgain);
     } catch (error) {
       console.error("Reading the event log failed; retrying on the next poll:", error);
     } finally {
       this.reading = false;
+    }
+  }
+
+  private dispatch(rows: EventRow[]): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(rows);
+      } catch (error) {
+        console.error("An event listener failed:", error);
+      }
     }
   }
 }
@@ -98,6 +116,11 @@ export function getTailer(): EventTailer {
 
 export function wakeTailer(): void {
   globalTailer.__countersignTailer?.wake();
+}
+
+/** Events this process committed, for its streams (EventTailer.offer). */
+export function offerEvents(rows: EventRow[]): void {
+  globalTailer.__countersignTailer?.offer(rows);
 }
 
 export type EventWatch = {

@@ -1,7 +1,8 @@
 import { writeTransaction, type Transaction } from "@/db/client";
 import type { ResultSet } from "@libsql/client";
 import { writeBatch, type Statement } from "@/db/write-batch";
-import { wakeTailer } from "./tailer";
+import { eventsWritten } from "./append-event";
+import { offerEvents, wakeTailer } from "./tailer";
 
 /**
  * One state change: runs `work` in a write transaction and, once it has committed, wakes this
@@ -14,11 +15,12 @@ export async function transact<T>(work: (tx: Transaction) => Promise<T>): Promis
 }
 
 /**
- * One state change as one write batch (db/write-batch.ts), then the same wake-up as `transact`.
+ * One state change as one write batch (db/write-batch.ts); the events it appended go to this
+ * process's streams straight from the batch's answer (see offerEvents), without a read.
  * A guard that finds the state moved throws `StateMoved`: run the verb inside `untilWritten`.
  */
 export async function commit(statements: Statement[]): Promise<ResultSet[]> {
   const results = await writeBatch(statements);
-  wakeTailer();
+  offerEvents(eventsWritten(statements, results));
   return results;
 }
