@@ -4,6 +4,7 @@ import { createClient, type Client } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "./schema";
 import { sqliteCodeOf } from "./sqlite-error";
+import { cacheStatements, forgetStatements } from "./statement-cache";
 
 export type Database = LibSQLDatabase<typeof schema>;
 export type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
@@ -37,6 +38,7 @@ export function databaseUrl(): string {
 function open(): DatabaseHandle {
   const url = databaseUrl();
   if (url.startsWith("file:")) {
+    cacheStatements();
     const path = url.slice("file:".length).split("?")[0]!;
     if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   }
@@ -182,6 +184,7 @@ function retryWhileBusy<T>(
         // and every later COMMIT there fails ("SQL statements in progress"): the process could
         // never write again (npm run chaos found it). Fresh connections drop it; safe here, as
         // writes are queued and no transaction is holding a connection.
+        forgetStatements();
         await handle().client.reconnect();
         if (!retryable() || Date.now() + pause > giveUpAt) throw error;
         await new Promise((resolve) => setTimeout(resolve, pause));

@@ -1,6 +1,7 @@
 import type { InValue, ResultSet } from "@libsql/client";
 import { getTableColumns, getTableName, type Table } from "drizzle-orm";
 import { runWrite } from "./client";
+import { forgetStatements } from "./statement-cache";
 
 // How a state change is written (DESIGN.md, invariant 2): one libSQL batch — one round trip, one
 // transaction — whose statements carry their compare-and-swap conditions in SQL.
@@ -45,6 +46,8 @@ export async function writeBatch(statements: Statement[]): Promise<ResultSet[]> 
   try {
     return await runWrite((client) => client.batch(statements, "write"));
   } catch (error) {
+    // see db/statement-cache.ts: a failed statement must not stay on its connection
+    forgetStatements();
     if (isGuard(error)) throw new StateMoved();
     throw error;
   }

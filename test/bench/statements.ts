@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { performance } from "node:perf_hooks";
 import { closeDb, getDb } from "@/db/client";
+import { cacheStatements } from "@/db/statement-cache";
 import { decideCall } from "@/lib/approvals/decide-call";
 import { authenticate } from "@/lib/auth/actor";
 import { createRun } from "@/lib/runs/create-run";
@@ -17,6 +18,8 @@ import { pauseBody } from "./targets";
 const require = createRequire(import.meta.url);
 // The native driver under @libsql/client: every statement goes through Database.prepare.
 const Database = require("libsql") as { prototype: { prepare: (sql: string) => unknown } };
+// Counted on top of the app's statement cache (db/statement-cache.ts): every statement run, compiled or not.
+cacheStatements();
 const statements = new Map<string, number>();
 const prepare = Database.prototype.prepare;
 Database.prototype.prepare = function (this: unknown, sql: string) {

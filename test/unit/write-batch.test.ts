@@ -96,6 +96,9 @@ describe("guards", () => {
       ]),
     ).rejects.toBeInstanceOf(StateMoved);
     expect(await count("select count(*) from scratch where id = 'b'")).toBe(0);
+    // The aborted batch leaves nothing unfinished behind: a batch of other statements commits.
+    await writeBatch([statement("insert into scratch values ('c', 0)")]);
+    expect(await count("select count(*) from scratch where id = 'c'")).toBe(1);
     await writeBatch([
       statement("update scratch set n = 1 where id = 'a' and n = 0"),
       changedRow(),
