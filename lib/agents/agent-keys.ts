@@ -1,13 +1,14 @@
-import { and, asc, eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { agentKeys, queues, users } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { AgentModeInput } from "@/lib/policies/policy-input";
-import { ConflictError, NotFoundError } from "@/lib/errors";
-import { appendEvent } from "@/lib/events/append-event";
-import { transact } from "@/lib/events/transact";
+import { changedRow, untilWritten, updateRow } from "@/db/write-batch";
+import { NotFoundError } from "@/lib/errors";
+import { eventRows } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
 import { isoTime } from "@/lib/ids";
-import { managerOf, requireAdmin, type QueueCaller } from "@/lib/queues/queue-access";
+import { managerOf, requireAdmin, stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 
 // Agent keys as admins see them: who the agent is, its default queue, and its mode — the switch
 // that decides whether its calls meet the policy rules at all.
@@ -35,33 +36,31 @@ export async function listAgentKeys(caller: QueueCaller) {
   }));
 }
 
-/** Admins only: the mode applies in every queue the agent reaches. */
+/**
+ * Admins only: the mode applies in every queue the agent reaches. Reads, then one write batch
+ * (db/write-batch.ts) whose update carries the mode read: of two admins switching at once, the
+ * second is applied to the first one's result, and each event's "before" is what it replaced.
+ */
 export async function setAgentMode(caller: QueueCaller, agentId: string, body: unknown) {
   const { mode } = parseInput(AgentModeInput, body);
-  await transact(async (tx) => {
-    const manager = await managerOf(tx, caller);
+  await untilWritten(async () => {
+    const db = getDb();
+    const manager = await managerOf(db, caller);
     requireAdmin(manager, "change an agent's mode");
-    const [before] = await tx.select().from(agentKeys).where(eq(agentKeys.id, agentId));
+    const [before] = await db.select().from(agentKeys).where(eq(agentKeys.id, agentId));
     if (!before) throw new NotFoundError("Agent key");
     if (before.mode === mode) return;
-    const [changed] = await tx
-      .update(agentKeys)
-      .set({ mode })
-      .where(and(eq(agentKeys.id, agentId), eq(agentKeys.mode, before.mode)))
-      .returning({ id: agentKeys.id });
-    // Compare-and-swap: of two admins switching at once, the one who lost is told, not logged.
-    if (!changed)
-      throw new ConflictError(
-        "stale_revision",
-        "The agent's mode changed meanwhile; reload it.",
-        null,
-      );
-    await appendEvent(tx, {
-      type: "agent.mode_changed",
-      queueId: before.defaultQueueId,
-      actor: manager.eventActor,
-      data: { agentId, name: before.name, before: before.mode, after: mode },
-    });
+    await commit([
+      ...stillAdmin(manager),
+      updateRow(agentKeys, { mode }, "id = ? and mode = ?", agentId, before.mode),
+      changedRow(),
+      eventRows({
+        type: "agent.mode_changed",
+        queueId: before.defaultQueueId,
+        actor: manager.eventActor,
+        data: { agentId, name: before.name, before: before.mode, after: mode },
+      }),
+    ]);
   });
   return (await listAgentKeys(caller)).find((key) => key.id === agentId)!;
 }

@@ -1,17 +1,22 @@
-import { and, eq, sql } from "drizzle-orm";
-import type { Executor } from "@/db/client";
-import { reviewClaims, users } from "@/db/schema";
+import type { Batch } from "@/db/schema";
+import { guard, type Statement } from "@/db/write-batch";
+import type { ReviewerActor } from "@/lib/auth/actor";
 
-/** Who holds the live review claim on a batch, if anyone (an expired claim holds nothing). */
-export async function liveClaimOf(
-  db: Executor,
-  batchId: string,
-  now = Date.now(),
-): Promise<{ userId: string; name: string; expiresAt: number } | null> {
-  const [row] = await db
-    .select({ userId: reviewClaims.userId, name: users.name, expiresAt: reviewClaims.expiresAt })
-    .from(reviewClaims)
-    .innerJoin(users, eq(users.id, reviewClaims.userId))
-    .where(and(eq(reviewClaims.batchId, batchId), sql`${reviewClaims.expiresAt} > ${now}`));
-  return row ?? null;
+/**
+ * The guard of a review-claim write (db/write-batch.ts): the batch is still in the queue it was
+ * read in, the reviewer still a member of it and — unless `now` is null — still pending before
+ * its deadline, as the verb checked on its read.
+ */
+export function stillReviewing(
+  batch: Pick<Batch, "id" | "queueId">,
+  reviewer: ReviewerActor,
+  now: number | null,
+): Statement {
+  return guard(
+    `exists (select 1 from batches as b join queue_members as m on m.queue_id = b.queue_id and m.user_id = ? where b.id = ? and b.queue_id = ?${now === null ? "" : " and b.status = 'pending' and b.expires_at > ?"})`,
+    reviewer.id,
+    batch.id,
+    batch.queueId,
+    ...(now === null ? [] : [now]),
+  );
 }

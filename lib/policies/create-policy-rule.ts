@@ -1,56 +1,71 @@
 import { and, eq, isNull, max } from "drizzle-orm";
-import type { Executor } from "@/db/client";
+import { getDb, type Executor } from "@/db/client";
 import { policyRules } from "@/db/schema";
+import { guard, insertRows, untilWritten, type Statement } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import { ConflictError } from "@/lib/errors";
-import { appendEvent } from "@/lib/events/append-event";
-import { transact } from "@/lib/events/transact";
+import { eventRows } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
 import { newId } from "@/lib/ids";
 import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 import { loadPolicyRuleView, type PolicyRuleView } from "./list-policy-rules";
 import { resolveAgent } from "@/lib/agents/resolve-agent";
-import { writableScope } from "./policy-access";
+import { stillWritable, writableScope } from "./policy-access";
 import { PolicyRuleInput } from "./policy-input";
 
+/**
+ * Adds a rule at the end of its list (its queue's, or the global one). Reads, then one write
+ * batch (db/write-batch.ts) that re-checks the caller's right to the list, the name free there
+ * and the last position as read.
+ */
 export async function createPolicyRule(
   caller: QueueCaller,
   body: unknown,
 ): Promise<PolicyRuleView> {
   const input = parseInput(PolicyRuleInput, body);
-  return transact(async (tx) => {
-    const manager = await managerOf(tx, caller);
-    const queueId = await writableScope(tx, manager, input.queue);
-    await refuseNameClash(tx, queueId, input.name);
-    const [last] = await tx
+  return untilWritten(async () => {
+    const db = getDb();
+    const manager = await managerOf(db, caller);
+    const queueId = await writableScope(db, manager, input.queue);
+    await refuseNameClash(db, queueId, input.name);
+    const [last] = await db
       .select({ position: max(policyRules.position) })
       .from(policyRules)
       .where(sameScope(queueId));
+    const lastPosition = last?.position ?? 0;
     const now = Date.now();
-    const [rule] = await tx
-      .insert(policyRules)
-      .values({
-        id: newId(),
-        name: input.name,
-        queueId,
-        position: (last?.position ?? 0) + 10,
-        enabled: input.enabled,
-        effect: input.effect,
-        agentKeyId: input.agent ? await resolveAgent(tx, input.agent) : null,
-        toolPattern: input.toolPattern ?? null,
-        argPredicates: input.argPredicates,
-        costAbove: input.costAbove ?? null,
-        reason: input.reason || null,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning();
-    await appendEvent(tx, {
-      type: "policy.rule_created",
+    const rule = {
+      id: newId(),
+      name: input.name,
       queueId,
-      actor: manager.eventActor,
-      data: { rule },
-    });
-    return loadPolicyRuleView(tx, manager, rule!);
+      position: lastPosition + 10,
+      enabled: input.enabled,
+      effect: input.effect,
+      agentKeyId: input.agent ? await resolveAgent(db, input.agent) : null,
+      toolPattern: input.toolPattern ?? null,
+      argPredicates: input.argPredicates,
+      costAbove: input.costAbove ?? null,
+      reason: input.reason || null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await commit([
+      ...stillWritable(manager, queueId),
+      nameFree(queueId, rule.name),
+      guard(
+        "(select coalesce(max(position), 0) from policy_rules where queue_id is ?) = ?",
+        queueId,
+        lastPosition,
+      ),
+      insertRows(policyRules, [rule]),
+      eventRows({
+        type: "policy.rule_created",
+        queueId,
+        actor: manager.eventActor,
+        data: { rule },
+      }),
+    ]);
+    return loadPolicyRuleView(db, manager, rule);
   });
 }
 
@@ -61,15 +76,28 @@ export function sameScope(queueId: string | null) {
 
 /** Names are unique within a scope, so a rule recorded on a call names one rule. */
 export async function refuseNameClash(
-  tx: Executor,
+  db: Executor,
   queueId: string | null,
   name: string,
   exceptId?: string,
 ): Promise<void> {
-  const [clash] = await tx
+  const [clash] = await db
     .select()
     .from(policyRules)
     .where(and(sameScope(queueId), eq(policyRules.name, name)));
   if (clash && clash.id !== exceptId)
     throw new ConflictError("already_exists", `A rule named '${name}' exists there.`, clash);
+}
+
+/**
+ * The guard that goes with refuseNameClash: a rule that took the name meanwhile aborts the
+ * batch, and the next attempt answers 409 `already_exists` with it.
+ */
+export function nameFree(queueId: string | null, name: string, exceptId = ""): Statement {
+  return guard(
+    "not exists (select 1 from policy_rules where queue_id is ? and name = ? and id <> ?)",
+    queueId,
+    name,
+    exceptId,
+  );
 }

@@ -1,5 +1,6 @@
 import { eq, or } from "drizzle-orm";
 import type { Executor } from "@/db/client";
+import type { Statement } from "@/db/write-batch";
 import { policyRules, queues, type PolicyRule } from "@/db/schema";
 import { NotFoundError } from "@/lib/errors";
 import {
@@ -7,6 +8,9 @@ import {
   findQueueFor,
   requireAdmin,
   requireOpen,
+  stillAdmin,
+  stillManages,
+  stillOpen,
   type Manager,
 } from "@/lib/queues/queue-access";
 
@@ -60,4 +64,11 @@ export async function findWritableRule(
   const rule = await findVisibleRule(db, manager, ruleId);
   await writableScope(db, manager, rule.queueId);
   return rule;
+}
+
+/** The guards of a write to a list writableScope allowed: the caller may still write it. */
+export function stillWritable(manager: Manager, queueId: string | null): Statement[] {
+  return queueId === null
+    ? stillAdmin(manager)
+    : [...stillManages(manager, queueId), stillOpen(queueId)];
 }

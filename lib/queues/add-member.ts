@@ -1,15 +1,21 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
+import { getDb } from "@/db/client";
 import { QUEUE_ROLES, queueMembers, users } from "@/db/schema";
+import { changedRow, insertRows, untilWritten } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import { ConflictError, InvalidRequestError } from "@/lib/errors";
-import { appendEvent } from "@/lib/events/append-event";
-import { transact } from "@/lib/events/transact";
+import { eventRows } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
+import { isoTime } from "@/lib/ids";
 import {
   findManagedQueue,
   managerOf,
   requireAdmin,
   requireOpen,
+  stillAdmin,
+  stillManages,
+  stillOpen,
   type QueueCaller,
 } from "./queue-access";
 import { loadMember, type QueueMemberView } from "./queue-views";
@@ -20,20 +26,25 @@ export const AddMemberInput = z.strictObject({
 });
 export type AddMemberInput = z.input<typeof AddMemberInput>;
 
-/** A lead adds an existing reviewer (by email) as reviewer or lead; only an admin grants admin. */
+/**
+ * A lead adds an existing reviewer (by email) as reviewer or lead; only an admin grants admin.
+ * Reads, then one write batch (db/write-batch.ts): a membership added meanwhile aborts it, and
+ * the next attempt answers 409 `already_exists` with it.
+ */
 export async function addMember(
   caller: QueueCaller,
   queueId: string,
   body: unknown,
 ): Promise<QueueMemberView> {
-  return transact(async (tx) => {
-    const manager = await managerOf(tx, caller);
+  return untilWritten(async () => {
+    const db = getDb();
+    const manager = await managerOf(db, caller);
     const input = parseInput(AddMemberInput, body);
-    const { queue } = await findManagedQueue(tx, manager, queueId);
+    const { queue } = await findManagedQueue(db, manager, queueId);
     if (input.role === "admin") requireAdmin(manager, "grant the admin role");
     requireOpen(queue, null);
-    const [user] = await tx
-      .select({ id: users.id, name: users.name })
+    const [user] = await db
+      .select({ id: users.id, name: users.name, email: users.email })
       .from(users)
       .where(eq(users.email, input.email));
     if (!user) {
@@ -41,26 +52,38 @@ export async function addMember(
         { path: "email", message: "no reviewer has this email; create their account first" },
       ]);
     }
-    const now = Date.now();
-    const [added] = await tx
-      .insert(queueMembers)
-      .values({ queueId: queue.id, userId: user.id, role: input.role, createdAt: now })
-      .onConflictDoNothing()
-      .returning();
-    if (!added) {
+    const existing = await loadMember(db, queue.id, user.id);
+    if (existing) {
       throw new ConflictError(
         "already_exists",
         `${user.name} is already a member of '${queue.name}'.`,
-        await loadMember(tx, queue.id, user.id),
+        existing,
       );
     }
-    await appendEvent(tx, {
-      type: "member.added",
-      queueId: queue.id,
-      actor: manager.eventActor,
-      at: now,
-      data: { userId: user.id, name: user.name, role: input.role },
-    });
-    return (await loadMember(tx, queue.id, user.id))!;
+    const now = Date.now();
+    await commit([
+      ...(input.role === "admin" ? stillAdmin(manager) : stillManages(manager, queue.id)),
+      stillOpen(queue.id),
+      insertRows(
+        queueMembers,
+        [{ queueId: queue.id, userId: user.id, role: input.role, createdAt: now }],
+        " on conflict do nothing",
+      ),
+      changedRow(),
+      eventRows({
+        type: "member.added",
+        queueId: queue.id,
+        actor: manager.eventActor,
+        at: now,
+        data: { userId: user.id, name: user.name, role: input.role },
+      }),
+    ]);
+    return {
+      userId: user.id,
+      name: user.name,
+      email: user.email,
+      role: input.role,
+      addedAt: isoTime(now),
+    };
   });
 }

@@ -1,39 +1,45 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { getDb } from "@/db/client";
 import { queues } from "@/db/schema";
-import { appendEvents, type NewEvent } from "@/lib/events/append-event";
-import { transact } from "@/lib/events/transact";
+import { changedRow, guard, statement, untilWritten } from "@/db/write-batch";
+import { eventRows, type NewEvent } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
 import { ConflictError } from "@/lib/errors";
-import { findQueueFor, managerOf, requireAdmin, type QueueCaller } from "./queue-access";
+import {
+  findQueueFor,
+  managerOf,
+  requireAdmin,
+  stillAdmin,
+  type QueueCaller,
+} from "./queue-access";
 import { loadQueueDetail, loadQueueView, type QueueDetailView } from "./queue-views";
 
 /**
  * An admin archives a queue: it keeps its history and members but takes no changes. Open queues
  * that escalated to it stop escalating (their batches are then rejected at the deadline) rather
  * than send work to a queue nobody watches; each such change is its own `queue.updated` event.
+ * Reads, then one write batch (db/write-batch.ts) that re-checks the queue still open and the
+ * queues escalating to it still those read.
  */
 export async function archiveQueue(caller: QueueCaller, queueId: string): Promise<QueueDetailView> {
-  return transact(async (tx) => {
-    const manager = await managerOf(tx, caller);
-    const { queue } = await findQueueFor(tx, manager, queueId);
+  return untilWritten(async () => {
+    const db = getDb();
+    const manager = await managerOf(db, caller);
+    const { queue } = await findQueueFor(db, manager, queueId);
     requireAdmin(manager, "archive queues");
-    const now = Date.now();
-    const [archived] = await tx
-      .update(queues)
-      .set({ archivedAt: now })
-      .where(and(eq(queues.id, queue.id), isNull(queues.archivedAt)))
-      .returning({ id: queues.id });
-    if (!archived) {
+    if (queue.archivedAt !== null) {
       throw new ConflictError(
         "queue_archived",
         `Queue '${queue.name}' is already archived.`,
-        await loadQueueView(tx, manager, queue.id),
+        await loadQueueView(db, manager, queue.id),
       );
     }
-    const detached = await tx
-      .update(queues)
-      .set({ escalationQueueId: null })
+    const detached = await db
+      .select({ id: queues.id, name: queues.name })
+      .from(queues)
       .where(and(eq(queues.escalationQueueId, queue.id), isNull(queues.archivedAt)))
-      .returning({ id: queues.id, name: queues.name });
+      .orderBy(sql`rowid`);
+    const now = Date.now();
 
     const events: NewEvent[] = [
       {
@@ -55,7 +61,27 @@ export async function archiveQueue(caller: QueueCaller, queueId: string): Promis
         },
       })),
     ];
-    await appendEvents(tx, events);
-    return loadQueueDetail(tx, manager, queue.id);
+    await commit([
+      ...stillAdmin(manager),
+      statement(
+        "update queues set archived_at = ? where id = ? and archived_at is null",
+        now,
+        queue.id,
+      ),
+      changedRow(),
+      // The events name the queues detached: a queue that began or stopped escalating here
+      // meanwhile (or was renamed) aborts the batch, and the next attempt reads them again.
+      guard(
+        "(select group_concat(id || ':' || name, char(10)) from (select id, name from queues where escalation_queue_id = ? and archived_at is null order by rowid)) is ?",
+        queue.id,
+        detached.length ? detached.map((q) => `${q.id}:${q.name}`).join("\n") : null,
+      ),
+      statement(
+        "update queues set escalation_queue_id = null where escalation_queue_id = ? and archived_at is null",
+        queue.id,
+      ),
+      eventRows(...events),
+    ]);
+    return loadQueueDetail(db, manager, queue.id);
   });
 }

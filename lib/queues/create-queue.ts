@@ -1,11 +1,13 @@
 import { z } from "zod";
+import { getDb } from "@/db/client";
 import { queueMembers, queues } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { ConflictError } from "@/lib/errors";
-import { appendEvents } from "@/lib/events/append-event";
-import { transact } from "@/lib/events/transact";
+import { changedRow, insertRows, untilWritten } from "@/db/write-batch";
+import { eventRows } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
 import { newId } from "@/lib/ids";
-import { managerOf, requireAdmin, type QueueCaller } from "./queue-access";
+import { managerOf, requireAdmin, stillAdmin, stillOpen, type QueueCaller } from "./queue-access";
 import {
   checkEscalationTarget,
   ClaimMode,
@@ -32,51 +34,58 @@ export type CreateQueueInput = z.input<typeof CreateQueueInput>;
  * so its batches reach them. The operator's queues start empty.
  */
 export async function createQueue(caller: QueueCaller, body: unknown): Promise<QueueDetailView> {
-  return transact(async (tx) => {
-    const manager = await managerOf(tx, caller);
+  return untilWritten(async () => {
+    const db = getDb();
+    const manager = await managerOf(db, caller);
     requireAdmin(manager, "create queues");
     const input = parseInput(CreateQueueInput, body);
     if (input.escalationQueueId !== null)
-      await checkEscalationTarget(tx, manager, null, input.escalationQueueId);
+      await checkEscalationTarget(db, manager, null, input.escalationQueueId);
+    const holder = await nameTakenBy(db, input.name);
+    if (holder)
+      throw new ConflictError("already_exists", `A queue named '${input.name}' exists.`, holder);
     const now = Date.now();
-    const [queue] = await tx
-      .insert(queues)
-      .values({ id: newId(), createdAt: now, ...input })
-      .onConflictDoNothing({ target: queues.name })
-      .returning();
-    if (!queue) {
-      throw new ConflictError(
-        "already_exists",
-        `A queue named '${input.name}' exists.`,
-        await nameTakenBy(tx, input.name),
-      );
-    }
+    const queueId = newId();
     const creator = manager.reviewer;
-    if (creator) {
-      await tx
-        .insert(queueMembers)
-        .values({ queueId: queue.id, userId: creator.id, role: "admin", createdAt: now });
-    }
-    await appendEvents(tx, [
-      {
-        type: "queue.created",
-        queueId: queue.id,
-        actor: manager.eventActor,
-        at: now,
-        data: { ...input },
-      },
+    await commit([
+      ...stillAdmin(manager),
+      ...(input.escalationQueueId !== null ? [stillOpen(input.escalationQueueId)] : []),
+      // A queue of that name made meanwhile aborts the batch; the next attempt answers 409.
+      insertRows(
+        queues,
+        [{ id: queueId, createdAt: now, ...input }],
+        " on conflict (name) do nothing",
+      ),
+      changedRow(),
       ...(creator
         ? [
-            {
-              type: "member.added",
-              queueId: queue.id,
-              actor: manager.eventActor,
-              at: now,
-              data: { userId: creator.id, name: creator.name, role: "admin" },
-            },
+            insertRows(queueMembers, [
+              { queueId, userId: creator.id, role: "admin", createdAt: now },
+            ]),
           ]
         : []),
+      eventRows(
+        {
+          type: "queue.created",
+          queueId,
+          actor: manager.eventActor,
+          at: now,
+          data: { ...input },
+        },
+        ...(creator
+          ? [
+              {
+                type: "member.added",
+                queueId,
+                actor: manager.eventActor,
+                at: now,
+                data: { userId: creator.id, name: creator.name, role: "admin" },
+              },
+            ]
+          : []),
+      ),
     ]);
-    return loadQueueDetail(tx, manager, queue.id);
+    // The detail view joins several tables: read after the commit, outside the write lock.
+    return loadQueueDetail(db, manager, queueId);
   });
 }

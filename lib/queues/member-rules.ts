@@ -1,7 +1,8 @@
-import { and, eq, sql } from "drizzle-orm";
+import type { InValue } from "@libsql/client";
+import { and, eq, not } from "drizzle-orm";
 import type { Executor } from "@/db/client";
 import { queueMembers, type Queue } from "@/db/schema";
-import { ForbiddenError, NotFoundError } from "@/lib/errors";
+import { ConflictError, ForbiddenError, NotFoundError } from "@/lib/errors";
 import { findManagedQueue, type Manager } from "./queue-access";
 import { loadMember, type QueueMemberView } from "./queue-views";
 
@@ -22,19 +23,51 @@ export async function findManagedMember(
   return { queue, member };
 }
 
+const ANOTHER_ADMIN =
+  "exists (select 1 from queue_members as other where other.role = 'admin' and not (other.queue_id = ? and other.user_id = ?))";
+
 /**
- * The condition every write that takes an admin role away carries: some other admin membership
- * remains, so the installation always keeps an admin (checked in the write, not before it).
+ * 409 `last_admin` unless taking `member`'s role away leaves the installation an admin. Checked
+ * on the read first, for the answer; the write re-checks it (`membershipAsRead`), so two admins
+ * stepping down at once cannot both go.
  */
-export function anotherAdminRemains(queueId: string, userId: string) {
-  return sql`exists (select 1 from ${queueMembers} as other where other.role = 'admin' and not (other.queue_id = ${queueId} and other.user_id = ${userId}))`;
+export async function refuseLastAdmin(
+  db: Executor,
+  queueId: string,
+  member: QueueMemberView,
+): Promise<void> {
+  if (member.role !== "admin") return;
+  const [other] = await db
+    .select({ userId: queueMembers.userId })
+    .from(queueMembers)
+    .where(
+      and(
+        eq(queueMembers.role, "admin"),
+        not(and(eq(queueMembers.queueId, queueId), eq(queueMembers.userId, member.userId))!),
+      ),
+    )
+    .limit(1);
+  if (!other) {
+    throw new ConflictError(
+      "last_admin",
+      `${member.name} is the last admin of this installation: make someone else an admin first.`,
+      member,
+    );
+  }
 }
 
-/** The row as loaded: the write changes it only if nobody changed it since. */
-export function sameMembership(queueId: string, userId: string, role: QueueMemberView["role"]) {
-  return and(
-    eq(queueMembers.queueId, queueId),
-    eq(queueMembers.userId, userId),
-    eq(queueMembers.role, role),
-  );
+/**
+ * The condition of a write that changes or removes a membership: the row is as loaded, and when
+ * it takes an admin role away some other admin membership remains, so the installation always
+ * keeps an admin.
+ */
+export function membershipAsRead(
+  queueId: string,
+  member: QueueMemberView,
+): { sql: string; args: InValue[] } {
+  const same = "queue_id = ? and user_id = ? and role = ?";
+  const args: InValue[] = [queueId, member.userId, member.role];
+  return member.role === "admin"
+    ? { sql: `${same} and ${ANOTHER_ADMIN}`, args: [...args, queueId, member.userId] }
+    : { sql: same, args };
 }

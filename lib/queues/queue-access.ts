@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { Executor } from "@/db/client";
+import { guard, type Statement } from "@/db/write-batch";
 import { queueMembers, queues, type Queue, type QueueRole } from "@/db/schema";
 import { actorRef, requireReviewer, type Actor, type ReviewerActor } from "@/lib/auth/actor";
 import { ConflictError, ForbiddenError, NotFoundError } from "@/lib/errors";
@@ -98,4 +99,51 @@ export function requireAdmin(manager: Manager, what: string): void {
 export function requireOpen(queue: Queue, current: unknown): void {
   if (queue.archivedAt !== null)
     throw new ConflictError("queue_archived", `Queue '${queue.name}' is archived.`, current);
+}
+
+// Guards for write batches (db/write-batch.ts): a verb reads the caller's powers before it writes,
+// outside the write lock, so its batch re-checks them; one who lost a role meanwhile changes
+// nothing, and the verb's next attempt answers them as their new role deserves (403/404).
+
+/** The caller is still an installation admin (the operator always is). */
+export function stillAdmin(manager: Manager): Statement[] {
+  return manager.reviewer
+    ? [
+        guard(
+          "exists (select 1 from queue_members where user_id = ? and role = 'admin')",
+          manager.reviewer.id,
+        ),
+      ]
+    : [];
+}
+
+/** The caller still manages the queue: an installation admin, or its lead (canManage). */
+export function stillManages(manager: Manager, queueId: string): Statement[] {
+  return manager.reviewer
+    ? [
+        guard(
+          "exists (select 1 from queue_members where user_id = ? and (role = 'admin' or (queue_id = ? and role = 'lead')))",
+          manager.reviewer.id,
+          queueId,
+        ),
+      ]
+    : [];
+}
+
+/** The caller still sees the queue: a member, or an installation admin (findQueueFor). */
+export function stillSees(manager: Manager, queueId: string): Statement[] {
+  return manager.reviewer
+    ? [
+        guard(
+          "exists (select 1 from queue_members where user_id = ? and (role = 'admin' or queue_id = ?))",
+          manager.reviewer.id,
+          queueId,
+        ),
+      ]
+    : [];
+}
+
+/** The queue is still open (requireOpen). */
+export function stillOpen(queueId: string): Statement {
+  return guard("exists (select 1 from queues where id = ? and archived_at is null)", queueId);
 }

@@ -1,11 +1,20 @@
-import { and, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
+import { getDb } from "@/db/client";
 import { queues, type Queue } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { ConflictError } from "@/lib/errors";
-import { appendEvent } from "@/lib/events/append-event";
-import { transact } from "@/lib/events/transact";
-import { findManagedQueue, managerOf, requireOpen, type QueueCaller } from "./queue-access";
+import { changedRow, guard, untilWritten, updateRow } from "@/db/write-batch";
+import { eventRows } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
+import { unchangedRow } from "@/lib/write-conditions";
+import {
+  findManagedQueue,
+  managerOf,
+  requireOpen,
+  stillManages,
+  stillOpen,
+  type QueueCaller,
+} from "./queue-access";
 import {
   checkEscalationTarget,
   ClaimMode,
@@ -34,29 +43,34 @@ export type UpdateQueueInput = z.input<typeof UpdateQueueInput>;
 
 type Setting = keyof z.output<typeof UpdateQueueInput>;
 
-/** A lead of the queue or an admin changes its settings; the event lists each change, before and after. */
+/**
+ * A lead of the queue or an admin changes its settings; the event lists each change, before and
+ * after. Reads, then one write batch (db/write-batch.ts) whose update carries the queue as read
+ * (open, each changed setting at its old value), so the event's "before" is what it replaced.
+ */
 export async function updateQueue(
   caller: QueueCaller,
   queueId: string,
   body: unknown,
 ): Promise<QueueDetailView> {
-  return transact(async (tx) => {
-    const manager = await managerOf(tx, caller);
+  return untilWritten(async () => {
+    const db = getDb();
+    const manager = await managerOf(db, caller);
     const input = parseInput(UpdateQueueInput, body);
-    const { queue } = await findManagedQueue(tx, manager, queueId);
-    requireOpen(queue, await loadQueueView(tx, manager, queue.id));
+    const { queue } = await findManagedQueue(db, manager, queueId);
+    if (queue.archivedAt !== null) requireOpen(queue, await loadQueueView(db, manager, queue.id));
 
     const changes: Partial<Record<Setting, { before: unknown; after: unknown }>> = {};
     for (const [field, after] of Object.entries(input) as [Setting, unknown][]) {
       if (after !== undefined && queue[field] !== after)
         changes[field] = { before: queue[field], after };
     }
-    if (Object.keys(changes).length === 0) return loadQueueDetail(tx, manager, queue.id);
+    if (Object.keys(changes).length === 0) return loadQueueDetail(db, manager, queue.id);
 
     if (changes.escalationQueueId && input.escalationQueueId)
-      await checkEscalationTarget(tx, manager, queue.id, input.escalationQueueId);
+      await checkEscalationTarget(db, manager, queue.id, input.escalationQueueId);
     if (changes.name) {
-      const holder = await nameTakenBy(tx, input.name!);
+      const holder = await nameTakenBy(db, input.name!);
       if (holder)
         throw new ConflictError("already_exists", `A queue named '${input.name}' exists.`, holder);
     }
@@ -64,21 +78,34 @@ export async function updateQueue(
     const set = Object.fromEntries(
       Object.entries(changes).map(([field, change]) => [field, change.after]),
     ) as Partial<Queue>;
-    // Only an open queue changes: the row is re-checked in the write itself.
-    const [updated] = await tx
-      .update(queues)
-      .set(set)
-      .where(and(eq(queues.id, queue.id), isNull(queues.archivedAt)))
-      .returning({ id: queues.id });
-    if (!updated)
-      throw new ConflictError("queue_archived", `Queue '${queue.name}' is archived.`, null);
-
-    await appendEvent(tx, {
-      type: "queue.updated",
-      queueId: queue.id,
-      actor: manager.eventActor,
-      data: { name: input.name ?? queue.name, changes },
-    });
-    return loadQueueDetail(tx, manager, queue.id);
+    const before = Object.fromEntries(
+      Object.entries(changes).map(([field, change]) => [field, change.before]),
+    ) as Partial<Queue>;
+    const asRead = unchangedRow(queues, { ...before, archivedAt: null });
+    await commit([
+      ...stillManages(manager, queue.id),
+      ...(changes.escalationQueueId && input.escalationQueueId
+        ? [stillOpen(input.escalationQueueId)]
+        : []),
+      // A queue that took the name meanwhile aborts the batch; the next attempt answers 409.
+      ...(changes.name
+        ? [
+            guard(
+              "not exists (select 1 from queues where name = ? and id <> ?)",
+              input.name!,
+              queue.id,
+            ),
+          ]
+        : []),
+      updateRow(queues, set, `id = ? and ${asRead.sql}`, queue.id, ...asRead.args),
+      changedRow(),
+      eventRows({
+        type: "queue.updated",
+        queueId: queue.id,
+        actor: manager.eventActor,
+        data: { name: input.name ?? queue.name, changes },
+      }),
+    ]);
+    return loadQueueDetail(db, manager, queue.id);
   });
 }

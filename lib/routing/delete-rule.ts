@@ -1,26 +1,33 @@
-import { eq } from "drizzle-orm";
+import { getDb } from "@/db/client";
 import { routingRules } from "@/db/schema";
-import type { QueueCaller } from "@/lib/queues/queue-access";
-import { NotFoundError } from "@/lib/errors";
-import { appendEvent } from "@/lib/events/append-event";
-import { transact } from "@/lib/events/transact";
+import { changedRow, statement, untilWritten } from "@/db/write-batch";
+import { stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
+import { eventRows } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
+import { unchangedRow } from "@/lib/write-conditions";
 import { findRule, requireRoutingAdmin } from "./rule-access";
 
-/** Batches it routed keep its id; their cards say "(deleted rule)". */
+/**
+ * Batches it routed keep its id; their cards say "(deleted rule)". The delete carries the rule
+ * as read, so the event logs what was deleted; a rule changed or deleted meanwhile aborts the
+ * batch, and the next attempt deletes it as it is now (or answers 404).
+ */
 export async function deleteRule(actor: QueueCaller, ruleId: string): Promise<void> {
-  await transact(async (tx) => {
-    const manager = await requireRoutingAdmin(tx, actor);
-    const rule = await findRule(tx, ruleId);
-    const [gone] = await tx
-      .delete(routingRules)
-      .where(eq(routingRules.id, ruleId))
-      .returning({ id: routingRules.id });
-    if (!gone) throw new NotFoundError("Routing rule");
-    await appendEvent(tx, {
-      type: "routing.rule_deleted",
-      queueId: rule.queueId,
-      actor: manager.eventActor,
-      data: { rule },
-    });
+  await untilWritten(async () => {
+    const db = getDb();
+    const manager = await requireRoutingAdmin(db, actor);
+    const rule = await findRule(db, ruleId);
+    const asRead = unchangedRow(routingRules, rule);
+    await commit([
+      ...stillAdmin(manager),
+      statement(`delete from routing_rules where id = ? and ${asRead.sql}`, ruleId, ...asRead.args),
+      changedRow(),
+      eventRows({
+        type: "routing.rule_deleted",
+        queueId: rule.queueId,
+        actor: manager.eventActor,
+        data: { rule },
+      }),
+    ]);
   });
 }
