@@ -1,6 +1,7 @@
 import { and, asc, eq, lte, sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
-import { getDb, writeTransaction } from "@/db/client";
+import { getDb } from "@/db/client";
+import { updateRow, writeBatch } from "@/db/write-batch";
 import { agentKeys, webhookDeliveries, type WebhookDelivery } from "@/db/schema";
 
 // The outbox worker: sends owed webhooks, signed with Standard Webhooks headers, and retries with
@@ -82,20 +83,16 @@ export async function deliverDueWebhooks(now = Date.now()): Promise<number> {
 
 async function attempt(delivery: WebhookDelivery, now: number): Promise<void> {
   // Claim the send (compare-and-swap on the due time) so two processes never send it at once.
-  const claimed = await writeTransaction((tx) =>
-    tx
-      .update(webhookDeliveries)
-      .set({ attempts: delivery.attempts + 1, nextAttemptAt: now + IN_FLIGHT_MS })
-      .where(
-        and(
-          eq(webhookDeliveries.id, delivery.id),
-          eq(webhookDeliveries.status, "pending"),
-          eq(webhookDeliveries.nextAttemptAt, delivery.nextAttemptAt),
-        ),
-      )
-      .returning(),
-  );
-  if (claimed.length === 0) return;
+  const [claimed] = await writeBatch([
+    updateRow(
+      webhookDeliveries,
+      { attempts: delivery.attempts + 1, nextAttemptAt: now + IN_FLIGHT_MS },
+      "id = ? and status = 'pending' and next_attempt_at = ?",
+      delivery.id,
+      delivery.nextAttemptAt,
+    ),
+  ]);
+  if (claimed!.rowsAffected === 0) return;
   const attempts = delivery.attempts + 1;
 
   let statusCode: number | null = null;
@@ -110,18 +107,20 @@ async function attempt(delivery: WebhookDelivery, now: number): Promise<void> {
 
   // The contract retries until a 2xx, however long the receiver is down (at most hourly).
   const delivered = error === null;
-  await writeTransaction((tx) =>
-    tx
-      .update(webhookDeliveries)
-      .set({
+  await writeBatch([
+    updateRow(
+      webhookDeliveries,
+      {
         status: delivered ? "delivered" : "pending",
         lastStatusCode: statusCode,
         lastError: error,
         deliveredAt: delivered ? Date.now() : null,
         nextAttemptAt: delivered ? now : Date.now() + retryDelayMs(attempts),
-      })
-      .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.status, "pending"))),
-  );
+      },
+      "id = ? and status = 'pending'",
+      delivery.id,
+    ),
+  ]);
 }
 
 async function send(delivery: WebhookDelivery): Promise<Response> {
