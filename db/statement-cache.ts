@@ -36,7 +36,11 @@ export function cacheStatements(): void {
       cache.set(sql, cached);
       return cached;
     }
-    const statement = prepare.call(this, sql);
+    const statement = prepare.call(this, sql) as { columns(): unknown };
+    // @libsql/client asks for the result columns twice per run; a compiled statement's columns
+    // do not change (the schema changes only in migrations, before any statement is cached).
+    const columns = statement.columns();
+    statement.columns = () => columns;
     cache.set(sql, statement);
     if (cache.size > MAX_PER_CONNECTION) cache.delete(cache.keys().next().value!);
     return statement;
