@@ -2,6 +2,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { agentKeys, queues, users } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
+import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { AgentModeInput } from "@/lib/policies/policy-input";
 import { ConflictError, NotFoundError } from "@/lib/errors";
 import { appendEvent } from "@/lib/events/append-event";
@@ -63,5 +64,7 @@ export async function setAgentMode(caller: QueueCaller, agentId: string, body: u
       data: { agentId, name: before.name, before: before.mode, after: mode },
     });
   });
+  // The agent's next request must meet its new mode, not the one its cached actor holds.
+  forgetCachedActors();
   return (await listAgentKeys(caller)).find((key) => key.id === agentId)!;
 }
