@@ -83,8 +83,8 @@ type Handler = (
  */
 function handlerFor(module: RouteModule, method: HttpMethod): Handler {
   const own = module[method];
-  if (own) return own.bind(module);
-  if (method === "HEAD" && module.GET) return module.GET.bind(module);
+  if (own) return own;
+  if (method === "HEAD" && module.GET) return module.GET;
   if (method === "OPTIONS") {
     const implemented = [...METHODS].filter((m) => module[m as HttpMethod]);
     if (module.GET && !module.HEAD) implemented.push("HEAD");
