@@ -2,6 +2,7 @@ import { asc, eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { agentKeys, queues, users } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
+import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { AgentModeInput } from "@/lib/policies/policy-input";
 import { changedRow, untilWritten, updateRow } from "@/db/write-batch";
 import { NotFoundError } from "@/lib/errors";
@@ -62,5 +63,7 @@ export async function setAgentMode(caller: QueueCaller, agentId: string, body: u
       }),
     ]);
   });
+  // The agent's next request must meet its new mode, not the one its cached actor holds.
+  forgetCachedActors();
   return (await listAgentKeys(caller)).find((key) => key.id === agentId)!;
 }

@@ -9,6 +9,7 @@ import {
 } from "@/db/schema";
 import type { Executor } from "@/db/client";
 import { sha256Hex } from "@/lib/ids";
+import { cachedActor, cacheGeneration, rememberActor } from "./actor-cache";
 import { sessionUser } from "./better-auth";
 import { assertNotLimited, clientAddress, recordFailure } from "./bearer-failures";
 import { ForbiddenError, UnauthenticatedError } from "@/lib/errors";
@@ -24,7 +25,7 @@ export type AgentActor = {
   /** every queue the key may target, the default included */
   queueIds: string[];
   ownerUserId: string | null;
-  /** how its calls meet the policy rules (read with the key, once per request) */
+  /** how its calls meet the policy rules (read with the key; at most a second old, actor-cache.ts) */
   mode: AgentMode;
 };
 
@@ -46,7 +47,7 @@ function bearerToken(headers: Headers): string | null {
 
 /**
  * Who is calling: `Authorization: Bearer …` (an agent key or a reviewer token), else the web
- * app's session cookie.
+ * app's session cookie. A credential found is remembered for a second (actor-cache.ts).
  */
 export async function authenticate(db: Executor, headers: Headers): Promise<Actor> {
   const token = bearerToken(headers);
@@ -55,21 +56,33 @@ export async function authenticate(db: Executor, headers: Headers): Promise<Acto
     if (user) return { kind: "reviewer", ...user };
     throw new UnauthenticatedError();
   }
-  // Blocked before the lookup: see bearer-failures.ts for why a valid key waits too.
+  // Blocked before the lookup, the cache's included: see bearer-failures.ts for why a valid key
+  // waits too.
   const address = clientAddress(headers);
   assertNotLimited(address);
-  if (token.startsWith(AGENT_KEY_PREFIX)) {
-    const agent = await findAgentByKey(db, token);
-    if (agent) return agent;
-  } else if (token.startsWith(REVIEWER_TOKEN_PREFIX)) {
-    const reviewer = await findReviewerByToken(db, token);
-    if (reviewer) return reviewer;
-  }
+  const actor = await actorOfToken(db, token);
+  if (actor) return actor;
   recordFailure(address);
   throw new UnauthenticatedError("That key or token is not valid (or was revoked).");
 }
 
-async function findAgentByKey(db: Executor, key: string): Promise<AgentActor | null> {
+async function actorOfToken(db: Executor, token: string): Promise<Actor | null> {
+  const find = token.startsWith(AGENT_KEY_PREFIX)
+    ? findAgentByKey
+    : token.startsWith(REVIEWER_TOKEN_PREFIX)
+      ? findReviewerByToken
+      : null;
+  if (!find) return null;
+  const tokenHash = sha256Hex(token);
+  const cached = cachedActor(tokenHash);
+  if (cached) return cached;
+  const generation = cacheGeneration();
+  const actor = await find(db, tokenHash);
+  if (actor) rememberActor(tokenHash, actor, generation);
+  return actor;
+}
+
+async function findAgentByKey(db: Executor, keyHash: string): Promise<AgentActor | null> {
   // One query (every request authenticates): the key and the queues it may target.
   const [row] = await db
     .select({
@@ -79,7 +92,7 @@ async function findAgentByKey(db: Executor, key: string): Promise<AgentActor | n
       >`(select group_concat(${agentKeyQueues.queueId}) from ${agentKeyQueues} where ${agentKeyQueues.agentKeyId} = ${agentKeys.id})`,
     })
     .from(agentKeys)
-    .where(and(eq(agentKeys.keyHash, sha256Hex(key)), isNull(agentKeys.revokedAt)));
+    .where(and(eq(agentKeys.keyHash, keyHash), isNull(agentKeys.revokedAt)));
   if (!row) return null;
   const { key: agent, targets } = row;
   const queueIds = [...new Set([agent.defaultQueueId, ...(targets ? targets.split(",") : [])])];
@@ -94,12 +107,12 @@ async function findAgentByKey(db: Executor, key: string): Promise<AgentActor | n
   };
 }
 
-async function findReviewerByToken(db: Executor, token: string): Promise<ReviewerActor | null> {
+async function findReviewerByToken(db: Executor, tokenHash: string): Promise<ReviewerActor | null> {
   const [row] = await db
     .select({ id: users.id, name: users.name, email: users.email })
     .from(reviewerTokens)
     .innerJoin(users, eq(users.id, reviewerTokens.userId))
-    .where(and(eq(reviewerTokens.tokenHash, sha256Hex(token)), isNull(reviewerTokens.revokedAt)));
+    .where(and(eq(reviewerTokens.tokenHash, tokenHash), isNull(reviewerTokens.revokedAt)));
   return row ? { kind: "reviewer", ...row } : null;
 }
 

@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { getDb, getLockedDb, writeTransaction } from "@/db/client";
 import { accounts, appSettings, sessions, users, verifications } from "@/db/schema";
 import { publicBaseUrl } from "@/lib/api/views";
+import { forgetCachedActors } from "./actor-cache";
 import { hashSessionTokens } from "./hashed-session-tokens";
 
 const SECRET_SETTING = "auth_secret";
@@ -80,6 +81,8 @@ async function createAuth(secret: string) {
       customRules: { "/sign-in/email": { window: 60, max: signInAttemptsPerMinute() } },
     },
     telemetry: { enabled: false },
+    // A reviewer token's actor carries its user's name and email (lib/auth/actor-cache.ts).
+    databaseHooks: { user: { update: { after: async () => forgetCachedActors() } } },
   });
 }
 

@@ -11,21 +11,15 @@ import {
   type StreamSink,
 } from "@/lib/events/open-stream";
 import { queueStreamFilter, runStreamFilter } from "@/lib/events/stream-scope";
-import { API_CONTENT_SECURITY_POLICY } from "./content-security-policy";
+import { API_HEADERS, webHeaders, writeResponse } from "./node-api";
 
 // The two event streams served straight on Node's http server (lib/http/server.ts), not through a
 // Next.js route handler: Next's web-stream pipe and per-request bookkeeping cost each open stream
 // ~80 KiB and each event ~60 µs per stream, ten times a plain ServerResponse (test/bench/fanout.ts).
 // Same contract as app/api/v1/stream and app/api/v1/runs/[runId]/stream (which still serve
 // `next dev`): the same authentication, filters, errors and headers. Only GET is taken here;
-// every other method goes on to Next.js, whose route files answer it (405 or OPTIONS).
-
-/** What Next.js (next.config.ts `headers`) puts on every API answer. */
-const API_HEADERS: Readonly<Record<string, string>> = {
-  "content-security-policy": API_CONTENT_SECURITY_POLICY,
-  "x-frame-options": "DENY",
-  "x-content-type-options": "nosniff",
-};
+// every other method goes on to the route files (lib/http/node-api.ts), which answer it (405 or
+// OPTIONS).
 
 /** A typical event's SSE message, for counting a backlog of bytes in messages (open-stream.ts). */
 const QUEUED_MESSAGE_BYTES = 512;
@@ -84,7 +78,7 @@ export async function serveStream(
     response.flushHeaders();
     stop = followEvents(nodeSink(response), filter, lastEventId);
   } catch (error) {
-    if (!gone) await sendResponse(response, toResponse(error));
+    if (!gone) await writeResponse(request, response, toResponse(error));
   }
 }
 
@@ -125,32 +119,4 @@ function uncorkAll(): void {
   const sockets = corked;
   corked = [];
   for (const socket of sockets) socket.uncork();
-}
-
-/**
- * The request's headers as the web Headers `authenticate` reads. X-Forwarded-For is completed
- * with the socket's address as Next.js does (lib/auth/bearer-failures.ts limits per address).
- */
-function webHeaders(request: IncomingMessage): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    else headers.set(name, value);
-  }
-  if (!headers.has("x-forwarded-for") && request.socket.remoteAddress) {
-    headers.set("x-forwarded-for", request.socket.remoteAddress);
-  }
-  return headers;
-}
-
-/** Writes a web Response (an error in the contract's shape) to a ServerResponse. */
-async function sendResponse(response: ServerResponse, answer: Response): Promise<void> {
-  const body = Buffer.from(await answer.arrayBuffer());
-  if (response.headersSent || response.destroyed) return void response.destroy();
-  const headers: Record<string, string> = { ...API_HEADERS };
-  answer.headers.forEach((value, name) => (headers[name] = value));
-  headers["content-length"] = String(body.length);
-  response.writeHead(answer.status, headers);
-  response.end(body);
 }

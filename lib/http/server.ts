@@ -1,20 +1,25 @@
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 import { beginShutdown } from "@/lib/shutdown";
+import { matchApiRequest, serveApiRequest } from "./node-api";
 import { matchStreamRoute, serveStream } from "./node-stream";
 
 // The production server (`npm start`; built to dist/server.js by `npm run build`): Next.js's own
 // request handler behind a plain node:http server that serves the two event streams itself
-// (lib/http/node-stream.ts says why). `next dev` keeps serving the streams through their route
-// handlers.
+// (lib/http/node-stream.ts says why) and calls the API's route handlers itself, skipping Next's
+// routing and rendering pipeline and its several ms of CPU per request (lib/http/node-api.ts;
+// the table of route files is lib/http/api-routes.ts). `next dev` serves all of them through
+// Next.js as usual.
 //
 // A custom server runs Next.js's production server in this process: `app.prepare()` loads the
 // build and runs instrumentation.ts once (migrations, background work, the tailer), and proxy.ts
 // and next.config.ts headers apply to what Next.js answers. It gives up `output: "standalone"`
 // (not used) and Next's own signal handling, which is done here.
-// This file and Next's bundle each load their own copy of lib/; what must be one per process
-// (the database handle, the tailer, the shutdown signal, better-auth, the bearer-failure counts,
-// the background work) lives on globalThis.
+// This file (with the API route files it imports) and Next's bundle each load their own copy of
+// lib/; what must be one per process (the database handle, the tailer, the shutdown signal,
+// better-auth, the bearer-failure counts, the cache of authenticated actors, the background
+// work) lives on globalThis. Requests are taken only once `app.prepare()` has run
+// instrumentation.ts (migrations first).
 
 const startedAt = Date.now();
 
@@ -43,6 +48,8 @@ async function main(): Promise<void> {
   const server = createServer((request, response) => {
     const stream = matchStreamRoute(request);
     if (stream) return void serveStream(request, response, stream);
+    const api = matchApiRequest(request);
+    if (api) return void serveApiRequest(request, response, api);
     void handle(request, response);
   });
   server.on("error", (error) => {

@@ -1,0 +1,184 @@
+import * as health from "@/app/api/health/route";
+import * as notAnEndpoint from "@/app/api/v1/[...path]/route";
+import * as agent from "@/app/api/v1/agents/[agentId]/route";
+import * as agents from "@/app/api/v1/agents/route";
+import * as batchCancel from "@/app/api/v1/batches/[batchId]/cancel/route";
+import * as batchDecision from "@/app/api/v1/batches/[batchId]/decision/route";
+import * as batchReviewClaim from "@/app/api/v1/batches/[batchId]/review-claim/route";
+import * as batch from "@/app/api/v1/batches/[batchId]/route";
+import * as callDecision from "@/app/api/v1/calls/[callId]/decision/route";
+import * as historyExport from "@/app/api/v1/history/export/route";
+import * as history from "@/app/api/v1/history/route";
+import * as openApi from "@/app/api/v1/openapi.json/route";
+import * as policyRuleMove from "@/app/api/v1/policy-rules/[ruleId]/move/route";
+import * as policyRule from "@/app/api/v1/policy-rules/[ruleId]/route";
+import * as policyRules from "@/app/api/v1/policy-rules/route";
+import * as policyTry from "@/app/api/v1/policy-rules/try/route";
+import * as queueList from "@/app/api/v1/queue/route";
+import * as queueSnapshot from "@/app/api/v1/queue/snapshot/route";
+import * as queueArchive from "@/app/api/v1/queues/[queueId]/archive/route";
+import * as queueMember from "@/app/api/v1/queues/[queueId]/members/[userId]/route";
+import * as queueMembers from "@/app/api/v1/queues/[queueId]/members/route";
+import * as queue from "@/app/api/v1/queues/[queueId]/route";
+import * as queues from "@/app/api/v1/queues/route";
+import * as routingRuleMove from "@/app/api/v1/routing-rules/[ruleId]/move/route";
+import * as routingRule from "@/app/api/v1/routing-rules/[ruleId]/route";
+import * as routingRules from "@/app/api/v1/routing-rules/route";
+import * as runBatches from "@/app/api/v1/runs/[runId]/batches/route";
+import * as runClaim from "@/app/api/v1/runs/[runId]/claim/route";
+import * as runComplete from "@/app/api/v1/runs/[runId]/complete/route";
+import * as runEvents from "@/app/api/v1/runs/[runId]/events/route";
+import * as runHeartbeat from "@/app/api/v1/runs/[runId]/heartbeat/route";
+import * as runRollback from "@/app/api/v1/runs/[runId]/rollback/route";
+import * as run from "@/app/api/v1/runs/[runId]/route";
+import * as runStream from "@/app/api/v1/runs/[runId]/stream/route";
+import * as runs from "@/app/api/v1/runs/route";
+import * as stream from "@/app/api/v1/stream/route";
+import * as view from "@/app/api/v1/views/[viewId]/route";
+import * as views from "@/app/api/v1/views/route";
+
+// The API route files the production server (lib/http/server.ts) calls itself, without Next.js's
+// routing and rendering pipeline, which cost several ms of CPU per request. The route files stay
+// the one definition of each endpoint (`next dev` serves them as usual); this table only says
+// where they are. test/unit/api-routes.test.ts fails when a route file under app/api/v1 is
+// missing here, so a new endpoint cannot silently go without it.
+//
+// Left to Next.js: app/api/auth (better-auth's handler, which expects Next's request) and
+// app/api/mcp (the MCP transport); neither is on an agent's hot path.
+
+export type HttpMethod = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
+
+export type RouteContext = { params: Promise<Record<string, string>> };
+
+type Answer = Response | Promise<Response>;
+
+/**
+ * What a route file exports: a handler per method it answers. Method signatures (which TypeScript
+ * checks loosely), so a handler typed for its own params (`{ runId: string }`) fits.
+ */
+export interface RouteModule {
+  GET?(request: Request, context: RouteContext): Answer;
+  HEAD?(request: Request, context: RouteContext): Answer;
+  POST?(request: Request, context: RouteContext): Answer;
+  PUT?(request: Request, context: RouteContext): Answer;
+  PATCH?(request: Request, context: RouteContext): Answer;
+  DELETE?(request: Request, context: RouteContext): Answer;
+  OPTIONS?(request: Request, context: RouteContext): Answer;
+}
+
+/** Pattern (the route file's folder under app/, as Next.js spells it) → the route file. */
+export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
+  "/api/health": health,
+  "/api/v1/[...path]": notAnEndpoint,
+  "/api/v1/agents": agents,
+  "/api/v1/agents/[agentId]": agent,
+  "/api/v1/batches/[batchId]": batch,
+  "/api/v1/batches/[batchId]/cancel": batchCancel,
+  "/api/v1/batches/[batchId]/decision": batchDecision,
+  "/api/v1/batches/[batchId]/review-claim": batchReviewClaim,
+  "/api/v1/calls/[callId]/decision": callDecision,
+  "/api/v1/history": history,
+  "/api/v1/history/export": historyExport,
+  "/api/v1/openapi.json": openApi,
+  "/api/v1/policy-rules": policyRules,
+  "/api/v1/policy-rules/try": policyTry,
+  "/api/v1/policy-rules/[ruleId]": policyRule,
+  "/api/v1/policy-rules/[ruleId]/move": policyRuleMove,
+  "/api/v1/queue": queueList,
+  "/api/v1/queue/snapshot": queueSnapshot,
+  "/api/v1/queues": queues,
+  "/api/v1/queues/[queueId]": queue,
+  "/api/v1/queues/[queueId]/archive": queueArchive,
+  "/api/v1/queues/[queueId]/members": queueMembers,
+  "/api/v1/queues/[queueId]/members/[userId]": queueMember,
+  "/api/v1/routing-rules": routingRules,
+  "/api/v1/routing-rules/[ruleId]": routingRule,
+  "/api/v1/routing-rules/[ruleId]/move": routingRuleMove,
+  "/api/v1/runs": runs,
+  "/api/v1/runs/[runId]": run,
+  "/api/v1/runs/[runId]/batches": runBatches,
+  "/api/v1/runs/[runId]/claim": runClaim,
+  "/api/v1/runs/[runId]/complete": runComplete,
+  "/api/v1/runs/[runId]/events": runEvents,
+  "/api/v1/runs/[runId]/heartbeat": runHeartbeat,
+  "/api/v1/runs/[runId]/rollback": runRollback,
+  "/api/v1/runs/[runId]/stream": runStream,
+  "/api/v1/stream": stream,
+  "/api/v1/views": views,
+  "/api/v1/views/[viewId]": view,
+};
+
+type Segment =
+  | { kind: "static"; text: string }
+  | { kind: "param"; name: string }
+  | { kind: "rest"; name: string };
+
+type CompiledRoute = { pattern: string; segments: Segment[]; module: RouteModule };
+
+function compile(pattern: string, module: RouteModule): CompiledRoute {
+  const segments = pattern
+    .slice(1)
+    .split("/")
+    .map((part): Segment => {
+      const rest = /^\[\.\.\.(\w+)\]$/.exec(part);
+      if (rest) return { kind: "rest", name: rest[1]! };
+      const param = /^\[(\w+)\]$/.exec(part);
+      return param ? { kind: "param", name: param[1]! } : { kind: "static", text: part };
+    });
+  return { pattern, segments, module };
+}
+
+const RANK = { static: 0, param: 1, rest: 2 } as const;
+
+/**
+ * Next.js's precedence, segment by segment: a static segment before a dynamic one before a
+ * catch-all (so /policy-rules/try is not a rule called "try", and unknown paths fall through to
+ * the contract's 404).
+ */
+function bySpecificity(a: CompiledRoute, b: CompiledRoute): number {
+  for (let i = 0; i < Math.min(a.segments.length, b.segments.length); i++) {
+    const difference = RANK[a.segments[i]!.kind] - RANK[b.segments[i]!.kind];
+    if (difference !== 0) return difference;
+  }
+  return b.segments.length - a.segments.length;
+}
+
+const compiled = Object.entries(API_ROUTES)
+  .map(([pattern, module]) => compile(pattern, module))
+  .sort(bySpecificity);
+
+export type RouteMatch = { pattern: string; module: RouteModule; params: Record<string, string> };
+
+/**
+ * The route for a path's segments: `raw` as sent (static segments compare as sent, as Next.js
+ * compares them) and `decoded` (what params hold). Null when no route file serves the path.
+ */
+export function matchRoute(raw: string[], decoded: string[]): RouteMatch | null {
+  for (const route of compiled) {
+    const params = matchSegments(route.segments, raw, decoded);
+    if (params) return { pattern: route.pattern, module: route.module, params };
+  }
+  return null;
+}
+
+function matchSegments(
+  segments: Segment[],
+  raw: string[],
+  decoded: string[],
+): Record<string, string> | null {
+  const params: Record<string, string> = {};
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!;
+    if (i >= raw.length) return null;
+    if (segment.kind === "static") {
+      if (raw[i] !== segment.text) return null;
+    } else if (segment.kind === "param") {
+      params[segment.name] = decoded[i]!;
+    } else {
+      // Next.js hands a catch-all its segments as an array; the one catch-all here ignores them.
+      params[segment.name] = decoded.slice(i).join("/");
+      return params;
+    }
+  }
+  return raw.length === segments.length ? params : null;
+}

@@ -1,0 +1,210 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { NotFoundError, toResponse } from "@/lib/errors";
+import { matchRoute, type HttpMethod, type RouteMatch, type RouteModule } from "./api-routes";
+import { API_CONTENT_SECURITY_POLICY } from "./content-security-policy";
+
+// The API route handlers called straight from Node's http server (lib/http/server.ts), with what
+// Next.js does around them re-done here, and only that: the headers next.config.ts gives /api/,
+// proxy.ts's 404 for a path that does not decode, and Next's HEAD and OPTIONS for route files that
+// do not export them. Anything Next.js would redirect or treat specially (a trailing slash,
+// repeated slashes, backslashes, dot segments, an unusual method) is left to Next.js, so it is
+// answered exactly as before.
+
+/** What Next.js (next.config.ts `headers`) puts on every API answer. */
+export const API_HEADERS: Readonly<Record<string, string>> = {
+  "content-security-policy": API_CONTENT_SECURITY_POLICY,
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+};
+
+const METHODS = new Set<string>(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+/** A path under /api/ whose percent-escapes do not decode: no such endpoint or id can exist. */
+const UNDECODABLE = "undecodable";
+
+export type ApiDispatch = RouteMatch | typeof UNDECODABLE;
+
+/** The route file that answers this request (or the 404 for an undecodable path), or null for Next.js. */
+export function matchApiRequest(request: IncomingMessage): ApiDispatch | null {
+  const url = request.url;
+  if (!url?.startsWith("/api/") || !METHODS.has(request.method!)) return null;
+  const end = url.indexOf("?");
+  const pathname = end === -1 ? url : url.slice(0, end);
+  // Next.js answers these with a 308 to the path's normal form.
+  if (pathname.endsWith("/") || pathname.includes("//") || pathname.includes("\\")) return null;
+  const raw = pathname.slice(1).split("/");
+  let decoded = raw;
+  if (pathname.includes("%")) {
+    try {
+      decoded = raw.map(decodeURIComponent);
+    } catch {
+      return UNDECODABLE;
+    }
+  }
+  if (decoded.some((segment) => segment === "." || segment === "..")) return null;
+  return matchRoute(raw, decoded);
+}
+
+/** Serves a request `matchApiRequest` matched: the route file's handler, its answer written back. */
+export async function serveApiRequest(
+  request: IncomingMessage,
+  response: ServerResponse,
+  dispatch: ApiDispatch,
+): Promise<void> {
+  // The handlers' request.signal: long-polls stop when their client goes away.
+  const aborted = new AbortController();
+  response.once("close", () => {
+    if (!response.writableFinished) aborted.abort();
+  });
+  let answer: Response;
+  try {
+    if (dispatch === UNDECODABLE) {
+      answer = toResponse(new NotFoundError("Endpoint"));
+    } else {
+      const handler = handlerFor(dispatch.module, request.method as HttpMethod);
+      answer = await handler(webRequest(request, aborted.signal), {
+        params: Promise.resolve(dispatch.params),
+      });
+    }
+  } catch (error) {
+    answer = toResponse(error);
+  }
+  await writeResponse(request, response, answer);
+}
+
+type Handler = (
+  request: Request,
+  context: { params: Promise<Record<string, string>> },
+) => Response | Promise<Response>;
+
+/**
+ * The route file's handler for `method`, completed as Next.js completes it: HEAD by GET, OPTIONS
+ * by a 204 listing what the file exports, anything else by a bare 405.
+ */
+function handlerFor(module: RouteModule, method: HttpMethod): Handler {
+  const own = module[method];
+  if (own) return own;
+  if (method === "HEAD" && module.GET) return module.GET;
+  if (method === "OPTIONS") {
+    const implemented = [...METHODS].filter((m) => module[m as HttpMethod]);
+    if (module.GET && !module.HEAD) implemented.push("HEAD");
+    const allow = [...new Set([...implemented, "OPTIONS"])].sort().join(", ");
+    return () => new Response(null, { status: 204, headers: { allow } });
+  }
+  return () => new Response(null, { status: 405 });
+}
+
+/** Only a plain host names the request's URL; anything else could not be parsed. */
+const PLAIN_HOST = /^[\w.-]+(:\d+)?$|^\[[\da-f:.]+\](:\d+)?$/i;
+
+/** The request as the web Request a route handler takes; its body streams from the socket. */
+function webRequest(request: IncomingMessage, signal: AbortSignal): Request {
+  const host = request.headers.host;
+  const origin = `http://${host && PLAIN_HOST.test(host) ? host : "localhost"}`;
+  const method = request.method!;
+  const hasBody = method !== "GET" && method !== "HEAD";
+  return new Request(origin + request.url, {
+    method,
+    headers: webHeaders(request),
+    signal,
+    body: hasBody ? bodyStream(request) : null,
+    // Required by fetch's Request for a streamed body (the request is sent before it is read).
+    ...(hasBody ? { duplex: "half" } : {}),
+  } as RequestInit);
+}
+
+/**
+ * The request body as a web stream that reads from the socket only when the handler reads
+ * (lib/http/read-body.ts stops at the size limit). A body nobody reads is left to Node, which
+ * discards it once the answer is sent and keeps the connection.
+ */
+function bodyStream(request: IncomingMessage): ReadableStream<Uint8Array> {
+  const chunks = request[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await chunks.next();
+        if (done) controller.close();
+        else controller.enqueue(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+      },
+      // read-body.ts cancels only when a client sends far more than the limit: drop the connection.
+      cancel: () => void request.destroy(),
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/**
+ * The request's headers as web Headers. X-Forwarded-For is completed with the socket's address
+ * as Next.js does (lib/auth/bearer-failures.ts limits per address).
+ */
+export function webHeaders(request: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else headers.set(name, value);
+  }
+  if (!headers.has("x-forwarded-for") && request.socket.remoteAddress) {
+    headers.set("x-forwarded-for", request.socket.remoteAddress);
+  }
+  return headers;
+}
+
+/** Writes a web Response to a ServerResponse: status, the API headers and its own, its body as it streams. */
+export async function writeResponse(
+  request: IncomingMessage,
+  response: ServerResponse,
+  answer: Response,
+): Promise<void> {
+  if (response.headersSent || response.destroyed) {
+    void answer.body?.cancel().catch(() => undefined);
+    if (!response.destroyed) response.destroy();
+    return;
+  }
+  const headers: Record<string, string | string[]> = { ...API_HEADERS };
+  answer.headers.forEach((value, name) => {
+    // Each Set-Cookie stays its own header line; every other header is one value.
+    if (name === "set-cookie") headers[name] = [...((headers[name] as string[]) ?? []), value];
+    else headers[name] = value;
+  });
+  response.writeHead(answer.status, headers);
+  if (!answer.body || request.method === "HEAD") {
+    void answer.body?.cancel().catch(() => undefined);
+    response.end();
+    return;
+  }
+  await pipeBody(answer.body, response);
+}
+
+async function pipeBody(body: ReadableStream<Uint8Array>, response: ServerResponse): Promise<void> {
+  const reader = body.getReader();
+  // A client that leaves stops the body (a stream's work ends with it).
+  const stop = () => void reader.cancel().catch(() => undefined);
+  response.once("close", stop);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!response.write(value)) await drained(response);
+    }
+    response.end();
+  } catch (error) {
+    console.error("Writing an API answer failed:", error);
+    response.destroy();
+  } finally {
+    response.off("close", stop);
+  }
+}
+
+function drained(response: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off("drain", done);
+      response.off("close", done);
+      resolve();
+    };
+    response.on("drain", done);
+    response.on("close", done);
+  });
+}

@@ -1,0 +1,90 @@
+import { readdirSync, readFileSync } from "node:fs";
+import type { IncomingMessage } from "node:http";
+import { join, relative, resolve, sep } from "node:path";
+import { describe, expect, it } from "vitest";
+import { API_ROUTES } from "@/lib/http/api-routes";
+import { matchApiRequest } from "@/lib/http/node-api";
+
+// The production server calls the API's route files itself (lib/http/node-api.ts) through the
+// table in lib/http/api-routes.ts. A route file missing from it would still work under Next.js
+// but be answered by the catch-all's 404 in production: these tests catch that.
+
+function routeFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return routeFiles(path);
+    return entry.name === "route.ts" ? [path] : [];
+  });
+}
+
+/** app/api/v1/runs/[runId]/route.ts → /api/v1/runs/[runId], as the table spells it. */
+const patternOf = (file: string) => "/" + relative("app", file).split(sep).slice(0, -1).join("/");
+
+const apiRouteFiles = [...routeFiles("app/api/v1"), "app/api/health/route.ts"];
+
+const request = (method: string, url: string) => ({ method, url }) as IncomingMessage;
+
+describe("the production server's table of API route files", () => {
+  it("lists every route file under app/api/v1, each as its own module", async () => {
+    expect(apiRouteFiles.length).toBeGreaterThan(30);
+    for (const file of apiRouteFiles) {
+      const pattern = patternOf(file);
+      expect(API_ROUTES, `${file} is missing from lib/http/api-routes.ts`).toHaveProperty([
+        pattern,
+      ]);
+      expect(API_ROUTES[pattern], `${pattern} points at another file`).toBe(
+        await import(/* @vite-ignore */ resolve(file)),
+      );
+    }
+    expect(Object.keys(API_ROUTES).sort()).toEqual(apiRouteFiles.map(patternOf).sort());
+  });
+
+  it("holds only files that work outside Next.js's request context", () => {
+    // next/headers, cookies(), after() and friends need the context Next.js sets up per request;
+    // lib/ never imports Next.js (DESIGN.md), so the route files themselves are what to check.
+    for (const file of apiRouteFiles) {
+      expect(readFileSync(file, "utf8"), file).not.toMatch(/from ["']next(\/|["'])/);
+    }
+  });
+});
+
+describe("matching a request to a route file", () => {
+  const patternFor = (method: string, url: string) => {
+    const match = matchApiRequest(request(method, url));
+    return match === null || typeof match === "string" ? match : match.pattern;
+  };
+
+  it("prefers static segments, then params, then the catch-all (as Next.js does)", () => {
+    expect(patternFor("POST", "/api/v1/policy-rules/try")).toBe("/api/v1/policy-rules/try");
+    expect(patternFor("PATCH", "/api/v1/policy-rules/r1")).toBe("/api/v1/policy-rules/[ruleId]");
+    expect(patternFor("POST", "/api/v1/runs/r1/batches?x=1")).toBe("/api/v1/runs/[runId]/batches");
+    expect(patternFor("GET", "/api/v1/runs/r1/batches/extra")).toBe("/api/v1/[...path]");
+    expect(patternFor("GET", "/api/v1/nope")).toBe("/api/v1/[...path]");
+    expect(patternFor("GET", "/api/health")).toBe("/api/health");
+  });
+
+  it("decodes params, compares static segments as sent, and 404s escapes that do not decode", () => {
+    const match = matchApiRequest(request("GET", "/api/v1/runs/a%2Fb%20c"));
+    expect(match).toMatchObject({ pattern: "/api/v1/runs/[runId]", params: { runId: "a/b c" } });
+    expect(patternFor("POST", "/api/v1/r%75ns")).toBe("/api/v1/[...path]");
+    expect(patternFor("GET", "/api/v1/batches/%")).toBe("undecodable");
+    expect(patternFor("GET", "/api/auth/%E0%A4%A")).toBe("undecodable");
+  });
+
+  it("leaves to Next.js what it redirects or serves itself", () => {
+    for (const url of [
+      "/api/v1/runs/",
+      "/api/v1//runs",
+      "/api/v1/runs/x\\y",
+      "/api/v1/runs/x/..",
+      "/api/v1/runs/%2e%2e",
+      "/api/v1",
+      "/api/V1/runs",
+      "/api/auth/get-session",
+      "/api/mcp",
+      "/queue",
+    ])
+      expect(patternFor("GET", url), url).toBeNull();
+    expect(patternFor("TRACE", "/api/v1/runs")).toBeNull();
+  });
+});
