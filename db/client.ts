@@ -105,6 +105,11 @@ export function getDb(): Database {
   return handle().db;
 }
 
+/** The libSQL client under getDb(), for reads sent as one batch (db/prepared-read.ts). */
+export function getClient(): Client {
+  return handle().client;
+}
+
 /** The database for libraries that write on their own (better-auth); see writesTakeTheLock. */
 export function getLockedDb(): Database {
   return handle().lockedDb;

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql, type Placeholder } from "drizzle-orm";
 import type { Executor } from "@/db/client";
 import {
   agentKeys,
@@ -73,8 +73,11 @@ export type DecisionTarget = {
   claimedBy: string | null;
 };
 
+/** A value of a query, or the placeholder it takes when the query is prepared (db/prepared-read.ts). */
+type Param<T> = T | Placeholder;
+
 // One query for the call or batch, its rules, and the reviewer's membership: this is the hot path.
-function decisionTargetFields(reviewer: ReviewerActor) {
+function decisionTargetFields(reviewerId: Param<string>, now: Param<number>) {
   return {
     batch: batches,
     separationOfDuties: queues.separationOfDuties,
@@ -84,15 +87,20 @@ function decisionTargetFields(reviewer: ReviewerActor) {
     claimMode: queues.claimMode,
     claimedBy: sql<
       string | null
-    >`(select ${reviewClaims.userId} from ${reviewClaims} where ${reviewClaims.batchId} = ${batches.id} and ${reviewClaims.expiresAt} > ${Date.now()})`,
-    isMember: sql<number>`exists (select 1 from ${queueMembers} where ${queueMembers.queueId} = ${batches.queueId} and ${queueMembers.userId} = ${reviewer.id})`,
+    >`(select ${reviewClaims.userId} from ${reviewClaims} where ${reviewClaims.batchId} = ${batches.id} and ${reviewClaims.expiresAt} > ${now})`,
+    isMember: sql<number>`exists (select 1 from ${queueMembers} where ${queueMembers.queueId} = ${batches.queueId} and ${queueMembers.userId} = ${reviewerId})`,
   };
 }
 
 /** The query behind findCallForReviewer, to send in a read batch; its row goes to `callTargetOf`. */
-export function callTargetQuery(db: Executor, reviewer: ReviewerActor, callId: string) {
+export function callTargetQuery(
+  db: Executor,
+  reviewerId: Param<string>,
+  callId: Param<string>,
+  now: Param<number> = Date.now(),
+) {
   return db
-    .select({ call: calls, ...decisionTargetFields(reviewer) })
+    .select({ call: calls, ...decisionTargetFields(reviewerId, now) })
     .from(calls)
     .innerJoin(batches, eq(batches.id, calls.batchId))
     .innerJoin(runs, eq(runs.id, batches.runId))
@@ -115,13 +123,18 @@ export async function findCallForReviewer(
   reviewer: ReviewerActor,
   callId: string,
 ): Promise<{ call: Call; target: DecisionTarget }> {
-  return callTargetOf(await callTargetQuery(db, reviewer, callId));
+  return callTargetOf(await callTargetQuery(db, reviewer.id, callId));
 }
 
 /** The query behind findBatchForReviewer, to send in a read batch; its row goes to `batchTargetOf`. */
-export function batchTargetQuery(db: Executor, reviewer: ReviewerActor, batchId: string) {
+export function batchTargetQuery(
+  db: Executor,
+  reviewerId: Param<string>,
+  batchId: Param<string>,
+  now: Param<number> = Date.now(),
+) {
   return db
-    .select(decisionTargetFields(reviewer))
+    .select(decisionTargetFields(reviewerId, now))
     .from(batches)
     .innerJoin(runs, eq(runs.id, batches.runId))
     .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
@@ -142,5 +155,5 @@ export async function findBatchForReviewer(
   reviewer: ReviewerActor,
   batchId: string,
 ): Promise<DecisionTarget> {
-  return batchTargetOf(await batchTargetQuery(db, reviewer, batchId));
+  return batchTargetOf(await batchTargetQuery(db, reviewer.id, batchId));
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, type Placeholder, type SQL } from "drizzle-orm";
 import type { z } from "zod";
 import type { Executor } from "@/db/client";
 import {
@@ -82,7 +82,11 @@ export type BatchViewRows = Awaited<ReturnType<typeof readBatchViewRows>>;
  * The three reads behind batch views: of the batches `ids`, or of the batch an SQL expression
  * names (e.g. the batch of a call), so they can join another read in one read batch.
  */
-export function batchViewQueries(db: Executor, ids: string[] | SQL) {
+export function batchViewQueries(
+  db: Executor,
+  ids: string[] | SQL | Placeholder,
+  now: number | Placeholder = Date.now(),
+) {
   const inBatches = (column: typeof batches.id | typeof calls.batchId) =>
     Array.isArray(ids) ? inArray(column, ids) : eq(column, ids);
   return [
@@ -106,7 +110,7 @@ export function batchViewQueries(db: Executor, ids: string[] | SQL) {
       // Only a live claim shows: an expired one needs no sweeper, it simply stops matching.
       .leftJoin(
         reviewClaims,
-        and(eq(reviewClaims.batchId, batches.id), gt(reviewClaims.expiresAt, Date.now())),
+        and(eq(reviewClaims.batchId, batches.id), gt(reviewClaims.expiresAt, now)),
       )
       .leftJoin(users, eq(users.id, reviewClaims.userId))
       .where(inBatches(batches.id)),

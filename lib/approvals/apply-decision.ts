@@ -1,7 +1,7 @@
 import type { InValue } from "@libsql/client";
 import { sql } from "drizzle-orm";
-import type { Database } from "@/db/client";
 import { calls, rememberedApprovals, votes, type Call } from "@/db/schema";
+import { preparedRead, readTogether } from "@/db/prepared-read";
 import {
   changedRow,
   guard,
@@ -65,25 +65,48 @@ export type DecisionState = {
  * is reported as missing.
  */
 export async function readDecisionState(
-  db: Database,
   reviewer: ReviewerActor,
   of: { callId: string } | { batchId: string },
 ): Promise<DecisionState> {
   const now = Date.now();
   if ("callId" in of) {
-    const batchOfCall = sql`(select ${calls.batchId} from ${calls} where ${calls.id} = ${of.callId})`;
-    const [targetRows, ...rows] = await db.batch([
-      callTargetQuery(db, reviewer, of.callId),
-      ...batchViewQueries(db, batchOfCall),
-    ]);
+    const [targetRows, ...rows] = await readTogether(readsByCall(), {
+      reviewerId: reviewer.id,
+      callId: of.callId,
+      now,
+    });
     return decisionState(reviewer, callTargetOf(targetRows).target, rows, now);
   }
-  const [targetRows, ...rows] = await db.batch([
-    batchTargetQuery(db, reviewer, of.batchId),
-    ...batchViewQueries(db, [of.batchId]),
-  ]);
+  const [targetRows, ...rows] = await readTogether(readsByBatch(), {
+    reviewerId: reviewer.id,
+    batchId: of.batchId,
+    now,
+  });
   return decisionState(reviewer, batchTargetOf(targetRows), rows, now);
 }
+
+// The reads of a decision, prepared once (db/prepared-read.ts): who may decide, and the batch.
+const readsByCall = preparedRead((db) => {
+  const callId = sql.placeholder("callId");
+  const batchOfCall = sql`(select ${calls.batchId} from ${calls} where ${calls.id} = ${callId})`;
+  const [batchRows, callRows, voteRows] = batchViewQueries(db, batchOfCall, sql.placeholder("now"));
+  return [
+    callTargetQuery(db, sql.placeholder("reviewerId"), callId, sql.placeholder("now")).prepare(),
+    batchRows.prepare(),
+    callRows.prepare(),
+    voteRows.prepare(),
+  ] as const;
+});
+const readsByBatch = preparedRead((db) => {
+  const batchId = sql.placeholder("batchId");
+  const [batchRows, callRows, voteRows] = batchViewQueries(db, batchId, sql.placeholder("now"));
+  return [
+    batchTargetQuery(db, sql.placeholder("reviewerId"), batchId, sql.placeholder("now")).prepare(),
+    batchRows.prepare(),
+    callRows.prepare(),
+    voteRows.prepare(),
+  ] as const;
+});
 
 function decisionState(
   reviewer: ReviewerActor,

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { getDb } from "@/db/client";
 import { untilWritten } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import type { BatchView } from "@/lib/api/views";
@@ -26,7 +25,7 @@ export async function decideBatch(
   const reviewer = requireReviewer(actor);
   const input = parseInput(DecideBatchInput, body);
   return untilWritten(async () => {
-    const state = await readDecisionState(getDb(), reviewer, { batchId });
+    const state = await readDecisionState(reviewer, { batchId });
     const before = batchViewOf(state);
     assertNamesEveryCall(
       state.rows.callRows.map((r) => r.call.id),

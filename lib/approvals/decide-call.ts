@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { parseInput } from "@/lib/api/parse";
-import { getDb } from "@/db/client";
 import { untilWritten } from "@/db/write-batch";
 import type { BatchView, CallView } from "@/lib/api/views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
@@ -42,7 +41,7 @@ export async function decideCall(
   const reviewer = requireReviewer(actor);
   const input = parseInput(DecideCallInput, body);
   return untilWritten(async () => {
-    const state = await readDecisionState(getDb(), reviewer, { callId });
+    const state = await readDecisionState(reviewer, { callId });
     planDecision(state, callId, input);
     await commit([...state.writes, ...planSettlement(state.rows, actorRef(reviewer), state.now)]);
     const batch = batchViewOf(state);

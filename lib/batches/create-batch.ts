@@ -29,7 +29,7 @@ export async function createBatch(
 
   return untilWritten(async () => {
     const db = getDb();
-    const context = await readPauseContext(db, agent, { runId, idempotency, batch: input });
+    const context = await readPauseContext(agent, { runId, idempotency, batch: input });
     const run = context.run;
     // Another agent's run is answered exactly like a missing one.
     if (!run || run.agentKeyId !== agent.id) throw new NotFoundError("Run");

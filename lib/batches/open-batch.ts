@@ -1,5 +1,5 @@
-import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
-import type { Database } from "@/db/client";
+import { and, eq, isNull, or, sql } from "drizzle-orm";
+import { preparedRead, readTogether } from "@/db/prepared-read";
 import {
   batches,
   calls,
@@ -62,7 +62,6 @@ type Memory = {
 };
 
 export async function readPauseContext(
-  db: Database,
   agent: AgentActor,
   request: {
     runId?: string;
@@ -72,92 +71,20 @@ export async function readPauseContext(
   },
 ): Promise<PauseContext> {
   const { runId, idempotency, batch } = request;
-  const none = sql`0`;
-  // The queues a batch can reach: the key's own, any a routing rule names, or one named by the batch.
-  const reachable = or(
-    inArray(queues.id, agent.queueIds),
-    sql`${queues.id} in (select ${routingRules.queueId} from ${routingRules} where ${routingRules.enabled} = 1)`,
-    batch?.queue !== undefined
-      ? or(eq(queues.id, batch.queue), eq(queues.name, batch.queue))
-      : none,
-  );
   const hashes = batch
     ? batchCallsOf(batch).map((call) => actionHash(call.toolName, call.args))
     : [];
-  const conversation = runId
-    ? sql`(select ${runs.conversationId} from ${runs} where ${runs.id} = ${runId})`
-    : (request.conversationId ?? null);
   const [runRows, planRows, earlierRows, ruleRows, queueRows, policyRows, memoryRows] =
-    await db.batch([
-      db
-        .select()
-        .from(runs)
-        .where(eq(runs.id, runId ?? "")),
-      db
-        .select({ id: batches.id })
-        .from(batches)
-        .where(
-          and(
-            eq(batches.runId, runId ?? ""),
-            eq(batches.kind, "plan"),
-            eq(batches.outcome, "approved"),
-          ),
-        )
-        .limit(1),
-      db
-        .select({
-          requestHash: idempotencyKeys.requestHash,
-          resourceId: idempotencyKeys.resourceId,
-        })
-        .from(idempotencyKeys)
-        .where(
-          and(
-            eq(idempotencyKeys.agentKeyId, agent.id),
-            eq(idempotencyKeys.scope, idempotency?.scope ?? ""),
-            eq(idempotencyKeys.key, idempotency?.key ?? ""),
-          ),
-        ),
-      db.select().from(routingRules).where(eq(routingRules.enabled, true)),
-      db.select().from(queues).where(reachable),
-      db
-        .select()
-        .from(policyRules)
-        .where(
-          and(
-            eq(policyRules.enabled, true),
-            or(
-              isNull(policyRules.queueId),
-              sql`${policyRules.queueId} in (select ${queues.id} from ${queues} where ${reachable})`,
-            ),
-          ),
-        ),
-      db
-        .select({
-          actionHash: rememberedApprovals.actionHash,
-          approvedBy: rememberedApprovals.approvedBy,
-          approverName: users.name,
-          scope: rememberedApprovals.scope,
-          queueId: rememberedApprovals.queueId,
-        })
-        .from(rememberedApprovals)
-        .leftJoin(users, eq(users.id, rememberedApprovals.approvedBy))
-        .where(
-          and(
-            eq(rememberedApprovals.agentKeyId, agent.id),
-            inArray(rememberedApprovals.actionHash, hashes.length ? hashes : [""]),
-            or(
-              and(
-                eq(rememberedApprovals.scope, "run"),
-                eq(rememberedApprovals.scopeKey, runId ?? ""),
-              ),
-              and(
-                eq(rememberedApprovals.scope, "conversation"),
-                sql`${rememberedApprovals.scopeKey} = ${conversation}`,
-              ),
-            ),
-          ),
-        ),
-    ]);
+    await readTogether(pauseReads(), {
+      agentId: agent.id,
+      runId: runId ?? null,
+      conversationId: request.conversationId ?? null,
+      scope: idempotency?.scope ?? null,
+      key: idempotency?.key ?? null,
+      queueIds: JSON.stringify(agent.queueIds),
+      requested: batch?.queue ?? null,
+      hashes: JSON.stringify(hashes),
+    });
   return {
     run: runRows[0] ?? null,
     planApproved: planRows.length > 0,
@@ -168,6 +95,84 @@ export async function readPauseContext(
     memories: memoryRows,
   };
 }
+
+// The reads of a pause, prepared once (db/prepared-read.ts). Lists go in as JSON arrays
+// (json_each), so the SQL is the same whatever their length.
+const pauseReads = preparedRead((db) => {
+  const agentId = sql.placeholder("agentId");
+  const runId = sql.placeholder("runId");
+  const inJson = (name: string) => sql`(select value from json_each(${sql.placeholder(name)}))`;
+  // The queues a batch can reach: the key's own, any a routing rule names, or one named by the batch.
+  const reachable = or(
+    sql`${queues.id} in ${inJson("queueIds")}`,
+    sql`${queues.id} in (select ${routingRules.queueId} from ${routingRules} where ${routingRules.enabled} = 1)`,
+    eq(queues.id, sql.placeholder("requested")),
+    eq(queues.name, sql.placeholder("requested")),
+  );
+  // a run's conversation: the paused run's, or the one a new run names
+  const conversation = sql`coalesce((select ${runs.conversationId} from ${runs} where ${runs.id} = ${runId}), ${sql.placeholder("conversationId")})`;
+  return [
+    db.select().from(runs).where(eq(runs.id, runId)).prepare(),
+    db
+      .select({ id: batches.id })
+      .from(batches)
+      .where(
+        and(eq(batches.runId, runId), eq(batches.kind, "plan"), eq(batches.outcome, "approved")),
+      )
+      .limit(1)
+      .prepare(),
+    db
+      .select({ requestHash: idempotencyKeys.requestHash, resourceId: idempotencyKeys.resourceId })
+      .from(idempotencyKeys)
+      .where(
+        and(
+          eq(idempotencyKeys.agentKeyId, agentId),
+          eq(idempotencyKeys.scope, sql.placeholder("scope")),
+          eq(idempotencyKeys.key, sql.placeholder("key")),
+        ),
+      )
+      .prepare(),
+    db.select().from(routingRules).where(eq(routingRules.enabled, true)).prepare(),
+    db.select().from(queues).where(reachable).prepare(),
+    db
+      .select()
+      .from(policyRules)
+      .where(
+        and(
+          eq(policyRules.enabled, true),
+          or(
+            isNull(policyRules.queueId),
+            sql`${policyRules.queueId} in (select ${queues.id} from ${queues} where ${reachable})`,
+          ),
+        ),
+      )
+      .prepare(),
+    db
+      .select({
+        actionHash: rememberedApprovals.actionHash,
+        approvedBy: rememberedApprovals.approvedBy,
+        approverName: users.name,
+        scope: rememberedApprovals.scope,
+        queueId: rememberedApprovals.queueId,
+      })
+      .from(rememberedApprovals)
+      .leftJoin(users, eq(users.id, rememberedApprovals.approvedBy))
+      .where(
+        and(
+          eq(rememberedApprovals.agentKeyId, agentId),
+          sql`${rememberedApprovals.actionHash} in ${inJson("hashes")}`,
+          or(
+            and(eq(rememberedApprovals.scope, "run"), eq(rememberedApprovals.scopeKey, runId)),
+            and(
+              eq(rememberedApprovals.scope, "conversation"),
+              sql`${rememberedApprovals.scopeKey} = ${conversation}`,
+            ),
+          ),
+        ),
+      )
+      .prepare(),
+  ] as const;
+});
 
 export type QueueChoice = { queue: Queue; rule: RoutingRule | null };
 

@@ -47,7 +47,7 @@ export async function createRun(
 
   return untilWritten(async () => {
     const db = getDb();
-    const context = await readPauseContext(db, agent, {
+    const context = await readPauseContext(agent, {
       conversationId: input.conversationId,
       idempotency,
       batch: input.batch,

@@ -67,7 +67,7 @@ async function pause(by: AgentActor, tools: string[]) {
 }
 
 const readFor = (reviewer: ReviewerActor, callId: string): Promise<DecisionState> =>
-  readDecisionState(getDb(), reviewer, { callId });
+  readDecisionState(reviewer, { callId });
 
 function writesOf(state: DecisionState, reviewer: ReviewerActor) {
   return [
