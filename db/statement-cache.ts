@@ -15,6 +15,7 @@ import { createRequire } from "node:module";
 const MAX_PER_CONNECTION = 256;
 
 type Caches = WeakMap<object, Map<string, unknown>>;
+type CachedStatement = { columns(): unknown; raw(toggle?: boolean): unknown };
 const state = globalThis as unknown as {
   __countersignStatements?: { caches: Caches };
 };
@@ -36,11 +37,25 @@ export function cacheStatements(): void {
       cache.set(sql, cached);
       return cached;
     }
-    const statement = prepare.call(this, sql) as { columns(): unknown };
+    const statement = prepare.call(this, sql) as CachedStatement;
     // @libsql/client asks for the result columns twice per run; a compiled statement's columns
     // do not change (the schema changes only in migrations, before any statement is cached).
     const columns = statement.columns();
     statement.columns = () => columns;
+    // It also calls raw(true) on every run to learn whether the statement returns rows, which
+    // throws (and builds an error) for each one that does not: answer from the first call.
+    const raw = statement.raw.bind(statement);
+    let refusal: unknown = null;
+    statement.raw = (toggle?: boolean) => {
+      if (toggle === false) return raw(toggle);
+      if (refusal) throw refusal;
+      try {
+        return raw(toggle);
+      } catch (error) {
+        refusal = error;
+        throw error;
+      }
+    };
     cache.set(sql, statement);
     if (cache.size > MAX_PER_CONNECTION) cache.delete(cache.keys().next().value!);
     return statement;

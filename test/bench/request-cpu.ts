@@ -8,7 +8,8 @@ import { pauseBody } from "./targets";
 // `npx tsx test/bench/request-cpu.ts [N]`: the production server's CPU time per request (its
 // utime + stime in /proc/<pid>/stat, before and after), for N sequential pauses (POST /api/v1/runs
 // with a one-call batch) and N decisions (POST /api/v1/calls/{id}/decision) over one keep-alive
-// connection, after a warm-up. Needs `npm run build` first, and Linux.
+// connection, after a warm-up. Needs `npm run build` first, and Linux. `--profile=DIR` writes the
+// server's CPU profile there.
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
@@ -56,7 +57,12 @@ async function main() {
   const warmup = 100;
   const databaseUrl = await freshDatabase("request-cpu");
   const { agent: agentKey, reviewer } = await makeTeam();
-  const server = await startServer({ databaseUrl });
+  // `--profile=DIR`: the server runs under `node --cpu-prof` (summarize with profile-summary.ts)
+  const profile = process.argv.find((a) => a.startsWith("--profile="))?.slice("--profile=".length);
+  const server = await startServer({
+    databaseUrl,
+    nodeArgs: profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : [],
+  });
   try {
     const pid = server.process.pid!;
     const pending: { id: string; revision: number }[] = [];

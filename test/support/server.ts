@@ -42,6 +42,8 @@ export async function startServer(options: {
   databaseUrl: string;
   env?: Record<string, string>;
   port?: number;
+  /** Node's own options for the server process (e.g. `--cpu-prof`, which NODE_OPTIONS may not carry) */
+  nodeArgs?: string[];
 }): Promise<TestServer> {
   // A port found free can be taken by another process before the server binds it; then our
   // server exits and the port answers for someone else. Start again on another port.
@@ -58,7 +60,7 @@ export async function startServer(options: {
 class PortTakenError extends Error {}
 
 async function startOnce(
-  options: { databaseUrl: string; env?: Record<string, string> },
+  options: { databaseUrl: string; env?: Record<string, string>; nodeArgs?: string[] },
   port: number,
 ): Promise<TestServer> {
   const root = process.cwd();
@@ -67,7 +69,14 @@ async function startOnce(
   }
   const child = spawn(
     process.execPath,
-    [...serverCommand(root), "--hostname", "127.0.0.1", "--port", String(port)],
+    [
+      ...(options.nodeArgs ?? []),
+      ...serverCommand(root),
+      "--hostname",
+      "127.0.0.1",
+      "--port",
+      String(port),
+    ],
     {
       cwd: root,
       env: {
