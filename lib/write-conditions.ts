@@ -1,6 +1,6 @@
 import type { InValue } from "@libsql/client";
 import { getTableColumns, getTableName, type Table } from "drizzle-orm";
-import { guard, type Statement } from "@/db/write-batch";
+import { guard, updateRow, type Statement } from "@/db/write-batch";
 
 // Conditions for write batches (db/write-batch.ts) that the batch helpers do not spell out.
 
@@ -45,4 +45,22 @@ export function sameOrder(
     JSON.stringify(rows.map((row) => [row.id, row.position])),
     rows.length,
   );
+}
+
+/**
+ * The writes of a renumbering planned on `order` (as read, within `scope`): the order is still
+ * the one read, then each row that moves gets its new position.
+ */
+export function renumber(
+  table: Table,
+  scope: { sql: string; args: InValue[] },
+  order: { id: string; position: number }[],
+  changes: { id: string; position: number }[],
+): Statement[] {
+  return [
+    sameOrder(table, scope, order),
+    ...changes.map((change) =>
+      updateRow(table, { position: change.position }, "id = ?", change.id),
+    ),
+  ];
 }

@@ -1,13 +1,13 @@
 import { asc } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { policyRules } from "@/db/schema";
-import { untilWritten, updateRow } from "@/db/write-batch";
+import { untilWritten } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
 import { reorder } from "@/lib/reorder";
 import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
-import { sameOrder } from "@/lib/write-conditions";
+import { renumber } from "@/lib/write-conditions";
 import { sameScope } from "./create-policy-rule";
 import { findWritableRule, stillWritable } from "./policy-access";
 import { PolicyRuleMove } from "./policy-input";
@@ -32,9 +32,11 @@ export async function movePolicyRule(caller: QueueCaller, ruleId: string, body: 
     const moved = reorder(order, ruleId, to);
     await commit([
       ...stillWritable(manager, rule.queueId),
-      sameOrder(policyRules, { sql: "queue_id is ?", args: [rule.queueId] }, order),
-      ...moved.changes.map((change) =>
-        updateRow(policyRules, { position: change.position }, "id = ?", change.id),
+      ...renumber(
+        policyRules,
+        { sql: "queue_id is ?", args: [rule.queueId] },
+        order,
+        moved.changes,
       ),
       eventRows({
         type: "policy.rule_moved",

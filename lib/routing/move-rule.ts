@@ -1,13 +1,13 @@
 import { asc } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { routingRules } from "@/db/schema";
-import { untilWritten, updateRow } from "@/db/write-batch";
+import { untilWritten } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import { stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
 import { reorder } from "@/lib/reorder";
-import { sameOrder } from "@/lib/write-conditions";
+import { renumber } from "@/lib/write-conditions";
 import { listRules } from "./list-rules";
 import { findRule, requireRoutingAdmin } from "./rule-access";
 import { RoutingRuleMove } from "./rule-input";
@@ -31,10 +31,7 @@ export async function moveRule(actor: QueueCaller, ruleId: string, body: unknown
     const moved = reorder(order, ruleId, to);
     await commit([
       ...stillAdmin(manager),
-      sameOrder(routingRules, { sql: "1", args: [] }, order),
-      ...moved.changes.map((change) =>
-        updateRow(routingRules, { position: change.position }, "id = ?", change.id),
-      ),
+      ...renumber(routingRules, { sql: "1", args: [] }, order, moved.changes),
       eventRows({
         type: "routing.rule_moved",
         queueId: rule.queueId,
