@@ -492,6 +492,20 @@ export const appSettings = sqliteTable("app_settings", {
   createdAt: integer("created_at").notNull(),
 });
 
+// Rate-limit counters shared by every instance over the database (lib/auth/rate-limit-counts.ts):
+// bearer-credential guessing and better-auth's sign-in limit, keyed by "<scope>:<client address>".
+export const rateLimitCounts = sqliteTable(
+  "rate_limit_counts",
+  {
+    key: text("key").primaryKey(),
+    count: integer("count").notNull(),
+    windowEndsAt: integer("window_ends_at").notNull(),
+  },
+  // Expired rows are purged with every count and blocked ones listed each second: both by window end.
+  (t) => [index("rate_limit_counts_window_ends_at").on(t.windowEndsAt)],
+);
+export type RateLimitCount = typeof rateLimitCounts.$inferSelect;
+
 /* ---------------------------------------------------------------- routing */
 
 // Where a batch goes when the agent names no queue: the first enabled rule (by position) whose

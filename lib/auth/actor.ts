@@ -11,7 +11,8 @@ import type { Executor } from "@/db/client";
 import { sha256Hex } from "@/lib/ids";
 import { cachedActor, cacheGeneration, rememberActor } from "./actor-cache";
 import { sessionUser } from "./better-auth";
-import { assertNotLimited, clientAddress, recordFailure } from "./bearer-failures";
+import { clientAddress } from "@/lib/http/client-address";
+import { assertNotLimited, recordFailure } from "./bearer-failures";
 import { ForbiddenError, UnauthenticatedError } from "@/lib/errors";
 
 export const AGENT_KEY_PREFIX = "cs_agent_";
@@ -59,10 +60,10 @@ export async function authenticate(db: Executor, headers: Headers): Promise<Acto
   // Blocked before the lookup, the cache's included: see bearer-failures.ts for why a valid key
   // waits too.
   const address = clientAddress(headers);
-  assertNotLimited(address);
+  await assertNotLimited(address);
   const actor = await actorOfToken(db, token);
   if (actor) return actor;
-  recordFailure(address);
+  await recordFailure(address);
   throw new UnauthenticatedError("That key or token is not valid (or was revoked).");
 }
 

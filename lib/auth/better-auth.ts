@@ -3,8 +3,10 @@ import { eq } from "drizzle-orm";
 import { getDb, getLockedDb, writeTransaction } from "@/db/client";
 import { accounts, appSettings, sessions, users, verifications } from "@/db/schema";
 import { publicBaseUrl } from "@/lib/api/views";
+import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 import { forgetCachedActors } from "./actor-cache";
 import { hashSessionTokens } from "./hashed-session-tokens";
+import { countAttempt } from "./rate-limit-counts";
 
 const SECRET_SETTING = "auth_secret";
 
@@ -73,13 +75,27 @@ async function createAuth(secret: string) {
     // Accounts are made by an admin (CLI or the first-run setup page), never by strangers.
     emailAndPassword: { enabled: true, disableSignUp: true, minPasswordLength: 8 },
     session: { expiresIn: 60 * 60 * 24 * 7, updateAge: 60 * 60 * 24 },
-    // Password guessing is slowed per client address (in this process's memory).
+    // Password guessing is slowed per client address, counted in the database so every instance
+    // shares the count (lib/auth/rate-limit-counts.ts).
     rateLimit: {
       enabled: true,
       window: 60,
       max: 100,
       customRules: { "/sign-in/email": { window: 60, max: signInAttemptsPerMinute() } },
+      customStorage: {
+        async consume(key, rule) {
+          const { count, windowEndsAt } = await countAttempt(`auth:${key}`, rule.window);
+          if (count <= rule.max) return { allowed: true, retryAfter: null };
+          return {
+            allowed: false,
+            retryAfter: Math.max(1, Math.ceil((windowEndsAt - Date.now()) / 1000)),
+          };
+        },
+      },
     },
+    // The address the production server stamped from the socket (and TRUSTED_PROXIES), never
+    // X-Forwarded-For as the client wrote it (lib/http/client-address.ts).
+    advanced: { ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] } },
     telemetry: { enabled: false },
     // A reviewer token's actor carries its user's name and email (lib/auth/actor-cache.ts).
     databaseHooks: { user: { update: { after: async () => forgetCachedActors() } } },
