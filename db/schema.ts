@@ -91,6 +91,13 @@ export const queues = sqliteTable("queues", {
   claimMode: text("claim_mode", { enum: ["mark", "lock"] })
     .notNull()
     .default("mark"),
+  /**
+   * whether an agent may ask for onTimeout "approve" on this queue: off, a batch nobody decided
+   * can never approve itself (an agent asking for 1 s and "approve" would approve its own call)
+   */
+  approveOnTimeout: integer("approve_on_timeout", { mode: "boolean" }).notNull().default(false),
+  /** the shortest deadline (seconds) a batch that approves on timeout may have */
+  approveOnTimeoutMinSecs: integer("approve_on_timeout_min_secs").notNull().default(300),
   createdAt: integer("created_at").notNull(),
   archivedAt: integer("archived_at"),
 });

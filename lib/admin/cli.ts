@@ -28,9 +28,11 @@ const USAGE = `Usage: npm run admin -- <command>
 
   queue create <name> [--required-approvals N] [--separation-of-duties] [--default-timeout SECS]
                [--escalation-queue NAME] [--claim-mode mark|lock]
+               [--approve-on-timeout] [--approve-on-timeout-min-secs SECS]
   queue edit <name> [--name NEW] [--required-approvals N] [--separation-of-duties|--no-separation-of-duties]
                [--default-timeout SECS] [--escalation-queue NAME|--no-escalation-queue]
-               [--claim-mode mark|lock]
+               [--claim-mode mark|lock] [--approve-on-timeout|--no-approve-on-timeout]
+               [--approve-on-timeout-min-secs SECS]
   queue archive <name>
   queue list
   member add --queue NAME --email E [--role R]
@@ -70,13 +72,25 @@ function toggle(on: boolean | undefined, off: boolean | undefined, flag: string)
 
 function queueTable(rows: QueueView[]): string {
   return table([
-    ["NAME", "QUORUM", "SOD", "CLAIMS", "TIMEOUT", "ESCALATION", "MEMBERS", "STATUS", "ID"],
+    [
+      "NAME",
+      "QUORUM",
+      "SOD",
+      "CLAIMS",
+      "TIMEOUT",
+      "APPROVE ON TIMEOUT",
+      "ESCALATION",
+      "MEMBERS",
+      "STATUS",
+      "ID",
+    ],
     ...rows.map((q) => [
       q.name,
       String(q.requiredApprovals),
       q.separationOfDuties ? "yes" : "no",
       q.claimMode,
       `${q.defaultTimeoutSecs}s`,
+      q.approveOnTimeout ? `after ${q.approveOnTimeoutMinSecs}s` : "no",
       q.escalationQueue?.name ?? "-",
       String(q.memberCount),
       q.archivedAt ? "archived" : "open",
@@ -113,6 +127,9 @@ async function run(argv: string[]): Promise<string> {
       "escalation-queue": { type: "string" },
       "no-escalation-queue": { type: "boolean" },
       "claim-mode": { type: "string" },
+      "approve-on-timeout": { type: "boolean" },
+      "no-approve-on-timeout": { type: "boolean" },
+      "approve-on-timeout-min-secs": { type: "string" },
       role: { type: "string" },
       email: { type: "string" },
       name: { type: "string" },
@@ -145,6 +162,11 @@ async function run(argv: string[]): Promise<string> {
         ),
         escalationQueueId: escalation ? await queueIdByName(escalation) : undefined,
         claimMode: values["claim-mode"],
+        approveOnTimeout: values["approve-on-timeout"] ?? false,
+        approveOnTimeoutMinSecs: integer(
+          values["approve-on-timeout-min-secs"],
+          "--approve-on-timeout-min-secs",
+        ),
       });
       return queue.id;
     }
@@ -171,6 +193,15 @@ async function run(argv: string[]): Promise<string> {
             ? null
             : undefined,
         claimMode: values["claim-mode"],
+        approveOnTimeout: toggle(
+          values["approve-on-timeout"],
+          values["no-approve-on-timeout"],
+          "approve-on-timeout",
+        ),
+        approveOnTimeoutMinSecs: integer(
+          values["approve-on-timeout-min-secs"],
+          "--approve-on-timeout-min-secs",
+        ),
       });
       return queueTable([queue]);
     }

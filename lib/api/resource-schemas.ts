@@ -154,6 +154,14 @@ export const QueueResource = z.object({
   requiredApprovals: z.int().describe("approvals from distinct reviewers that approve a call"),
   separationOfDuties: z.boolean().describe("an agent key's owner may not approve its calls"),
   defaultTimeoutSecs: z.int().describe("a batch's deadline when the agent names none"),
+  approveOnTimeout: z
+    .boolean()
+    .describe(
+      'whether agents may ask for onTimeout "approve" on batches of this queue (off: such a batch is refused with 400)',
+    ),
+  approveOnTimeoutMinSecs: z
+    .int()
+    .describe('the shortest deadline (timeoutSecs) a batch with onTimeout "approve" may have here'),
   escalationQueueId: z.string().nullable(),
   escalationQueue: Ref.nullable().describe("where batches with onTimeout escalate go"),
   claimMode: z

@@ -186,6 +186,9 @@ describe("npm run admin", () => {
       "escalations",
       "--claim-mode",
       "lock",
+      "--approve-on-timeout",
+      "--approve-on-timeout-min-secs",
+      "600",
     );
     expect(edit.code, edit.stderr).toBe(0);
     const [refunds] = await getDb().select().from(queues).where(eq(queues.name, "refunds"));
@@ -196,6 +199,8 @@ describe("npm run admin", () => {
       defaultTimeoutSecs: 900,
       escalationQueueId: escalations!.id,
       claimMode: "lock",
+      approveOnTimeout: true,
+      approveOnTimeoutMinSecs: 600,
     });
     const badMode = await admin("queue", "edit", "refunds", "--claim-mode", "grab");
     expect(badMode.code).not.toBe(0);
@@ -248,8 +253,8 @@ describe("npm run admin", () => {
     expect(await membership("refunds")).toBeNull();
 
     const list = await admin("queue", "list");
-    expect(list.stdout).toMatch(/refunds\s+3\s+no\s+lock\s+900s\s+-\s+0\s+open/);
-    expect(list.stdout).toMatch(/escalations\s+1\s+no\s+mark\s+3600s\s+-\s+1\s+archived/);
+    expect(list.stdout).toMatch(/refunds\s+3\s+no\s+lock\s+900s\s+after 600s\s+-\s+0\s+open/);
+    expect(list.stdout).toMatch(/escalations\s+1\s+no\s+mark\s+3600s\s+no\s+-\s+1\s+archived/);
 
     const before = (await getDb().select().from(events)).length;
     const refusals: [string[], RegExp][] = [
@@ -260,6 +265,7 @@ describe("npm run admin", () => {
         ["queue", "edit", "refunds", "--separation-of-duties", "--no-separation-of-duties"],
         /not both/,
       ],
+      [["queue", "edit", "refunds", "--approve-on-timeout", "--no-approve-on-timeout"], /not both/],
       [["member", "remove", "--queue", "escalations", "--email", "dana@example.com"], /last admin/],
       [["member", "add", "--queue", "refunds", "--email", "nobody@example.com"], /No reviewer/],
       [["member", "role", "--queue", "refunds", "--email", "dana@example.com"], /needs --role/],

@@ -258,7 +258,8 @@ const cases: ActionCase[] = [
     event: "queue.updated",
     prepare: async (s) => ({
       params: { queueId: s.queue.id },
-      args: [s.queue.id, { requiredApprovals: 2 }],
+      // approveOnTimeout too: only managers may let agents' batches approve themselves
+      args: [s.queue.id, { requiredApprovals: 2, approveOnTimeout: true }],
       missing: [MISSING, { requiredApprovals: 2 }],
     }),
   },

@@ -197,7 +197,7 @@ const MATRIX: Row[] = [
   { operation: "GET /queues", request: () => ["/queues"], expected: REVIEWER_LIST },
   { operation: "POST /queues", request: () => ["/queues", { name: `new-${unique()}` }], expected: but(ADMIN_ONLY, { admin: 201 }) },
   { operation: "GET /queues/{queueId}", request: (f) => [`/queues/${f.queue.id}`], expected: MEMBER_READS },
-  { operation: "PATCH /queues/{queueId}", request: (f) => [`/queues/${f.queue.id}`, { requiredApprovals: 2 }], expected: LEAD_MANAGES },
+  { operation: "PATCH /queues/{queueId}", request: (f) => [`/queues/${f.queue.id}`, { requiredApprovals: 2, approveOnTimeout: true, approveOnTimeoutMinSecs: 600 }], expected: LEAD_MANAGES },
   { operation: "POST /queues/{queueId}/archive", request: (f) => [`/queues/${f.queue.id}/archive`],
     expected: but(LEAD_MANAGES, { lead: 403 }) },
   { operation: "GET /queues/{queueId}/members", request: (f) => [`/queues/${f.queue.id}/members`], expected: MEMBER_READS },
