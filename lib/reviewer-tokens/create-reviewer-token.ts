@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
-import { reviewerTokens } from "@/db/schema";
+import { eq } from "drizzle-orm";
+import { reviewerTokens, users } from "@/db/schema";
 import { guard, insertRows } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import { REVIEWER_TOKEN_PREFIX } from "@/lib/auth/actor";
@@ -27,6 +28,8 @@ export async function createReviewerToken(
   const manager = await managerOf(db, caller);
   const userId = manager.reviewer?.id ?? operatorFor?.id;
   if (!userId) throw new Error("The operator must name whose token to create.");
+  // Named in the event as well as by id: the audit log reads who it was without a join.
+  const [owner] = await db.select({ email: users.email }).from(users).where(eq(users.id, userId));
   const id = newId();
   const token = newSecret(REVIEWER_TOKEN_PREFIX);
   const tokenPrefix = reviewerTokenPrefix(token, REVIEWER_TOKEN_PREFIX);
@@ -42,7 +45,7 @@ export async function createReviewerToken(
       queueId: null,
       actor: manager.eventActor,
       at: now,
-      data: { tokenId: id, userId, tokenPrefix },
+      data: { tokenId: id, userId, userEmail: owner?.email ?? null, tokenPrefix },
     }),
   ]);
   const [reviewerToken] = await tokenViews(db, { ...manager, isAdmin: true }, { id });

@@ -1,5 +1,6 @@
 import { getDb } from "@/db/client";
-import { reviewerTokens } from "@/db/schema";
+import { eq } from "drizzle-orm";
+import { reviewerTokens, users } from "@/db/schema";
 import { changedRow, untilWritten, updateRow } from "@/db/write-batch";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { recheckCredentials } from "@/lib/auth/credential-watch";
@@ -24,6 +25,10 @@ export async function revokeReviewerToken(
     if (token.revokedAt !== null) return manager;
     const now = Date.now();
     const own = token.userId === manager.reviewer?.id;
+    const [owner] = await db
+      .select({ email: users.email })
+      .from(users)
+      .where(eq(users.id, token.userId));
     await commit([
       // revoking someone else's token takes an admin still
       ...(own ? [] : stillAdmin(manager)),
@@ -34,7 +39,12 @@ export async function revokeReviewerToken(
         queueId: null,
         actor: manager.eventActor,
         at: now,
-        data: { tokenId: token.id, userId: token.userId, tokenPrefix: token.tokenPrefix },
+        data: {
+          tokenId: token.id,
+          userId: token.userId,
+          userEmail: owner?.email ?? null,
+          tokenPrefix: token.tokenPrefix,
+        },
       }),
     ]);
     return manager;
