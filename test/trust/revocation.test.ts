@@ -246,6 +246,21 @@ describe("sign out everywhere", () => {
   });
 });
 
+describe("signing out", () => {
+  it("ends the session's open stream within seconds", async () => {
+    const reviewer = await makeReviewer({ queues: [{ name: queue.name }] });
+    const cookie = await sessionCookie(server.baseUrl, reviewer.email);
+    const live = await stream("/stream", { cookie });
+    const signedOut = await fetch(`${server.baseUrl}/api/auth/sign-out`, {
+      method: "POST",
+      headers: { cookie, origin: server.baseUrl, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(signedOut.status).toBe(200);
+    expect(await endsWithin(live, 5000)).toBe(true);
+  });
+});
+
 describe("the audit log", () => {
   it("shows admins the trust changes newest first, and nobody else", async () => {
     const audit = await asAdmin.get("/audit?limit=5");
