@@ -10,7 +10,7 @@ import { baseURL, signIn } from "./support/fixtures";
 // this browser's session too.
 
 const unique = () => randomUUID().slice(0, 8);
-const SCREENSHOTS = process.env.E2E_SCREENSHOT_DIR;
+const SCREENSHOTS = "test-results/screenshots";
 
 test("an admin creates an agent key (its secret shown once), and revokes it", async ({ page }) => {
   const queue = await makeQueue();
@@ -35,8 +35,7 @@ test("an admin creates an agent key (its secret shown once), and revokes it", as
   const row = page.getByTestId("agent-key-row").filter({ hasText: name });
   await expect(row).toContainText("Active");
   await expect(row).toContainText(key.slice(0, 15));
-  if (SCREENSHOTS)
-    await page.screenshot({ path: `${SCREENSHOTS}/agents-created.png`, fullPage: true });
+  await page.screenshot({ path: `${SCREENSHOTS}/agents-created.png`, fullPage: true });
   expect(
     (await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze()).violations,
   ).toEqual([]);
@@ -51,19 +50,34 @@ test("an admin creates an agent key (its secret shown once), and revokes it", as
   await page.reload();
   expect(await page.content()).not.toContain(key);
 
+  // Rotate: a new secret, shown once; the old one keeps working through its grace period.
+  await row.getByRole("button", { name: `Rotate the key of ${name}` }).click();
+  const rotatePanel = page.getByTestId("rotate-panel");
+  await rotatePanel.getByLabel(/the old one/).selectOption({ label: "works 1 more hour" });
+  await rotatePanel.getByRole("button", { name: "Rotate key" }).click();
+  await expect(secretBox).toContainText(`The new key of ${name}`);
+  const newKey = (await page.getByTestId("secret-value").textContent())!.trim();
+  expect(newKey).not.toBe(key);
+  const rotated = apiClient(baseURL, newKey);
+  expect((await rotated.post("/runs", {})).status).toBe(201);
+  expect((await agent.post("/runs", {})).status).toBe(201);
+  await expect(row).toContainText("Rotating");
+  await secretBox.getByRole("button", { name: "Done" }).click();
+
   await row.getByRole("button", { name: `Revoke the key of ${name}` }).click();
   await row.getByRole("button", { name: "Revoke now" }).click();
   await expect(row).toContainText("Revoked");
   await expect(page.getByTestId("agents-status")).toContainText("Revoked the key");
   expect((await agent.post("/runs", {})).status).toBe(401);
-  if (SCREENSHOTS)
-    await page.screenshot({ path: `${SCREENSHOTS}/agents-revoked.png`, fullPage: true });
+  expect((await rotated.post("/runs", {})).status).toBe(401);
+  await page.screenshot({ path: `${SCREENSHOTS}/agents-revoked.png`, fullPage: true });
 
   await page.goto("/audit");
   const audit = page.getByTestId("audit-row");
-  await expect(audit.first()).toContainText(`Revoked agent key '${name}'`);
-  await expect(audit.nth(1)).toContainText(`Created agent key '${name}'`);
-  if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/audit.png`, fullPage: true });
+  await expect(audit.nth(0)).toContainText(`Revoked agent key '${name}'`);
+  await expect(audit.nth(1)).toContainText(`Rotated agent key '${name}'`);
+  await expect(audit.nth(2)).toContainText(`Created agent key '${name}'`);
+  await page.screenshot({ path: `${SCREENSHOTS}/audit.png`, fullPage: true });
 });
 
 test("a reviewer makes and revokes a personal token, then signs out everywhere", async ({
@@ -77,7 +91,7 @@ test("a reviewer makes and revokes a personal token, then signs out everywhere",
   const token = (await page.getByTestId("secret-value").textContent())!.trim();
   expect(token).toMatch(/^cs_rev_/);
   expect((await apiClient(baseURL, token).get("/queue")).status).toBe(200);
-  if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/tokens.png`, fullPage: true });
+  await page.screenshot({ path: `${SCREENSHOTS}/tokens.png`, fullPage: true });
 
   const row = page.getByTestId("token-row").filter({ hasText: token.slice(0, 13) });
   await row.getByRole("button", { name: /^Revoke/ }).click();
