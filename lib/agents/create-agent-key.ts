@@ -109,13 +109,15 @@ export async function createAgentKey(caller: QueueCaller, body: unknown): Promis
       ),
       eventRows({
         type: "agent.created",
-        queueId: input.defaultQueue,
+        // on no queue: reviewer streams do not carry key changes (the audit log shows them)
+        queueId: null,
         actor: manager.eventActor,
         at: now,
         data: {
           agentId: id,
           name: input.name,
           keyPrefix: agentKeyPrefix(key),
+          defaultQueueId: input.defaultQueue,
           queueIds,
           ownerUserId,
         },

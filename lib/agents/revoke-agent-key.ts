@@ -28,10 +28,16 @@ export async function revokeAgentKey(caller: QueueCaller, agentId: string): Prom
       changedRow(),
       eventRows({
         type: "agent.revoked",
-        queueId: before.defaultQueueId,
+        // on no queue: reviewer streams do not carry key changes (the audit log shows them)
+        queueId: null,
         actor: manager.eventActor,
         at: now,
-        data: { agentId: before.id, name: before.name, keyPrefix: before.keyPrefix },
+        data: {
+          agentId: before.id,
+          name: before.name,
+          defaultQueueId: before.defaultQueueId,
+          keyPrefix: before.keyPrefix,
+        },
       }),
     ]);
   });

@@ -68,12 +68,14 @@ export async function rotateAgentKey(
       changedRow(),
       eventRows({
         type: "agent.rotated",
-        queueId: before.defaultQueueId,
+        // on no queue: reviewer streams do not carry key changes (the audit log shows them)
+        queueId: null,
         actor: manager.eventActor,
         at: now,
         data: {
           agentId: before.id,
           name: before.name,
+          defaultQueueId: before.defaultQueueId,
           keyPrefix: agentKeyPrefix(key),
           previousKeyPrefix: before.keyPrefix,
           graceSecs,

@@ -100,6 +100,8 @@ describe("agent keys", () => {
     expect(logged.find((e) => e.data.agentId === agent.id)).toMatchObject({
       actorId: admin.id,
       actorName: "Ada Admin",
+      // not on the agent's queue: reviewer streams never carry key changes
+      queueId: null,
     });
     // A revoked key cannot be rotated back to life.
     const rotated = await asAdmin.post(`/agents/${agent.id}/rotate`, {});
