@@ -131,23 +131,38 @@ export const AGENT_MODES = ["ask", "allow", "deny", "off"] as const;
 export type AgentMode = (typeof AGENT_MODES)[number];
 
 // An agent key is the agent: its name is shown on cards. Only the key's SHA-256 is stored.
-export const agentKeys = sqliteTable("agent_keys", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  keyHash: text("key_hash").notNull().unique(),
-  keyPrefix: text("key_prefix").notNull(),
-  defaultQueueId: text("default_queue_id")
-    .notNull()
-    .references(() => queues.id),
-  ownerUserId: text("owner_user_id").references(() => users.id),
-  // Signs this agent's webhooks (Standard Webhooks `whsec_…`); it must be readable to sign.
-  webhookSecret: text("webhook_secret").notNull(),
-  // ask: policy rules apply; allow: approve all but what a rule blocks; deny: reject what would
-  // need a reviewer; off: the gate is disabled, every call approved (and still logged).
-  mode: text("mode", { enum: AGENT_MODES }).notNull().default("ask"),
-  createdAt: integer("created_at").notNull(),
-  revokedAt: integer("revoked_at"),
-});
+export const agentKeys = sqliteTable(
+  "agent_keys",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    keyHash: text("key_hash").notNull().unique(),
+    keyPrefix: text("key_prefix").notNull(),
+    // After a rotation the replaced key keeps working until previousKeyExpiresAt (the grace period
+    // a deployment needs to roll out the new one); authentication checks the clock, no sweeper.
+    previousKeyHash: text("previous_key_hash"),
+    previousKeyExpiresAt: integer("previous_key_expires_at"),
+    defaultQueueId: text("default_queue_id")
+      .notNull()
+      .references(() => queues.id),
+    ownerUserId: text("owner_user_id").references(() => users.id),
+    // Signs this agent's webhooks (Standard Webhooks `whsec_…`); it must be readable to sign.
+    webhookSecret: text("webhook_secret").notNull(),
+    // ask: policy rules apply; allow: approve all but what a rule blocks; deny: reject what would
+    // need a reviewer; off: the gate is disabled, every call approved (and still logged).
+    mode: text("mode", { enum: AGENT_MODES }).notNull().default("ask"),
+    createdAt: integer("created_at").notNull(),
+    revokedAt: integer("revoked_at"),
+    /** written at most once a minute per process (lib/auth/last-used.ts) */
+    lastUsedAt: integer("last_used_at"),
+  },
+  (t) => [
+    // authentication looks a rotated key up by its previous hash during the grace period
+    index("agent_keys_previous_hash_idx")
+      .on(t.previousKeyHash)
+      .where(sql`${t.previousKeyHash} is not null`),
+  ],
+);
 export type AgentKey = typeof agentKeys.$inferSelect;
 
 export const agentKeyQueues = sqliteTable(
@@ -174,6 +189,8 @@ export const reviewerTokens = sqliteTable(
     tokenPrefix: text("token_prefix").notNull(),
     createdAt: integer("created_at").notNull(),
     revokedAt: integer("revoked_at"),
+    /** written at most once a minute per process (lib/auth/last-used.ts) */
+    lastUsedAt: integer("last_used_at"),
   },
   (t) => [index("reviewer_tokens_user_idx").on(t.userId)],
 );

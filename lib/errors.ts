@@ -21,6 +21,7 @@ export type ErrorCode =
   | "queue_archived"
   | "last_admin"
   | "plan_required"
+  | "key_revoked"
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"
@@ -105,6 +106,7 @@ export class ConflictError extends ApiError {
       | "queue_archived"
       | "last_admin"
       | "plan_required"
+      | "key_revoked"
     >,
     message: string,
     current: unknown,

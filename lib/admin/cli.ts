@@ -16,13 +16,8 @@ import { listRules, type RoutingRuleView } from "@/lib/routing/list-rules";
 import type { QueueView } from "@/lib/queues/queue-views";
 import { removeMember } from "@/lib/queues/remove-member";
 import { updateQueue } from "@/lib/queues/update-queue";
-import {
-  createAgentKey,
-  createReviewer,
-  createReviewerToken,
-  queueIdByName,
-  userIdByEmail,
-} from "./admin-verbs";
+import { createReviewer, queueIdByName, userIdByEmail } from "./admin-verbs";
+import { AGENT_CLI_USAGE, runAgentCommand, runTokenCommand } from "./credential-commands";
 
 const USAGE = `Usage: npm run admin -- <command>
 
@@ -42,8 +37,7 @@ const USAGE = `Usage: npm run admin -- <command>
   route list
   route remove --name N
   reviewer create --email E --name N --password P [--queue NAME[:role]]...   (roles: reviewer, lead, admin)
-  reviewer token --email E
-  agent create --name N --queue NAME [--queue NAME]... [--owner EMAIL]
+${AGENT_CLI_USAGE}
 ${POLICY_USAGE}
 
 Works on DATABASE_URL (now ${databaseUrl()}).`;
@@ -140,6 +134,8 @@ async function run(argv: string[]): Promise<string> {
       tool: { type: "string" },
       "min-cost": { type: "string" },
       position: { type: "string" },
+      prefix: { type: "string" },
+      grace: { type: "string" },
       help: { type: "boolean", short: "h" },
       ...POLICY_OPTIONS,
     },
@@ -273,17 +269,11 @@ async function run(argv: string[]): Promise<string> {
       return reviewer.id;
     }
     case "reviewer token":
-      if (!values.email) throw new UsageError("reviewer token needs --email.");
-      return createReviewerToken(values.email);
-    case "agent create": {
-      const agent = await createAgentKey({
-        name: values.name ?? "",
-        queues: values.queue ?? [],
-        ownerEmail: values.owner,
-      });
-      // The key on the first line (scripts read it); the signing secret after it.
-      return `${agent.key}\n# webhook signing secret (Standard Webhooks): ${agent.webhookSecret}`;
-    }
+      return runTokenCommand(rest, values);
+    case "agent create":
+    case "agent revoke":
+    case "agent rotate":
+      return runAgentCommand(verb!, values);
     default: {
       const output = await runPolicyCommand(`${noun} ${verb}`, values);
       if (output !== null) return output;

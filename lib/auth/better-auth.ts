@@ -117,13 +117,13 @@ export function getAuth(): Promise<Auth> {
   return globalAuth.__countersignAuth;
 }
 
-/** The signed-in user of a request's session cookie, or null. */
+/** The signed-in user of a request's session cookie (and the session's id), or null. */
 export async function sessionUser(
   headers: Headers,
-): Promise<{ id: string; name: string; email: string } | null> {
+): Promise<{ id: string; name: string; email: string; sessionId: string } | null> {
   if (!headers.get("cookie")?.includes("session_token")) return null;
   const session = await (await getAuth()).api.getSession({ headers });
   if (!session) return null;
   const { id, name, email } = session.user;
-  return { id, name, email };
+  return { id, name, email, sessionId: session.session.id };
 }
