@@ -1,5 +1,5 @@
 import { getDb } from "@/db/client";
-import { authenticate, type Actor } from "@/lib/auth/actor";
+import { authenticate, bearerToken, type Actor } from "@/lib/auth/actor";
 import { isTrustedOrigin } from "@/lib/auth/better-auth";
 import { ForbiddenError, toResponse } from "@/lib/errors";
 import { readJsonBody } from "./read-body";
@@ -41,6 +41,10 @@ export function json(data: unknown, status = 200): Response {
   return Response.json(data, { status, headers: { "cache-control": "no-store" } });
 }
 
+/**
+ * Exactly when authenticate() falls back to the session cookie: no Bearer credential. Testing for
+ * "no Authorization header" let `Authorization: Basic …` plus a victim's cookie act cross-site.
+ */
 function usesSessionCookie(request: Request): boolean {
-  return !request.headers.has("authorization");
+  return bearerToken(request.headers) === null;
 }
