@@ -218,8 +218,16 @@ export function followEvents(
 export async function eventStreamResponse(
   request: Request,
   filter: StreamFilter,
+  /** called once when the stream ends, however it ends (a stream slot's release) */
+  onEnd: () => void = () => {},
 ): Promise<Response> {
-  const lastEventId = lastEventIdOf(request.headers, new URL(request.url));
+  let lastEventId: ReturnType<typeof lastEventIdOf>;
+  try {
+    lastEventId = lastEventIdOf(request.headers, new URL(request.url));
+  } catch (error) {
+    onEnd();
+    throw error;
+  }
   let stop = () => {};
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -232,6 +240,7 @@ export async function eventStreamResponse(
         queued: () => 1 - (controller.desiredSize ?? 1),
         end: () => {
           ended = true;
+          onEnd();
           try {
             controller.close();
           } catch {
@@ -242,6 +251,7 @@ export async function eventStreamResponse(
       stop = followEvents(sink, filter, lastEventId, request.signal);
     },
     cancel() {
+      onEnd();
       stop();
     },
   });
