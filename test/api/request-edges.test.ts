@@ -8,6 +8,12 @@ import {
 import { makeQueue } from "@/test/support/factories";
 import { apiClient, refundBatch, type ApiClient } from "@/test/support/http";
 import type { TestServer } from "@/test/support/server";
+import {
+  actionPagePath,
+  findServerAction,
+  invokeServerAction,
+  serverActions,
+} from "@/test/support/server-actions";
 import { sessionCookie } from "@/test/support/sessions";
 
 // Issue 14's holes at the request's edge, replayed over HTTP against `npm start`'s server as an
@@ -124,6 +130,31 @@ describe("deeply nested JSON (finding 6)", () => {
     expect(((await answer.json()) as { error: { code: string } }).error.code).toBe(
       "invalid_request",
     );
+  });
+});
+
+describe("deeply nested server-action arguments (finding 6)", () => {
+  it("an edit nested 2,000 deep is refused with invalid_request, and nothing is written", async () => {
+    const { batch } = await pausedRun(agent, refundBatch());
+    const call = batch.calls[0];
+    let editedArgs: unknown = 1;
+    for (let i = 0; i < 2_000; i++) editedArgs = { a: editedArgs };
+    const action = findServerAction(
+      serverActions(),
+      "app/(reviewer)/actions.ts",
+      "decideCallAction",
+    );
+    const before = await writeSnapshot();
+    const answer = await invokeServerAction(
+      server.baseUrl,
+      action,
+      actionPagePath(action, { batchId: batch.id }),
+      [batch.id, call.id, { outcome: "edit", expectedRevision: call.revision, editedArgs }],
+      { cookie },
+    );
+    expect(answer.status, answer.raw.slice(0, 300)).toBe(200);
+    expect(answer.result).toMatchObject({ ok: false, code: "invalid_request" });
+    expect(await writeSnapshot()).toEqual(before);
   });
 });
 
