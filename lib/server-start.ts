@@ -3,6 +3,7 @@ import { databaseUrl, getDb } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { users } from "@/db/schema";
 import { hashStoredSessionTokens } from "@/lib/auth/hashed-session-tokens";
+import { prepareSetupCode } from "@/lib/auth/setup-code";
 import { publicBaseUrl } from "./api/views";
 import { beginShutdown } from "./shutdown";
 import { startBackgroundWork } from "./background";
@@ -14,14 +15,29 @@ export async function startServer(): Promise<void> {
   await startBackgroundWork();
   // On SIGTERM/SIGINT Next.js stops once open requests finish: end streams and long-polls.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, beginShutdown);
+  const url = publicBaseUrl();
+  // Printed even when quiet: without it nobody can finish setup from the browser.
+  const setupCode = await prepareSetupCode();
+  if (setupCode) {
+    console.log(
+      [
+        "",
+        `Countersign has no admin yet. Open ${url}/setup and enter this one-time setup code:`,
+        "",
+        `    ${setupCode}`,
+        "",
+        "It works until the first admin exists; only this console shows it.",
+        "",
+      ].join("\n"),
+    );
+  }
   if (process.env.COUNTERSIGN_QUIET) return;
   const [row] = await getDb().select({ n: count() }).from(users);
-  const url = publicBaseUrl();
   console.log(`Countersign: database ${databaseUrl()} is migrated.`);
   console.log(
     ((row?.n ?? 0) === 0
       ? [
-          `Open ${url} — the first visitor creates the admin account (and a "General" queue).`,
+          `Open ${url}/setup with the setup code above to create the admin account (and a "General" queue).`,
           "  (or from a terminal: npm run admin -- queue create General, then",
           "   npm run admin -- reviewer create --email you@example.com --name 'You' --password 'choose-one' --queue General:admin)",
         ]

@@ -131,3 +131,10 @@ async function startOnce(
     kill: () => end("SIGKILL"),
   };
 }
+
+/** The one-time setup code a server on an empty database printed at start (lib/auth/setup-code.ts). */
+export function setupCodeOf(server: TestServer): string {
+  const code = /one-time setup code:\s+(\S+)/.exec(server.output())?.[1];
+  if (!code) throw new Error(`The server printed no setup code:\n${server.output()}`);
+  return code;
+}
