@@ -3,14 +3,18 @@ import { databaseUrl, getDb } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { users } from "@/db/schema";
 import { hashStoredSessionTokens } from "@/lib/auth/hashed-session-tokens";
+import { sealStoredSecrets } from "@/lib/auth/seal-stored-secrets";
+import { configuredAllowList } from "@/lib/webhooks/callback-target";
 import { publicBaseUrl } from "./api/views";
 import { beginShutdown } from "./shutdown";
 import { startBackgroundWork } from "./background";
 
 /** Start-up: migrate the database, start the background work, and tell a newcomer what to do. */
 export async function startServer(): Promise<void> {
+  configuredAllowList(); // a CALLBACK_ALLOWED_HOSTS it cannot read stops the start, naming the entry
   await migrateDatabase();
   await hashStoredSessionTokens();
+  await sealStoredSecrets();
   await startBackgroundWork();
   // On SIGTERM/SIGINT Next.js stops once open requests finish: end streams and long-polls.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, beginShutdown);
