@@ -16,7 +16,7 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:
 const PREFIX = "enc:v1:";
 const KEY_ENV = "COUNTERSIGN_SECRET_KEY";
 /** Older keys, comma-separated, still read (for rotation): rows they sealed are sealed again. */
-const PREVIOUS_KEYS_ENV = "COUNTERSIGN_PREVIOUS_SECRET_KEYS";
+const PREVIOUS_KEYS_ENV = "COUNTERSIGN_OLD_SECRET_KEYS";
 
 export type SecretKey = { id: string; bytes: Buffer };
 
