@@ -122,6 +122,12 @@ describe("a server with COUNTERSIGN_SECRET_KEY", () => {
     expect(signature).toBe(expected);
   });
 
+  it("refuses to start without the key that sealed them, naming it", async () => {
+    await expect(
+      startServer({ databaseUrl: process.env.DATABASE_URL!, env: { COUNTERSIGN_SECRET_KEY: "" } }),
+    ).rejects.toThrow(new RegExp(`encrypted with key ${key.id}.*COUNTERSIGN_SECRET_KEY`));
+  });
+
   it("seals the secret of a key created while the key is configured", async () => {
     process.env.COUNTERSIGN_SECRET_KEY = keyText; // as `npm run admin` would run beside the server
     try {
