@@ -4,6 +4,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { agentKeys, appSettings } from "@/db/schema";
+import { sealStoredSecrets } from "@/lib/auth/seal-stored-secrets";
 import { openSecret, parseSecretKey, sealSecret, SECRET_PLACES } from "@/lib/auth/sealed-secrets";
 import { freshDatabase } from "../support/database";
 import { makeAgentKey, makeTeam } from "../support/factories";
@@ -139,6 +140,33 @@ describe("a server with COUNTERSIGN_SECRET_KEY", () => {
       );
     } finally {
       delete process.env.COUNTERSIGN_SECRET_KEY;
+    }
+  });
+});
+
+describe("rotating COUNTERSIGN_SECRET_KEY", () => {
+  it("reads with the old key and seals everything again with the new one", async () => {
+    await freshDatabase("secrets-rotation");
+    process.env.COUNTERSIGN_SECRET_KEY = keyText;
+    try {
+      const agent = await makeAgentKey({ queues: [(await makeTeam()).queue.name] });
+      const newKeyText = randomBytes(32).toString("base64");
+      process.env.COUNTERSIGN_SECRET_KEY = newKeyText;
+      process.env.COUNTERSIGN_OLD_SECRET_KEYS = keyText;
+      expect(await sealStoredSecrets()).toBeGreaterThanOrEqual(2); // both agents of the file
+      const [row] = await getDb()
+        .select({ stored: agentKeys.webhookSecret })
+        .from(agentKeys)
+        .where(eq(agentKeys.id, agent.id));
+      const newKey = parseSecretKey(newKeyText);
+      expect(row!.stored).toMatch(new RegExp(`^enc:v1:${newKey.id}:`));
+      expect(openSecret(row!.stored, SECRET_PLACES.webhookSecret(agent.id), [newKey])).toBe(
+        agent.webhookSecret,
+      );
+      expect(await sealStoredSecrets()).toBe(0); // nothing left to redo
+    } finally {
+      delete process.env.COUNTERSIGN_SECRET_KEY;
+      delete process.env.COUNTERSIGN_OLD_SECRET_KEYS;
     }
   });
 });
