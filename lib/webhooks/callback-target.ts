@@ -144,9 +144,19 @@ export type Lookup = (name: string) => Promise<ResolvedAddress[]>;
 
 const systemLookup: Lookup = (name) => dnsLookup(name, { all: true, verbatim: true });
 
-export type CallbackTarget =
-  | { ok: true; url: URL; address: string; family: 4 | 6 }
-  | { ok: false; reason: string; permanent: boolean };
+/**
+ * A target that passed the check: connect to `address` (or, where the connection may try several,
+ * to one of `addresses`, every one checked), and to nothing else.
+ */
+export type CheckedTarget = {
+  ok: true;
+  url: URL;
+  address: string;
+  family: 4 | 6;
+  addresses: { address: string; family: 4 | 6 }[];
+};
+
+export type CallbackTarget = CheckedTarget | { ok: false; reason: string; permanent: boolean };
 
 /**
  * The address to send a webhook to, checked: the URL as `callbackUrlProblem` judges it, then
@@ -162,7 +172,10 @@ export async function resolveCallbackTarget(
   const problem = callbackUrlProblem(raw, allow);
   if (problem) return { ok: false, reason: problem, permanent: true };
   const { url, name, port, address } = parseTarget(raw) as Parsed;
-  if (address) return { ok: true, url, address, family: address.includes(":") ? 6 : 4 };
+  if (address) {
+    const literal = { address, family: address.includes(":") ? (6 as const) : (4 as const) };
+    return { ok: true, url, ...literal, addresses: [literal] };
+  }
 
   let addresses: ResolvedAddress[];
   try {
@@ -185,8 +198,11 @@ export async function resolveCallbackTarget(
         };
     }
   }
-  const [first] = addresses;
-  return { ok: true, url, address: first!.address, family: first!.family === 6 ? 6 : 4 };
+  const checked = addresses.map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? (6 as const) : (4 as const),
+  }));
+  return { ok: true, url, ...checked[0]!, addresses: checked };
 }
 
 /** How long batch creation waits for DNS before leaving the name to the send-time check. */

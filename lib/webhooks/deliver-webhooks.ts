@@ -6,7 +6,7 @@ import { agentKeys, batches, webhookDeliveries, type WebhookDelivery } from "@/d
 import { openSecret, SECRET_PLACES } from "@/lib/auth/sealed-secrets";
 import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
-import { resolveCallbackTarget, type Lookup } from "./callback-target";
+import { resolveCallbackTarget, type CheckedTarget, type Lookup } from "./callback-target";
 import { postWebhook } from "./post-webhook";
 
 // The outbox worker: sends owed webhooks, signed with Standard Webhooks headers, and retries with
@@ -190,10 +190,7 @@ function shownUrl(url: string): string {
   }
 }
 
-async function send(
-  delivery: WebhookDelivery,
-  target: Extract<Awaited<ReturnType<typeof resolveCallbackTarget>>, { ok: true }>,
-) {
+async function send(delivery: WebhookDelivery, target: CheckedTarget) {
   const [key] = await getDb()
     .select({ secret: agentKeys.webhookSecret })
     .from(agentKeys)

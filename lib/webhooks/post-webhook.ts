@@ -1,26 +1,26 @@
 import { request as httpRequest, type RequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
-import type { CallbackTarget } from "./callback-target";
+import type { CheckedTarget } from "./callback-target";
 
 // The webhook POST itself, over node:http(s) rather than fetch: fetch resolves the name again
 // when it connects, and a name that answered a public address to the check could answer
-// 127.0.0.1 to the connection (DNS rebinding). Here the socket's lookup answers only the address
-// that was checked, while the Host header and TLS (SNI and the certificate check) keep the name.
+// 127.0.0.1 to the connection (DNS rebinding). Here the socket's lookup answers only the addresses
+// that were checked, while the Host header and TLS (SNI and the certificate check) keep the name.
 // Redirects are never followed: a 3xx is an answer like any other non-2xx.
 
 export type WebhookAnswer = { status: number };
 
 export function postWebhook(
-  target: Extract<CallbackTarget, { ok: true }>,
+  target: CheckedTarget,
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
 ): Promise<WebhookAnswer> {
-  const { url, address, family } = target;
+  const { url, address, family, addresses } = target;
   const pinned: LookupFunction = (_hostname, options, callback) => {
-    // net asks for every address when it may try several (autoSelectFamily): give it the one.
-    if (options.all) callback(null, [{ address, family }]);
+    // net asks for every address when it may try several (autoSelectFamily): all were checked.
+    if (options.all) callback(null, addresses);
     else callback(null, address, family);
   };
   const options: RequestOptions = {

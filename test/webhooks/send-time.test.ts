@@ -97,6 +97,17 @@ describe("webhook sends", () => {
     expect(receiver.received[0]!.path).toBe("/hook?x=1");
   });
 
+  it("tries the other checked addresses of a name when the first does not answer", async () => {
+    process.env.CALLBACK_ALLOWED_HOSTS = "127.0.0.0/8";
+    const id = await owedWebhook(`http://two.rebinding.test:${receiver.port}/hook`);
+    const lookup: Lookup = async () => [
+      { address: "127.0.0.2", family: 4 }, // nothing listens there
+      { address: "127.0.0.1", family: 4 },
+    ];
+    await deliverDueWebhooks(Date.now(), { lookup });
+    expect(await settled(id)).toMatchObject({ status: "delivered", lastStatusCode: 200 });
+  });
+
   it("stops at 410 Gone, and keeps retrying a 404", async () => {
     process.env.CALLBACK_ALLOWED_HOSTS = "127.0.0.1";
     answerWith = 410;
