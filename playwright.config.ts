@@ -50,6 +50,8 @@ export default defineConfig({
       SETUP_CODE: process.env.E2E_SETUP_CODE,
       // Every test signs in from 127.0.0.1; the guessing limit is tested on its own.
       SIGN_IN_ATTEMPTS_PER_MINUTE: "1000",
+      // Webhook receivers in tests listen on loopback, which callbackUrls may not target unless allowed.
+      CALLBACK_ALLOWED_HOSTS: "127.0.0.1",
       EMBED_ALLOWED_ORIGINS: `http://127.0.0.1:${process.env.E2E_EMBED_HOST_PORT}, https://host.example`,
     },
   },

@@ -4,14 +4,18 @@ import { migrateDatabase } from "@/db/migrate";
 import { users } from "@/db/schema";
 import { hashStoredSessionTokens } from "@/lib/auth/hashed-session-tokens";
 import { prepareSetupCode } from "@/lib/auth/setup-code";
+import { sealStoredSecrets } from "@/lib/auth/seal-stored-secrets";
+import { configuredAllowList } from "@/lib/webhooks/callback-target";
 import { publicBaseUrl } from "./api/views";
 import { beginShutdown } from "./shutdown";
 import { startBackgroundWork } from "./background";
 
 /** Start-up: migrate the database, start the background work, and tell a newcomer what to do. */
 export async function startServer(): Promise<void> {
+  await refuseToStartUnless(async () => configuredAllowList()); // names an entry it cannot read
   await migrateDatabase();
   await hashStoredSessionTokens();
+  await refuseToStartUnless(sealStoredSecrets); // names a key the stored secrets need
   await startBackgroundWork();
   // On SIGTERM/SIGINT Next.js stops once open requests finish: end streams and long-polls.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, beginShutdown);
@@ -49,4 +53,18 @@ export async function startServer(): Promise<void> {
       ])
       .join("\n"),
   );
+}
+
+/**
+ * A configuration the server cannot work with ends the process with its reason. Next.js would
+ * log a failed start-up hook and serve anyway, without background work and unable to sign
+ * webhooks or sessions: better not to start at all.
+ */
+async function refuseToStartUnless(check: () => Promise<unknown>): Promise<void> {
+  try {
+    await check();
+  } catch (error) {
+    console.error(`Countersign cannot start: ${error instanceof Error ? error.message : error}`);
+    process.exit(1);
+  }
 }

@@ -85,6 +85,9 @@ async function startOnce(
         DATABASE_URL: options.databaseUrl,
         COUNTERSIGN_QUIET: "1",
         PUBLIC_URL: `http://127.0.0.1:${port}`,
+        // The tests' webhook receivers listen on loopback, which callbackUrls may not target
+        // unless allowed (lib/webhooks/callback-target.ts); test/webhooks/ssrf.test.ts unsets it.
+        CALLBACK_ALLOWED_HOSTS: "127.0.0.1",
         ...options.env,
       },
       stdio: ["ignore", "pipe", "pipe"],
