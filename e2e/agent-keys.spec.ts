@@ -106,3 +106,27 @@ test("a reviewer makes and revokes a personal token, then signs out everywhere",
   // The factory's token was not asked to be revoked: it still works.
   expect((await apiClient(baseURL, reviewer.token).get("/queue")).status).toBe(200);
 });
+
+test("an open queue tab learns its session ended when it is signed out everywhere", async ({
+  page,
+  context,
+}) => {
+  const queue = await makeQueue();
+  const reviewer = await makeReviewer({ name: "Sam Signedout", queues: [{ name: queue.name }] });
+  await signIn(page, reviewer);
+  await page.goto("/queue");
+  await expect(page.getByTestId("connection")).toHaveText("Live");
+
+  const other = await context.newPage();
+  await other.goto("/tokens");
+  await other.getByRole("button", { name: "Sign out everywhere" }).click();
+  await other.waitForURL("**/sign-in**");
+
+  // The server ends the queue's stream within seconds (lib/auth/credential-watch.ts); the tab
+  // then stops retrying and says why, instead of "Reconnecting…" forever.
+  await expect(page.getByTestId("signed-out-banner")).toBeVisible({ timeout: 15_000 });
+  await expect(page.getByTestId("connection")).toHaveText("Signed out");
+  await page.screenshot({ path: `${SCREENSHOTS}/queue-signed-out.png` });
+  await page.getByRole("link", { name: "Sign in again" }).click();
+  await page.waitForURL("**/sign-in**");
+});

@@ -6,6 +6,7 @@ const LABEL: Record<Connection, string> = {
   live: "Live",
   reconnecting: "Reconnecting…",
   offline: "Offline",
+  "signed-out": "Signed out",
 };
 
 export function ConnectionBadge({ connection }: { connection: Connection }) {

@@ -174,6 +174,12 @@ export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
           You are offline. Cards may be out of date; they catch up when the connection returns.
         </p>
       )}
+      {connection === "signed-out" && (
+        <p className={styles.banner} role="alert" data-testid="signed-out-banner">
+          Your session has ended (signed out, or its access was revoked), so this queue no longer
+          updates. <a href="/sign-in?next=/queue">Sign in again</a>
+        </p>
+      )}
       {connection === "reconnecting" && (
         <p className={styles.banner} role="status" data-testid="reconnecting-banner">
           Reconnecting to the live queue… cards may be out of date for a moment.

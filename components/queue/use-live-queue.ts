@@ -18,7 +18,7 @@ import {
 /** After the first screenful (FIRST_PAGE_SIZE, rendered with the page), pages of this size. */
 const PAGE_SIZE = 2_000;
 
-export type Connection = "connecting" | "live" | "reconnecting" | "offline";
+export type Connection = "connecting" | "live" | "reconnecting" | "offline" | "signed-out";
 
 // Every event type that can change a card; the stream names each message's type.
 const CARD_EVENTS = [
@@ -47,6 +47,18 @@ async function fetchJson<T>(url: string): Promise<T> {
   }
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);
   return response.json() as Promise<T>;
+}
+
+/** True when the API answers this tab's session 401 (signed out, revoked, or deactivated). */
+async function sessionEnded(): Promise<boolean> {
+  try {
+    const response = await fetch(`/api/v1/queue/snapshot?limit=1`, {
+      headers: { accept: "application/json" },
+    });
+    return response.status === 401;
+  } catch {
+    return false; // offline or the server is down: keep retrying
+  }
 }
 
 async function fetchSnapshot(): Promise<QueueCache> {
@@ -160,9 +172,14 @@ function followStream(
     current.onopen = () => setConnection("live");
     current.onerror = () => {
       if (current.readyState === EventSource.CLOSED) {
-        // The browser gave up (the server refused or restarted): try again ourselves.
+        // The browser gave up: the server restarted, or refused us. A revoked or signed-out
+        // session is refused for good (and its open stream was ended), so ask before retrying.
         setConnection(navigator.onLine ? "reconnecting" : "offline");
-        retryTimer = setTimeout(connect, 2000);
+        void sessionEnded().then((ended) => {
+          if (stopped) return;
+          if (ended) setConnection("signed-out");
+          else retryTimer = setTimeout(connect, 2000);
+        });
       } else {
         setConnection(navigator.onLine ? "reconnecting" : "offline");
       }
