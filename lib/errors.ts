@@ -21,6 +21,8 @@ export type ErrorCode =
   | "queue_archived"
   | "last_admin"
   | "plan_required"
+  | "link_used"
+  | "link_expired"
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"
@@ -105,6 +107,8 @@ export class ConflictError extends ApiError {
       | "queue_archived"
       | "last_admin"
       | "plan_required"
+      | "link_used"
+      | "link_expired"
     >,
     message: string,
     current: unknown,

@@ -19,9 +19,13 @@ import {
 
 const Time = z.iso.datetime();
 const Ref = z.object({ id: z.string(), name: z.string() });
+/** A reviewer who voted or decided, named as they were at that moment (a rename changes no record). */
+const DeciderRef = Ref.extend({
+  email: z.string().nullable().optional().describe("only in history exports"),
+});
 
 export const VoteResource = z.object({
-  reviewer: Ref,
+  reviewer: DeciderRef,
   outcome: z.enum(["approved", "rejected"]),
   revision: z.int(),
   actionHash: z.string().describe("the hash of the exact action this vote approved or rejected"),
@@ -31,7 +35,7 @@ export const VoteResource = z.object({
 export const DecisionResource = z.object({
   outcome: z.enum(["approved", "rejected"]),
   source: z.enum(DECISION_SOURCES),
-  by: Ref.nullable(),
+  by: DeciderRef.nullable(),
   at: Time,
   reason: z.string().nullable(),
   editedArgs: z.unknown().describe("when approved with an edit: the args the agent must run"),
