@@ -93,6 +93,13 @@ export const queues = sqliteTable("queues", {
   claimMode: text("claim_mode", { enum: ["mark", "lock"] })
     .notNull()
     .default("mark"),
+  /**
+   * whether an agent may ask for onTimeout "approve" on this queue: off, a batch nobody decided
+   * can never approve itself (an agent asking for 1 s and "approve" would approve its own call)
+   */
+  approveOnTimeout: integer("approve_on_timeout", { mode: "boolean" }).notNull().default(false),
+  /** the shortest deadline (seconds) a batch that approves on timeout may have */
+  approveOnTimeoutMinSecs: integer("approve_on_timeout_min_secs").notNull().default(300),
   createdAt: integer("created_at").notNull(),
   archivedAt: integer("archived_at"),
 });
@@ -126,23 +133,38 @@ export const AGENT_MODES = ["ask", "allow", "deny", "off"] as const;
 export type AgentMode = (typeof AGENT_MODES)[number];
 
 // An agent key is the agent: its name is shown on cards. Only the key's SHA-256 is stored.
-export const agentKeys = sqliteTable("agent_keys", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  keyHash: text("key_hash").notNull().unique(),
-  keyPrefix: text("key_prefix").notNull(),
-  defaultQueueId: text("default_queue_id")
-    .notNull()
-    .references(() => queues.id),
-  ownerUserId: text("owner_user_id").references(() => users.id),
-  // Signs this agent's webhooks (Standard Webhooks `whsec_…`); it must be readable to sign.
-  webhookSecret: text("webhook_secret").notNull(),
-  // ask: policy rules apply; allow: approve all but what a rule blocks; deny: reject what would
-  // need a reviewer; off: the gate is disabled, every call approved (and still logged).
-  mode: text("mode", { enum: AGENT_MODES }).notNull().default("ask"),
-  createdAt: integer("created_at").notNull(),
-  revokedAt: integer("revoked_at"),
-});
+export const agentKeys = sqliteTable(
+  "agent_keys",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    keyHash: text("key_hash").notNull().unique(),
+    keyPrefix: text("key_prefix").notNull(),
+    // After a rotation the replaced key keeps working until previousKeyExpiresAt (the grace period
+    // a deployment needs to roll out the new one); authentication checks the clock, no sweeper.
+    previousKeyHash: text("previous_key_hash"),
+    previousKeyExpiresAt: integer("previous_key_expires_at"),
+    defaultQueueId: text("default_queue_id")
+      .notNull()
+      .references(() => queues.id),
+    ownerUserId: text("owner_user_id").references(() => users.id),
+    // Signs this agent's webhooks (Standard Webhooks `whsec_…`); it must be readable to sign.
+    webhookSecret: text("webhook_secret").notNull(),
+    // ask: policy rules apply; allow: approve all but what a rule blocks; deny: reject what would
+    // need a reviewer; off: the gate is disabled, every call approved (and still logged).
+    mode: text("mode", { enum: AGENT_MODES }).notNull().default("ask"),
+    createdAt: integer("created_at").notNull(),
+    revokedAt: integer("revoked_at"),
+    /** written at most once a minute per process (lib/auth/last-used.ts) */
+    lastUsedAt: integer("last_used_at"),
+  },
+  (t) => [
+    // authentication looks a rotated key up by its previous hash during the grace period
+    index("agent_keys_previous_hash_idx")
+      .on(t.previousKeyHash)
+      .where(sql`${t.previousKeyHash} is not null`),
+  ],
+);
 export type AgentKey = typeof agentKeys.$inferSelect;
 
 export const agentKeyQueues = sqliteTable(
@@ -169,6 +191,8 @@ export const reviewerTokens = sqliteTable(
     tokenPrefix: text("token_prefix").notNull(),
     createdAt: integer("created_at").notNull(),
     revokedAt: integer("revoked_at"),
+    /** written at most once a minute per process (lib/auth/last-used.ts) */
+    lastUsedAt: integer("last_used_at"),
   },
   (t) => [index("reviewer_tokens_user_idx").on(t.userId)],
 );
@@ -524,6 +548,20 @@ export const appSettings = sqliteTable("app_settings", {
   value: text("value").notNull(),
   createdAt: integer("created_at").notNull(),
 });
+
+// Rate-limit counters shared by every instance over the database (lib/auth/rate-limit-counts.ts):
+// bearer-credential guessing and better-auth's sign-in limit, keyed by "<scope>:<client address>".
+export const rateLimitCounts = sqliteTable(
+  "rate_limit_counts",
+  {
+    key: text("key").primaryKey(),
+    count: integer("count").notNull(),
+    windowEndsAt: integer("window_ends_at").notNull(),
+  },
+  // Expired rows are purged with every count and blocked ones listed each second: both by window end.
+  (t) => [index("rate_limit_counts_window_ends_at").on(t.windowEndsAt)],
+);
+export type RateLimitCount = typeof rateLimitCounts.$inferSelect;
 
 /* ---------------------------------------------------------------- routing */
 

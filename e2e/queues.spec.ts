@@ -41,6 +41,10 @@ test("a lead changes the quorum and adds a member; a reviewer sees the settings 
   await page.waitForURL(`**/queues/${queue.id}`);
 
   await page.getByLabel("Approvals needed").fill("2");
+  // off by default: agents may not make a batch approve itself at its deadline
+  await expect(page.getByLabel("Agents may ask to approve on timeout")).not.toBeChecked();
+  await page.getByLabel("Agents may ask to approve on timeout").check();
+  await page.getByLabel("Shortest timeout that may approve (seconds)").fill("600");
   await page.getByRole("button", { name: "Save settings" }).click();
   await expect(page.getByText("Saved.")).toBeVisible();
 
@@ -65,7 +69,12 @@ test("a lead changes the quorum and adds a member; a reviewer sees the settings 
   ]);
 
   const asLead = await apiClient(baseURL, lead.token).get(`/queues/${queue.id}`);
-  expect(asLead.body).toMatchObject({ name: queue.name, requiredApprovals: 2 });
+  expect(asLead.body).toMatchObject({
+    name: queue.name,
+    requiredApprovals: 2,
+    approveOnTimeout: true,
+    approveOnTimeoutMinSecs: 600,
+  });
   expect(
     asLead.body.members.find((m: { userId: string }) => m.userId === newcomer.id),
   ).toMatchObject({ role: "lead" });
@@ -80,6 +89,7 @@ test("a lead changes the quorum and adds a member; a reviewer sees the settings 
   await reviewerPage.goto(`/queues/${queue.id}`);
   const summary = reviewerPage.getByTestId("settings-summary");
   await expect(summary).toContainText("Approvals needed2");
+  await expect(summary).toContainText("Approve on timeoutAllowed, ≥ 10 min");
   await expect(reviewerPage.getByRole("button", { name: "Save settings" })).toHaveCount(0);
   await expect(reviewerPage.getByRole("button", { name: /Remove/ })).toHaveCount(0);
   await expect(reviewerPage.getByRole("button", { name: "Add member" })).toHaveCount(0);

@@ -23,6 +23,7 @@ export type ErrorCode =
   | "plan_required"
   | "link_used"
   | "link_expired"
+  | "key_revoked"
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"
@@ -109,6 +110,7 @@ export class ConflictError extends ApiError {
       | "plan_required"
       | "link_used"
       | "link_expired"
+      | "key_revoked"
     >,
     message: string,
     current: unknown,

@@ -13,5 +13,5 @@ export async function currentReviewer(): Promise<ReviewerActor> {
 /** The signed-in reviewer of a server action, or null (the action answers `unauthenticated`). */
 export async function sessionReviewer(): Promise<ReviewerActor | null> {
   const user = await sessionUser(await headers());
-  return user ? { kind: "reviewer", ...user } : null;
+  return user ? { kind: "reviewer", id: user.id, name: user.name, email: user.email } : null;
 }

@@ -9,6 +9,9 @@ const LINKS = [
   { href: "/queues", label: "Queues" },
   { href: "/routing", label: "Routing" },
   { href: "/policies", label: "Policies" },
+  { href: "/agents", label: "Agents" },
+  { href: "/tokens", label: "Tokens" },
+  { href: "/audit", label: "Audit" },
 ];
 
 // "/queue" must not light up on "/queues": match whole path segments.

@@ -39,6 +39,8 @@ export function SettingsForm({
         defaultTimeoutSecs: wholeNumber(form.get("defaultTimeoutSecs")),
         escalationQueueId: escalation === "" ? null : escalation,
         claimMode: String(form.get("claimMode") ?? "mark"),
+        approveOnTimeout: form.get("approveOnTimeout") === "on",
+        approveOnTimeoutMinSecs: wholeNumber(form.get("approveOnTimeoutMinSecs")),
       });
       if (!result.ok) return setFailure(result);
       setFailure(null);
@@ -138,6 +140,35 @@ export function SettingsForm({
         <label htmlFor="queue-sod">Separation of duties</label>
         <span id="queue-sod-help" className={styles.help}>
           An agent&apos;s owner may not approve its calls
+        </span>
+      </div>
+      <div className={styles.check}>
+        <input
+          id="queue-approve-on-timeout"
+          name="approveOnTimeout"
+          type="checkbox"
+          defaultChecked={queue.approveOnTimeout}
+          aria-describedby="queue-approve-on-timeout-help"
+          disabled={disabled}
+        />
+        <label htmlFor="queue-approve-on-timeout">Agents may ask to approve on timeout</label>
+        <span id="queue-approve-on-timeout-help" className={styles.help}>
+          Off: a batch nobody decided is never approved at its deadline
+        </span>
+      </div>
+      <div className={styles.field}>
+        <label htmlFor="queue-approve-min">Shortest timeout that may approve (seconds)</label>
+        <input
+          id="queue-approve-min"
+          name="approveOnTimeoutMinSecs"
+          type="number"
+          min={1}
+          defaultValue={queue.approveOnTimeoutMinSecs}
+          aria-describedby="queue-approve-min-help"
+          disabled={disabled}
+        />
+        <span id="queue-approve-min-help" className={styles.help}>
+          A batch that approves on timeout must give reviewers at least this long
         </span>
       </div>
       <div className={styles.formActions}>

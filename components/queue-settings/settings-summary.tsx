@@ -23,6 +23,14 @@ export function SettingsSummary({ queue }: { queue: QueueDetailView }) {
         <dd>{formatDuration(queue.defaultTimeoutSecs)}</dd>
       </div>
       <div>
+        <dt>Approve on timeout</dt>
+        <dd>
+          {queue.approveOnTimeout
+            ? `Allowed, ≥ ${formatDuration(queue.approveOnTimeoutMinSecs)}`
+            : "Not allowed"}
+        </dd>
+      </div>
+      <div>
         <dt>Escalates to</dt>
         <dd>{queue.escalationQueue?.name ?? "No escalation"}</dd>
       </div>

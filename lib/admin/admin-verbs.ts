@@ -32,6 +32,12 @@ export const CreateQueueInput = z.object({
     .min(1)
     .max(30 * 24 * 3600)
     .default(3600),
+  approveOnTimeout: z.boolean().default(false),
+  approveOnTimeoutMinSecs: z
+    .int()
+    .min(1)
+    .max(30 * 24 * 3600)
+    .default(300),
 });
 export type CreateQueueInput = z.input<typeof CreateQueueInput>;
 

@@ -16,21 +16,18 @@ import { listRules, type RoutingRuleView } from "@/lib/routing/list-rules";
 import type { QueueView } from "@/lib/queues/queue-views";
 import { removeMember } from "@/lib/queues/remove-member";
 import { updateQueue } from "@/lib/queues/update-queue";
-import {
-  createAgentKey,
-  createReviewer,
-  createReviewerToken,
-  queueIdByName,
-  userIdByEmail,
-} from "./admin-verbs";
+import { createReviewer, queueIdByName, userIdByEmail } from "./admin-verbs";
+import { AGENT_CLI_USAGE, runAgentCommand, runTokenCommand } from "./credential-commands";
 
 const USAGE = `Usage: npm run admin -- <command>
 
   queue create <name> [--required-approvals N] [--separation-of-duties] [--default-timeout SECS]
                [--escalation-queue NAME] [--claim-mode mark|lock]
+               [--approve-on-timeout] [--approve-on-timeout-min-secs SECS]
   queue edit <name> [--name NEW] [--required-approvals N] [--separation-of-duties|--no-separation-of-duties]
                [--default-timeout SECS] [--escalation-queue NAME|--no-escalation-queue]
-               [--claim-mode mark|lock]
+               [--claim-mode mark|lock] [--approve-on-timeout|--no-approve-on-timeout]
+               [--approve-on-timeout-min-secs SECS]
   queue archive <name>
   queue list
   member add --queue NAME --email E [--role R]
@@ -40,8 +37,7 @@ const USAGE = `Usage: npm run admin -- <command>
   route list
   route remove --name N
   reviewer create --email E --name N --password P [--queue NAME[:role]]...   (roles: reviewer, lead, admin)
-  reviewer token --email E
-  agent create --name N --queue NAME [--queue NAME]... [--owner EMAIL]
+${AGENT_CLI_USAGE}
 ${POLICY_USAGE}
 
 Works on DATABASE_URL (now ${databaseUrl()}).`;
@@ -70,13 +66,25 @@ function toggle(on: boolean | undefined, off: boolean | undefined, flag: string)
 
 function queueTable(rows: QueueView[]): string {
   return table([
-    ["NAME", "QUORUM", "SOD", "CLAIMS", "TIMEOUT", "ESCALATION", "MEMBERS", "STATUS", "ID"],
+    [
+      "NAME",
+      "QUORUM",
+      "SOD",
+      "CLAIMS",
+      "TIMEOUT",
+      "APPROVE ON TIMEOUT",
+      "ESCALATION",
+      "MEMBERS",
+      "STATUS",
+      "ID",
+    ],
     ...rows.map((q) => [
       q.name,
       String(q.requiredApprovals),
       q.separationOfDuties ? "yes" : "no",
       q.claimMode,
       `${q.defaultTimeoutSecs}s`,
+      q.approveOnTimeout ? `after ${q.approveOnTimeoutMinSecs}s` : "no",
       q.escalationQueue?.name ?? "-",
       String(q.memberCount),
       q.archivedAt ? "archived" : "open",
@@ -113,6 +121,9 @@ async function run(argv: string[]): Promise<string> {
       "escalation-queue": { type: "string" },
       "no-escalation-queue": { type: "boolean" },
       "claim-mode": { type: "string" },
+      "approve-on-timeout": { type: "boolean" },
+      "no-approve-on-timeout": { type: "boolean" },
+      "approve-on-timeout-min-secs": { type: "string" },
       role: { type: "string" },
       email: { type: "string" },
       name: { type: "string" },
@@ -123,6 +134,8 @@ async function run(argv: string[]): Promise<string> {
       tool: { type: "string" },
       "min-cost": { type: "string" },
       position: { type: "string" },
+      prefix: { type: "string" },
+      grace: { type: "string" },
       help: { type: "boolean", short: "h" },
       ...POLICY_OPTIONS,
     },
@@ -145,6 +158,11 @@ async function run(argv: string[]): Promise<string> {
         ),
         escalationQueueId: escalation ? await queueIdByName(escalation) : undefined,
         claimMode: values["claim-mode"],
+        approveOnTimeout: values["approve-on-timeout"] ?? false,
+        approveOnTimeoutMinSecs: integer(
+          values["approve-on-timeout-min-secs"],
+          "--approve-on-timeout-min-secs",
+        ),
       });
       return queue.id;
     }
@@ -171,6 +189,15 @@ async function run(argv: string[]): Promise<string> {
             ? null
             : undefined,
         claimMode: values["claim-mode"],
+        approveOnTimeout: toggle(
+          values["approve-on-timeout"],
+          values["no-approve-on-timeout"],
+          "approve-on-timeout",
+        ),
+        approveOnTimeoutMinSecs: integer(
+          values["approve-on-timeout-min-secs"],
+          "--approve-on-timeout-min-secs",
+        ),
       });
       return queueTable([queue]);
     }
@@ -242,17 +269,11 @@ async function run(argv: string[]): Promise<string> {
       return reviewer.id;
     }
     case "reviewer token":
-      if (!values.email) throw new UsageError("reviewer token needs --email.");
-      return createReviewerToken(values.email);
-    case "agent create": {
-      const agent = await createAgentKey({
-        name: values.name ?? "",
-        queues: values.queue ?? [],
-        ownerEmail: values.owner,
-      });
-      // The key on the first line (scripts read it); the signing secret after it.
-      return `${agent.key}\n# webhook signing secret (Standard Webhooks): ${agent.webhookSecret}`;
-    }
+      return runTokenCommand(rest, values);
+    case "agent create":
+    case "agent revoke":
+    case "agent rotate":
+      return runAgentCommand(verb!, values);
     default: {
       const output = await runPolicyCommand(`${noun} ${verb}`, values);
       if (output !== null) return output;

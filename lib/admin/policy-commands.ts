@@ -98,13 +98,19 @@ export async function runPolicyCommand(command: string, values: Values): Promise
     }
     case "agent list":
       return table([
-        ["NAME", "MODE", "DEFAULT QUEUE", "OWNER", "KEY", "ID"],
+        ["NAME", "MODE", "DEFAULT QUEUE", "OWNER", "KEY", "LAST USED", "STATUS", "ID"],
         ...(await listAgentKeys(OPERATOR)).map((a) => [
           a.name,
           a.mode,
           a.defaultQueue.name,
           a.owner?.name ?? "-",
           `${a.keyPrefix}…`,
+          a.lastUsedAt ?? "-",
+          a.revokedAt
+            ? "revoked"
+            : a.previousKeyExpiresAt
+              ? `rotated (old key until ${a.previousKeyExpiresAt})`
+              : "active",
           a.id,
         ]),
       ]);

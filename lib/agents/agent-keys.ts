@@ -1,6 +1,6 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, inArray } from "drizzle-orm";
 import { getDb } from "@/db/client";
-import { agentKeys, queues, users } from "@/db/schema";
+import { agentKeyQueues, agentKeys, queues, users } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { AgentModeInput } from "@/lib/policies/policy-input";
@@ -10,31 +10,71 @@ import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
 import { isoTime } from "@/lib/ids";
 import { managerOf, requireAdmin, stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
+import { managedQueueIds } from "./agent-key-access";
 
-// Agent keys as admins see them: who the agent is, its default queue, and its mode — the switch
-// that decides whether its calls meet the policy rules at all.
+// Agent keys as admins (every key) and leads (the keys whose default queue they lead) see them:
+// who the agent is, where it may ask, when it was last used, and its mode — the switch that
+// decides whether its calls meet the policy rules at all.
 
 export type AgentKeyView = Awaited<ReturnType<typeof listAgentKeys>>[number];
 
-export async function listAgentKeys(caller: QueueCaller) {
+export async function listAgentKeys(caller: QueueCaller, options: { id?: string } = {}) {
   const db = getDb();
-  requireAdmin(await managerOf(db, caller), "see agent keys");
+  const led = await managedQueueIds(db, await managerOf(db, caller));
   const rows = await db
-    .select({ key: agentKeys, queueName: queues.name, ownerName: users.name })
+    .select({
+      key: agentKeys,
+      queueName: queues.name,
+      ownerName: users.name,
+      ownerEmail: users.email,
+    })
     .from(agentKeys)
     .innerJoin(queues, eq(queues.id, agentKeys.defaultQueueId))
     .leftJoin(users, eq(users.id, agentKeys.ownerUserId))
+    .where(options.id ? eq(agentKeys.id, options.id) : undefined)
     .orderBy(asc(agentKeys.name), asc(agentKeys.createdAt));
-  return rows.map(({ key, queueName, ownerName }) => ({
+  const visible = led ? rows.filter((r) => led.has(r.key.defaultQueueId)) : rows;
+  const targets = visible.length
+    ? await db
+        .select({ agentKeyId: agentKeyQueues.agentKeyId, id: queues.id, name: queues.name })
+        .from(agentKeyQueues)
+        .innerJoin(queues, eq(queues.id, agentKeyQueues.queueId))
+        .where(
+          inArray(
+            agentKeyQueues.agentKeyId,
+            visible.map((r) => r.key.id),
+          ),
+        )
+        .orderBy(asc(queues.name))
+    : [];
+  const now = Date.now();
+  return visible.map(({ key, queueName, ownerName, ownerEmail }) => ({
     id: key.id,
     name: key.name,
     keyPrefix: key.keyPrefix,
     mode: key.mode,
     defaultQueue: { id: key.defaultQueueId, name: queueName },
-    owner: key.ownerUserId ? { id: key.ownerUserId, name: ownerName ?? "" } : null,
+    /** every queue the key may target, the default included */
+    queues: targets.filter((t) => t.agentKeyId === key.id).map(({ id, name }) => ({ id, name })),
+    owner: key.ownerUserId
+      ? { id: key.ownerUserId, name: ownerName ?? "", email: ownerEmail ?? "" }
+      : null,
     createdAt: isoTime(key.createdAt),
     revokedAt: isoTime(key.revokedAt),
+    lastUsedAt: isoTime(key.lastUsedAt),
+    /** until when the key a rotation replaced still works (null: none does) */
+    previousKeyExpiresAt:
+      key.previousKeyExpiresAt !== null && key.previousKeyExpiresAt > now && !key.revokedAt
+        ? isoTime(key.previousKeyExpiresAt)
+        : null,
   }));
+}
+
+/** One key as `listAgentKeys` shows it (the caller manages it: checked by the verb). */
+export async function agentKeyView(caller: QueueCaller, agentId: string): Promise<AgentKeyView> {
+  const [view] = await listAgentKeys(caller, { id: agentId });
+  if (!view) throw new NotFoundError("Agent key");
+  return view;
 }
 
 /**
@@ -65,5 +105,5 @@ export async function setAgentMode(caller: QueueCaller, agentId: string, body: u
   });
   // The agent's next request must meet its new mode, not the one its cached actor holds.
   forgetCachedActors();
-  return (await listAgentKeys(caller)).find((key) => key.id === agentId)!;
+  return agentKeyView(caller, agentId);
 }

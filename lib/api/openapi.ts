@@ -28,6 +28,11 @@ import {
   PolicyRuleUpdate,
   PolicyTryInput,
 } from "@/lib/policies/policy-input";
+import { CreateAgentKeyInput } from "@/lib/agents/create-agent-key";
+import { RotateAgentKeyInput } from "@/lib/agents/rotate-agent-key";
+import { AuditQuery } from "@/lib/audit/list-audit";
+import { CreateReviewerTokenInput } from "@/lib/reviewer-tokens/create-reviewer-token";
+import { SignOutEverywhereInput } from "@/lib/sessions/sign-out-everywhere";
 import { resourceSchemas } from "./resource-schemas";
 
 // The OpenAPI 3.1 document, built from the very zod schemas that validate requests.
@@ -444,10 +449,94 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/agents": {
     get: {
-      summary: "Agent keys and their modes (admins)",
+      summary:
+        "Agent keys, their modes and last use: all of them for admins, those whose default queue they lead for leads",
       auth: "reviewer",
       ok: { status: 200, schema: "AgentKeyList" },
       errors: [401, 403],
+    },
+    post: {
+      summary: "Create an agent key (admins; leads within the queues they lead)",
+      description:
+        "defaultQueue and queues are queue ids; every one must be open and managed by the caller (400 otherwise). The secret `key` is in this answer only: only its hash is kept. Writes an agent.created event.",
+      auth: "reviewer",
+      body: CreateAgentKeyInput,
+      ok: { status: 201, schema: "CreatedAgentKey" },
+      errors: [400, 401, 403, 413, 415],
+    },
+  },
+  "/agents/{agentId}/rotate": {
+    post: {
+      summary: "Give an agent key a new secret; the old one keeps working for graceSecs",
+      description:
+        "graceSecs defaults to 86400 (24 h); 0 stops the old secret at once. A secret still in the grace of an earlier rotation stops at once. The new secret is in this answer only. A revoked key is 409 key_revoked. Writes an agent.rotated event.",
+      auth: "reviewer",
+      params: ["agentId"],
+      body: RotateAgentKeyInput,
+      ok: { status: 200, schema: "RotatedAgentKey" },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
+  },
+  "/agents/{agentId}/revoke": {
+    post: {
+      summary: "Revoke an agent key at once",
+      description:
+        "Its next request is 401, and its open streams and long-polls end within seconds. Revoking a revoked key answers it unchanged. Writes an agent.revoked event.",
+      auth: "reviewer",
+      params: ["agentId"],
+      ok: { status: 200, schema: "RevokedAgentKey" },
+      errors: [401, 403, 404],
+    },
+  },
+  "/reviewer-tokens": {
+    get: {
+      summary:
+        "Personal tokens by prefix: the caller's own (admins: everyone's, ?user=ID for one person's)",
+      auth: "reviewer",
+      query: z.object({ user: z.string().optional() }),
+      ok: { status: 200, schema: "ReviewerTokenList" },
+      errors: [401, 403],
+    },
+    post: {
+      summary: "Create a personal token for the caller; the secret is in this answer only",
+      description: "Writes a reviewer_token.created event.",
+      auth: "reviewer",
+      body: CreateReviewerTokenInput,
+      ok: { status: 201, schema: "CreatedReviewerToken" },
+      errors: [400, 401, 403, 413, 415],
+    },
+  },
+  "/reviewer-tokens/{tokenId}/revoke": {
+    post: {
+      summary: "Revoke a personal token (your own; admins: anyone's)",
+      description:
+        "Its next request is 401 and its open streams end within seconds. Revoking a revoked token answers it unchanged. Writes a reviewer_token.revoked event.",
+      auth: "reviewer",
+      params: ["tokenId"],
+      ok: { status: 200, schema: "RevokedReviewerToken" },
+      errors: [401, 403, 404],
+    },
+  },
+  "/sessions/revoke-all": {
+    post: {
+      summary:
+        "Sign out everywhere: end every session of the caller (and revoke their tokens if asked)",
+      description:
+        "Every web session of the caller ends, this one included; with revokeTokens every personal token of theirs is revoked too. Their open streams end within seconds. Writes a session.signed_out_everywhere event.",
+      auth: "reviewer",
+      body: SignOutEverywhereInput,
+      ok: { status: 200, schema: "SignedOutEverywhere" },
+      errors: [400, 401, 403, 413, 415],
+    },
+  },
+  "/audit": {
+    get: {
+      summary:
+        "The trust changes in the event log, newest first (admins): agent.*, reviewer_token.*, session.*, person.*, member.*",
+      auth: "reviewer",
+      query: AuditQuery,
+      ok: { status: 200, schema: "AuditLog" },
+      errors: [400, 401, 403],
     },
   },
   "/agents/{agentId}": {

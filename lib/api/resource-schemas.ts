@@ -158,6 +158,14 @@ export const QueueResource = z.object({
   requiredApprovals: z.int().describe("approvals from distinct reviewers that approve a call"),
   separationOfDuties: z.boolean().describe("an agent key's owner may not approve its calls"),
   defaultTimeoutSecs: z.int().describe("a batch's deadline when the agent names none"),
+  approveOnTimeout: z
+    .boolean()
+    .describe(
+      'whether agents may ask for onTimeout "approve" on batches of this queue (off: such a batch is refused with 400)',
+    ),
+  approveOnTimeoutMinSecs: z
+    .int()
+    .describe('the shortest deadline (timeoutSecs) a batch with onTimeout "approve" may have here'),
   escalationQueueId: z.string().nullable(),
   escalationQueue: Ref.nullable().describe("where batches with onTimeout escalate go"),
   claimMode: z
@@ -230,12 +238,35 @@ export const PolicyRuleResource = z.object({
 export const AgentKeyResource = z.object({
   id: z.string(),
   name: z.string(),
-  keyPrefix: z.string(),
+  keyPrefix: z.string().describe("the start of the current secret, to recognise it"),
   mode: z.enum(AGENT_MODES),
   defaultQueue: Ref,
-  owner: Ref.nullable(),
+  queues: z.array(Ref).describe("every queue the key may target, the default included"),
+  owner: Ref.extend({ email: z.string() }).nullable(),
   createdAt: Time,
   revokedAt: Time.nullable(),
+  lastUsedAt: Time.nullable().describe("recorded at most once a minute"),
+  previousKeyExpiresAt: Time.nullable().describe(
+    "until when the secret replaced by the last rotation still works (null: it does not)",
+  ),
+});
+
+export const ReviewerTokenResource = z.object({
+  id: z.string(),
+  tokenPrefix: z.string().describe("the start of the secret, to recognise it"),
+  user: Ref.extend({ email: z.string() }),
+  createdAt: Time,
+  lastUsedAt: Time.nullable().describe("recorded at most once a minute"),
+  revokedAt: Time.nullable(),
+});
+
+export const AuditEntryResource = z.object({
+  seq: z.int(),
+  type: z.string(),
+  at: Time,
+  queueId: z.string().nullable(),
+  actor: z.object({ kind: z.string(), id: z.string().nullable(), name: z.string().nullable() }),
+  data: z.record(z.string(), z.unknown()),
 });
 
 export const SavedViewResource = z.object({
@@ -307,6 +338,27 @@ export const resourceSchemas = {
   }),
   AgentKey: AgentKeyResource,
   AgentKeyList: z.object({ agents: z.array(AgentKeyResource) }),
+  CreatedAgentKey: z.object({
+    agent: AgentKeyResource,
+    key: z.string().describe("the secret: shown this once, only its hash is kept"),
+    webhookSecret: z.string().describe("signs its webhooks (Standard Webhooks whsec_…)"),
+  }),
+  RotatedAgentKey: z.object({
+    agent: AgentKeyResource,
+    key: z.string().describe("the new secret: shown this once"),
+  }),
+  RevokedAgentKey: z.object({ agent: AgentKeyResource }),
+  ReviewerTokenList: z.object({ tokens: z.array(ReviewerTokenResource) }),
+  CreatedReviewerToken: z.object({
+    token: z.string().describe("the secret: shown this once, only its hash is kept"),
+    reviewerToken: ReviewerTokenResource,
+  }),
+  RevokedReviewerToken: z.object({ token: ReviewerTokenResource }),
+  SignedOutEverywhere: z.object({ sessionsEnded: z.int(), tokensRevoked: z.int() }),
+  AuditLog: z.object({
+    events: z.array(AuditEntryResource),
+    nextCursor: z.int().nullable().describe("pass as ?before= for older events; null: no more"),
+  }),
   QueueSnapshot: z.object({
     batches: z.array(BatchResource),
     lastEventId: z.int(),

@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
 import {
   agentKeyQueues,
   agentKeys,
@@ -11,7 +11,10 @@ import type { Executor } from "@/db/client";
 import { sha256Hex } from "@/lib/ids";
 import { cachedActor, cacheGeneration, rememberActor } from "./actor-cache";
 import { sessionUser } from "./better-auth";
-import { assertNotLimited, clientAddress, recordFailure } from "./bearer-failures";
+import { clientAddress } from "@/lib/http/client-address";
+import { assertNotLimited, recordFailure } from "./bearer-failures";
+import type { Credential } from "./credential-watch";
+import { noteUse } from "./last-used";
 import { ForbiddenError, UnauthenticatedError } from "@/lib/errors";
 
 export const AGENT_KEY_PREFIX = "cs_agent_";
@@ -50,36 +53,60 @@ function bearerToken(headers: Headers): string | null {
  * app's session cookie. A credential found is remembered for a second (actor-cache.ts).
  */
 export async function authenticate(db: Executor, headers: Headers): Promise<Actor> {
+  return (await authenticateCredential(db, headers)).actor;
+}
+
+/**
+ * `authenticate`, with the credential the caller used: what a stream or long-poll watches, to end
+ * when it is revoked (lib/auth/credential-watch.ts).
+ */
+export async function authenticateCredential(
+  db: Executor,
+  headers: Headers,
+): Promise<{ actor: Actor; credential: Credential }> {
   const token = bearerToken(headers);
   if (!token) {
-    const user = await sessionUser(headers);
-    if (user) return { kind: "reviewer", ...user };
+    const session = await sessionUser(headers);
+    if (session) {
+      const { sessionId, ...user } = session;
+      return {
+        actor: { kind: "reviewer", ...user },
+        credential: { kind: "session", id: sessionId },
+      };
+    }
     throw new UnauthenticatedError();
   }
   // Blocked before the lookup, the cache's included: see bearer-failures.ts for why a valid key
   // waits too.
   const address = clientAddress(headers);
-  assertNotLimited(address);
-  const actor = await actorOfToken(db, token);
-  if (actor) return actor;
-  recordFailure(address);
+  await assertNotLimited(address);
+  const found = await actorOfToken(db, token);
+  if (found) return found;
+  await recordFailure(address);
   throw new UnauthenticatedError("That key or token is not valid (or was revoked).");
 }
 
-async function actorOfToken(db: Executor, token: string): Promise<Actor | null> {
-  const find = token.startsWith(AGENT_KEY_PREFIX)
-    ? findAgentByKey
+async function actorOfToken(
+  db: Executor,
+  token: string,
+): Promise<{ actor: Actor; credential: Credential } | null> {
+  const kind = token.startsWith(AGENT_KEY_PREFIX)
+    ? "agent_key"
     : token.startsWith(REVIEWER_TOKEN_PREFIX)
-      ? findReviewerByToken
+      ? "reviewer_token"
       : null;
-  if (!find) return null;
+  if (!kind) return null;
   const tokenHash = sha256Hex(token);
-  const cached = cachedActor(tokenHash);
-  if (cached) return cached;
-  const generation = cacheGeneration();
-  const actor = await find(db, tokenHash);
-  if (actor) rememberActor(tokenHash, actor, generation);
-  return actor;
+  const credential: Credential = { kind, hash: tokenHash };
+  let actor = cachedActor(tokenHash);
+  if (!actor) {
+    const generation = cacheGeneration();
+    actor = await (kind === "agent_key" ? findAgentByKey : findReviewerByToken)(db, tokenHash);
+    if (!actor) return null;
+    rememberActor(tokenHash, actor, generation);
+  }
+  noteUse(kind, tokenHash);
+  return { actor, credential };
 }
 
 async function findAgentByKey(db: Executor, keyHash: string): Promise<AgentActor | null> {
@@ -92,7 +119,19 @@ async function findAgentByKey(db: Executor, keyHash: string): Promise<AgentActor
       >`(select group_concat(${agentKeyQueues.queueId}) from ${agentKeyQueues} where ${agentKeyQueues.agentKeyId} = ${agentKeys.id})`,
     })
     .from(agentKeys)
-    .where(and(eq(agentKeys.keyHash, keyHash), isNull(agentKeys.revokedAt)));
+    .where(
+      and(
+        or(
+          eq(agentKeys.keyHash, keyHash),
+          // the key a rotation replaced, until its grace period ends (rotate-agent-key.ts)
+          and(
+            eq(agentKeys.previousKeyHash, keyHash),
+            gt(agentKeys.previousKeyExpiresAt, Date.now()),
+          ),
+        ),
+        isNull(agentKeys.revokedAt),
+      ),
+    );
   if (!row) return null;
   const { key: agent, targets } = row;
   const queueIds = [...new Set([agent.defaultQueueId, ...(targets ? targets.split(",") : [])])];

@@ -1,59 +1,80 @@
+import { and, gt, gte, like } from "drizzle-orm";
+import { getDb } from "@/db/client";
+import { rateLimitCounts } from "@/db/schema";
 import { RateLimitedError } from "@/lib/errors";
+import { rateLimitSubject } from "@/lib/http/client-address";
+import { countAttempt } from "./rate-limit-counts";
 
 // Guessing agent keys and reviewer tokens. Each unknown `Authorization: Bearer …` counts against
-// the client's address; after BEARER_FAILURES_PER_WINDOW (default 30) within
+// the client's address (lib/http/client-address.ts: the socket's, or what a TRUSTED_PROXIES proxy
+// reports; an IPv6 client by its /64); after BEARER_FAILURES_PER_WINDOW (default 30) within
 // BEARER_FAILURE_WINDOW_SECS (default 60) of the first, every bearer request from that address is
 // answered 429 until the window ends, a valid credential's included. Checking the credential first
 // and letting a valid one through would turn the block into an oracle (a 200 among the 429s is a
 // hit), so a well-behaved agent behind the same address as a guesser waits out one window; other
 // addresses are never slowed. Session cookies are signed (a guess fails the signature before any
-// lookup) and sign-in has better-auth's own limit.
+// lookup) and sign-in has better-auth's own limit (lib/auth/better-auth.ts), counted the same way.
 //
-// The count lives in this process's memory: each app instance counts on its own, and a restart
-// forgets. Memory is bounded: at most MAX_CLIENTS addresses are tracked, the oldest dropped first
-// (so only someone who can present 10,000 other addresses within a window could flush a block).
+// The counts live in the database (lib/auth/rate-limit-counts.ts), shared by every instance. A
+// failure is one write; a request is checked against this process's copy of the blocked
+// addresses, read again from the database at most once a second, so a successful request costs no
+// query (as the actor cache promises) and a block made on another instance reaches this one within
+// a second, or at once on this instance's next failure from that address. The copy holds at most
+// MAX_BLOCKED addresses (only someone presenting that many addresses, each guessing up to the
+// limit, within one window could push one out).
 
-const MAX_CLIENTS = 10_000;
-const MAX_ADDRESS_LENGTH = 64;
+const MAX_BLOCKED = 10_000;
+const REFRESH_MS = 1000;
+const SCOPE = "bearer:";
 
-type Entry = { failures: number; windowEndsAt: number };
+type Blocked = { addresses: Map<string, number>; readAt: number; reading?: Promise<void> };
 
-const globalFailures = globalThis as unknown as {
-  __countersignBearerFailures?: Map<string, Entry>;
-};
-/** address → its failures; a Map iterates in insertion order, so the first key is the oldest */
-const failures = (globalFailures.__countersignBearerFailures ??= new Map());
+const globalBlocked = globalThis as unknown as { __countersignBearerBlocked?: Blocked };
+/** address → when its block ends, as last read (or counted by this process) */
+const blocked: Blocked = (globalBlocked.__countersignBearerBlocked ??= {
+  addresses: new Map(),
+  readAt: 0,
+});
 
 function setting(name: string, fallback: number): number {
   const configured = Number(process.env[name]);
   return Number.isInteger(configured) && configured > 0 ? configured : fallback;
 }
 
-/**
- * The client's address: the last X-Forwarded-For entry, which is what the nearest hop saw (a proxy
- * appends the peer it talked to; Next.js sets the header to the socket's address when it is
- * absent). Earlier entries are whatever the client wrote, so they are never used.
- */
-export function clientAddress(headers: Headers): string {
-  const forwarded = headers.get("x-forwarded-for") ?? "";
-  const last = forwarded.slice(forwarded.lastIndexOf(",") + 1).trim();
-  return last.slice(0, MAX_ADDRESS_LENGTH).toLowerCase() || "unknown";
-}
+const failureLimit = () => setting("BEARER_FAILURES_PER_WINDOW", 30);
 
-function liveEntry(address: string, now: number): Entry | undefined {
-  const entry = failures.get(address);
-  if (entry && entry.windowEndsAt <= now) {
-    failures.delete(address);
-    return undefined;
-  }
-  return entry;
+/** Reads the addresses blocked now; concurrent callers share one read. */
+function refreshBlocked(now: number): Promise<void> {
+  blocked.reading ??= (async () => {
+    try {
+      const rows = await getDb()
+        .select({ key: rateLimitCounts.key, windowEndsAt: rateLimitCounts.windowEndsAt })
+        .from(rateLimitCounts)
+        .where(
+          and(
+            like(rateLimitCounts.key, `${SCOPE}%`),
+            gte(rateLimitCounts.count, failureLimit()),
+            gt(rateLimitCounts.windowEndsAt, now),
+          ),
+        )
+        .limit(MAX_BLOCKED);
+      blocked.addresses = new Map(
+        rows.map((row) => [row.key.slice(SCOPE.length), row.windowEndsAt]),
+      );
+      blocked.readAt = now;
+    } finally {
+      blocked.reading = undefined;
+    }
+  })();
+  return blocked.reading;
 }
 
 /** Throws 429 `rate_limited` while `address` is over its limit. */
-export function assertNotLimited(address: string, now = Date.now()): void {
-  const entry = liveEntry(address, now);
-  if (entry && entry.failures >= setting("BEARER_FAILURES_PER_WINDOW", 30)) {
-    const retryAfterSecs = Math.max(1, Math.ceil((entry.windowEndsAt - now) / 1000));
+export async function assertNotLimited(address: string, now = Date.now()): Promise<void> {
+  if (now - blocked.readAt >= REFRESH_MS) await refreshBlocked(now);
+  const endsAt = blocked.addresses.get(rateLimitSubject(address));
+  if (endsAt !== undefined && endsAt > now) {
+    const retryAfterSecs = Math.max(1, Math.ceil((endsAt - now) / 1000));
     throw new RateLimitedError(
       retryAfterSecs,
       `Too many unknown keys or tokens from this address; try again in ${retryAfterSecs} s.`,
@@ -61,15 +82,12 @@ export function assertNotLimited(address: string, now = Date.now()): void {
   }
 }
 
-/** Counts one unknown credential from `address`. */
-export function recordFailure(address: string, now = Date.now()): void {
-  const entry = liveEntry(address, now);
-  if (entry) {
-    entry.failures++;
-    return;
+/** Counts one unknown credential from `address` (for every instance). */
+export async function recordFailure(address: string, now = Date.now()): Promise<void> {
+  const subject = rateLimitSubject(address);
+  const windowSecs = setting("BEARER_FAILURE_WINDOW_SECS", 60);
+  const { count, windowEndsAt } = await countAttempt(SCOPE + subject, windowSecs, now);
+  if (count >= failureLimit() && blocked.addresses.size < MAX_BLOCKED) {
+    blocked.addresses.set(subject, windowEndsAt);
   }
-  // Every window is as long, so the first key is also the first to expire: drop it for room.
-  if (failures.size >= MAX_CLIENTS) failures.delete(failures.keys().next().value!);
-  const windowMs = setting("BEARER_FAILURE_WINDOW_SECS", 60) * 1000;
-  failures.set(address, { failures: 1, windowEndsAt: now + windowMs });
 }

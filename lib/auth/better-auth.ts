@@ -3,8 +3,10 @@ import { eq } from "drizzle-orm";
 import { getDb, getLockedDb, writeTransaction } from "@/db/client";
 import { accounts, appSettings, sessions, users, verifications } from "@/db/schema";
 import { publicBaseUrl } from "@/lib/api/views";
+import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 import { forgetCachedActors } from "./actor-cache";
 import { hashSessionTokens } from "./hashed-session-tokens";
+import { countAttempt } from "./rate-limit-counts";
 
 const SECRET_SETTING = "auth_secret";
 
@@ -74,13 +76,27 @@ async function createAuth(secret: string) {
     // Accounts are made by an admin (CLI or the first-run setup page), never by strangers.
     emailAndPassword: { enabled: true, disableSignUp: true, minPasswordLength: 8 },
     session: { expiresIn: 60 * 60 * 24 * 7, updateAge: 60 * 60 * 24 },
-    // Password guessing is slowed per client address (in this process's memory).
+    // Password guessing is slowed per client address, counted in the database so every instance
+    // shares the count (lib/auth/rate-limit-counts.ts).
     rateLimit: {
       enabled: true,
       window: 60,
       max: 100,
       customRules: { "/sign-in/email": { window: 60, max: signInAttemptsPerMinute() } },
+      customStorage: {
+        async consume(key, rule) {
+          const { count, windowEndsAt } = await countAttempt(`auth:${key}`, rule.window);
+          if (count <= rule.max) return { allowed: true, retryAfter: null };
+          return {
+            allowed: false,
+            retryAfter: Math.max(1, Math.ceil((windowEndsAt - Date.now()) / 1000)),
+          };
+        },
+      },
     },
+    // The address the production server stamped from the socket (and TRUSTED_PROXIES), never
+    // X-Forwarded-For as the client wrote it (lib/http/client-address.ts).
+    advanced: { ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] } },
     telemetry: { enabled: false },
     // Names and emails are part of the audit trail: only an admin changes them (lib/people). A
     // reviewer renaming themselves here rewrote who had decided what (issue 14, finding 3).
@@ -129,13 +145,13 @@ export function getAuth(): Promise<Auth> {
   return globalAuth.__countersignAuth;
 }
 
-/** The signed-in user of a request's session cookie, or null. */
+/** The signed-in user of a request's session cookie (and the session's id), or null. */
 export async function sessionUser(
   headers: Headers,
-): Promise<{ id: string; name: string; email: string } | null> {
+): Promise<{ id: string; name: string; email: string; sessionId: string } | null> {
   if (!headers.get("cookie")?.includes("session_token")) return null;
   const session = await (await getAuth()).api.getSession({ headers });
   if (!session || session.user.deactivatedAt != null) return null;
   const { id, name, email } = session.user;
-  return { id, name, email };
+  return { id, name, email, sessionId: session.session.id };
 }

@@ -41,7 +41,7 @@ export const CreateBatchInput = z
       .enum(["reject", "approve", "escalate"])
       .default("reject")
       .describe(
-        "What happens at the deadline: reject the open calls (fail closed), approve them, or escalate: move the batch to its queue's escalation queue with a new deadline (that queue's default timeout). With no escalation queue, or after 3 escalations, it is rejected.",
+        "What happens at the deadline: reject the open calls (fail closed), approve them, or escalate: move the batch to its queue's escalation queue with a new deadline (that queue's default timeout). With no escalation queue, or after 3 escalations, it is rejected. approve is refused (400) unless the batch's queue allows it (approveOnTimeout) and the deadline is at least its approveOnTimeoutMinSecs.",
       ),
     checkpoint: z.unknown().optional(),
     callbackUrl: z

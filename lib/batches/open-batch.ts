@@ -35,6 +35,7 @@ import { evaluateCall, policyDecision, type PolicyVerdict } from "@/lib/policies
 import { chooseRule } from "@/lib/routing/match-rule";
 import type { CallInput, CreateBatchInput } from "./batch-input";
 import { planSettlement } from "./settle-batch";
+import { checkTimeoutApproval, timeoutApprovalGuard } from "./timeout-approval";
 
 /**
  * Everything a pause decides from, read before it writes, in one read batch (one round trip):
@@ -301,6 +302,7 @@ export function planOpenBatch(
   input: CreateBatchInput,
   now: number,
 ): { writes: Statement[]; view: BatchView } {
+  checkTimeoutApproval(queue, input);
   const batchId = newId();
   const batchCalls = batchCallsOf(input);
   const hashes = batchCalls.map((call) => actionHash(call.toolName, call.args));
@@ -410,6 +412,7 @@ export function planOpenBatch(
   const writes: Statement[] = [
     // The queue still takes batches when the pause lands (it was read before).
     guard("exists (select 1 from queues where id = ? and archived_at is null)", queue.id),
+    ...timeoutApprovalGuard(queue, input),
     insertRows(batches, [batch]),
     insertRows(calls, rows),
     eventRows(

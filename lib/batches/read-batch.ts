@@ -4,6 +4,8 @@ import { findBatchFor } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
 import { loadBatchView, type BatchView } from "@/lib/api/views";
 import type { Actor } from "@/lib/auth/actor";
+import { untilRevoked, type Credential } from "@/lib/auth/credential-watch";
+import { UnauthenticatedError } from "@/lib/errors";
 import { watchEvents } from "@/lib/events/tailer";
 import { onRequestEnd } from "@/lib/shutdown";
 
@@ -22,6 +24,7 @@ export async function readBatch(
   batchId: string,
   query: unknown,
   signal?: AbortSignal,
+  credential?: Credential,
 ): Promise<BatchView> {
   const { wait } = parseInput(ReadBatchQuery, query);
   const db = getDb();
@@ -31,10 +34,13 @@ export async function readBatch(
     return (await loadBatchView(db, batch.id, audience))!;
 
   const deadline = Date.now() + wait * 1000;
-  // Answer early (as still pending) if the client leaves or the server is stopping.
+  // Answer early (as still pending) if the client leaves or the server is stopping; with 401 if
+  // the credential the wait began with is revoked meanwhile (lib/auth/credential-watch.ts).
   const ending = new AbortController();
   const ended = ending.signal;
   const stopListening = onRequestEnd(signal, () => ending.abort());
+  const revocation = credential ? untilRevoked(credential, undefined) : null;
+  revocation?.signal.addEventListener("abort", () => ending.abort());
   // Watch before reading, so a settlement between the read and the watch is not missed.
   const watch = await watchEvents(
     (row) => row.batchId === batchId && row.type.startsWith("batch."),
@@ -43,11 +49,13 @@ export async function readBatch(
     for (;;) {
       const view = (await loadBatchView(db, batchId, audience))!;
       const remaining = deadline - Date.now();
+      if (revocation?.revoked()) throw new UnauthenticatedError("That key or token was revoked.");
       if (view.status !== "pending" || remaining <= 0 || ended.aborted) return view;
       await watch.next(remaining, ended);
     }
   } finally {
     watch.close();
     stopListening();
+    revocation?.stop();
   }
 }

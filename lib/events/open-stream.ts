@@ -5,6 +5,7 @@ import { InvalidRequestError } from "@/lib/errors";
 import { sseMessage, sseMessages } from "./wire";
 import { getTailer } from "./tailer";
 import { onRequestEnd } from "@/lib/shutdown";
+import { watchCredential, type Credential } from "@/lib/auth/credential-watch";
 
 // A server-sent-event stream over the event log: replay what the client missed (after its
 // Last-Event-ID), then follow new events as the tailer dispatches them. Only events `visible` to
@@ -101,13 +102,15 @@ export type StreamSink = {
 /**
  * Follows the event log into `sink`: the `retry:` preamble, the replay after `lastEventId`, then
  * live events, heartbeats, and the endings (membership change, a client too far behind, the
- * server stopping, `signal` aborting). Returns the function that ends it (the client left).
+ * server stopping, `signal` aborting, the `credential` it was opened with being revoked or its
+ * session ended). Returns the function that ends it (the client left).
  */
 export function followEvents(
   sink: StreamSink,
   filter: StreamFilter,
   lastEventId: number | null,
   signal?: AbortSignal,
+  credential?: Credential,
 ): () => void {
   const tailer = getTailer();
   let cursor = 0; // the highest seq sent (or skipped as invisible) so far
@@ -118,9 +121,12 @@ export function followEvents(
   const close = () => {
     if (closed) return;
     closed = true;
+    stopWatching();
     cleanup();
     sink.end();
   };
+  // A revoked key or a signed-out session must not keep receiving what it can no longer ask for.
+  const stopWatching = credential ? watchCredential(credential, close) : () => {};
   // Everything new and visible in `rows`, in one write: one chunk per tailer read, costs far
   // less than one per event, and streams with the same visibility share it (see shareKey).
   const send = (rows: EventRow[]) => {
@@ -218,6 +224,7 @@ export function followEvents(
 export async function eventStreamResponse(
   request: Request,
   filter: StreamFilter,
+  credential?: Credential,
 ): Promise<Response> {
   const lastEventId = lastEventIdOf(request.headers, new URL(request.url));
   let stop = () => {};
@@ -239,7 +246,7 @@ export async function eventStreamResponse(
           }
         },
       };
-      stop = followEvents(sink, filter, lastEventId, request.signal);
+      stop = followEvents(sink, filter, lastEventId, request.signal, credential);
     },
     cancel() {
       stop();

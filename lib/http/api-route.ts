@@ -1,5 +1,6 @@
 import { getDb } from "@/db/client";
-import { authenticate, type Actor } from "@/lib/auth/actor";
+import { authenticateCredential, type Actor } from "@/lib/auth/actor";
+import type { Credential } from "@/lib/auth/credential-watch";
 import { isTrustedOrigin } from "@/lib/auth/better-auth";
 import { ForbiddenError, toResponse } from "@/lib/errors";
 import { readJsonBody } from "./read-body";
@@ -12,6 +13,8 @@ type Handler<P extends Params> = (args: {
   /** the parsed JSON body (undefined for GET or an empty body) */
   body: unknown;
   actor: Actor;
+  /** what the actor authenticated with: streams and long-polls end when it is revoked */
+  credential: Credential;
 }) => Promise<Response>;
 
 /**
@@ -22,7 +25,7 @@ export function apiRoute<P extends Params = Params>(handler: Handler<P>) {
   return async (request: Request, context: { params: Promise<P> }): Promise<Response> => {
     try {
       const body = request.method === "GET" ? undefined : await readJsonBody(request);
-      const actor = await authenticate(getDb(), request.headers);
+      const { actor, credential } = await authenticateCredential(getDb(), request.headers);
       if (
         request.method !== "GET" &&
         usesSessionCookie(request) &&
@@ -30,7 +33,7 @@ export function apiRoute<P extends Params = Params>(handler: Handler<P>) {
       ) {
         throw new ForbiddenError("A cross-site request cannot act with a reviewer's session.");
       }
-      return await handler({ request, params: await context.params, body, actor });
+      return await handler({ request, params: await context.params, body, actor, credential });
     } catch (error) {
       return toResponse(error);
     }

@@ -1,7 +1,10 @@
 import * as health from "@/app/api/health/route";
 import * as notAnEndpoint from "@/app/api/v1/[...path]/route";
+import * as agentRevoke from "@/app/api/v1/agents/[agentId]/revoke/route";
+import * as agentRotate from "@/app/api/v1/agents/[agentId]/rotate/route";
 import * as agent from "@/app/api/v1/agents/[agentId]/route";
 import * as agents from "@/app/api/v1/agents/route";
+import * as audit from "@/app/api/v1/audit/route";
 import * as batchCancel from "@/app/api/v1/batches/[batchId]/cancel/route";
 import * as batchDecision from "@/app/api/v1/batches/[batchId]/decision/route";
 import * as batchReviewClaim from "@/app/api/v1/batches/[batchId]/review-claim/route";
@@ -24,6 +27,8 @@ import * as queueMember from "@/app/api/v1/queues/[queueId]/members/[userId]/rou
 import * as queueMembers from "@/app/api/v1/queues/[queueId]/members/route";
 import * as queue from "@/app/api/v1/queues/[queueId]/route";
 import * as queues from "@/app/api/v1/queues/route";
+import * as reviewerTokenRevoke from "@/app/api/v1/reviewer-tokens/[tokenId]/revoke/route";
+import * as reviewerTokens from "@/app/api/v1/reviewer-tokens/route";
 import * as routingRuleMove from "@/app/api/v1/routing-rules/[ruleId]/move/route";
 import * as routingRule from "@/app/api/v1/routing-rules/[ruleId]/route";
 import * as routingRules from "@/app/api/v1/routing-rules/route";
@@ -36,6 +41,7 @@ import * as runRollback from "@/app/api/v1/runs/[runId]/rollback/route";
 import * as run from "@/app/api/v1/runs/[runId]/route";
 import * as runStream from "@/app/api/v1/runs/[runId]/stream/route";
 import * as runs from "@/app/api/v1/runs/route";
+import * as sessionsRevokeAll from "@/app/api/v1/sessions/revoke-all/route";
 import * as stream from "@/app/api/v1/stream/route";
 import * as view from "@/app/api/v1/views/[viewId]/route";
 import * as views from "@/app/api/v1/views/route";
@@ -75,6 +81,9 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/[...path]": notAnEndpoint,
   "/api/v1/agents": agents,
   "/api/v1/agents/[agentId]": agent,
+  "/api/v1/agents/[agentId]/revoke": agentRevoke,
+  "/api/v1/agents/[agentId]/rotate": agentRotate,
+  "/api/v1/audit": audit,
   "/api/v1/batches/[batchId]": batch,
   "/api/v1/batches/[batchId]/cancel": batchCancel,
   "/api/v1/batches/[batchId]/decision": batchDecision,
@@ -97,6 +106,8 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/queues/[queueId]/archive": queueArchive,
   "/api/v1/queues/[queueId]/members": queueMembers,
   "/api/v1/queues/[queueId]/members/[userId]": queueMember,
+  "/api/v1/reviewer-tokens": reviewerTokens,
+  "/api/v1/reviewer-tokens/[tokenId]/revoke": reviewerTokenRevoke,
   "/api/v1/routing-rules": routingRules,
   "/api/v1/routing-rules/[ruleId]": routingRule,
   "/api/v1/routing-rules/[ruleId]/move": routingRuleMove,
@@ -109,6 +120,7 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/runs/[runId]/heartbeat": runHeartbeat,
   "/api/v1/runs/[runId]/rollback": runRollback,
   "/api/v1/runs/[runId]/stream": runStream,
+  "/api/v1/sessions/revoke-all": sessionsRevokeAll,
   "/api/v1/stream": stream,
   "/api/v1/views": views,
   "/api/v1/views/[viewId]": view,

@@ -135,8 +135,8 @@ function bodyStream(request: IncomingMessage): ReadableStream<Uint8Array> {
 }
 
 /**
- * The request's headers as web Headers. X-Forwarded-For is completed with the socket's address
- * as Next.js does (lib/auth/bearer-failures.ts limits per address).
+ * The request's headers as web Headers (the client's address among them, as lib/http/server.ts
+ * stamped it: lib/http/client-address.ts).
  */
 export function webHeaders(request: IncomingMessage): Headers {
   const headers = new Headers();
@@ -144,9 +144,6 @@ export function webHeaders(request: IncomingMessage): Headers {
     if (value === undefined) continue;
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
     else headers.set(name, value);
-  }
-  if (!headers.has("x-forwarded-for") && request.socket.remoteAddress) {
-    headers.set("x-forwarded-for", request.socket.remoteAddress);
   }
   return headers;
 }

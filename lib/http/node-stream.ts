@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { getDb } from "@/db/client";
-import { authenticate } from "@/lib/auth/actor";
+import { authenticateCredential } from "@/lib/auth/actor";
 import { NotFoundError, toResponse } from "@/lib/errors";
 import {
   EVENT_STREAM_HEADERS,
@@ -69,14 +69,14 @@ export async function serveStream(
     const url = new URL(request.url!, "http://localhost");
     const headers = webHeaders(request);
     // In the route handlers' order: 401, then 404, then a bad Last-Event-ID (400).
-    const actor = await authenticate(getDb(), headers);
+    const { actor, credential } = await authenticateCredential(getDb(), headers);
     const filter = await route(actor, url);
     const lastEventId = lastEventIdOf(headers, url);
     if (gone) return;
     response.writeHead(200, { ...EVENT_STREAM_HEADERS, ...API_HEADERS });
     // Sent now: a client waits for the head before it counts the stream as open.
     response.flushHeaders();
-    stop = followEvents(nodeSink(response), filter, lastEventId);
+    stop = followEvents(nodeSink(response), filter, lastEventId, undefined, credential);
   } catch (error) {
     if (!gone) await writeResponse(request, response, toResponse(error));
   }

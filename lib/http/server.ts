@@ -1,6 +1,11 @@
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 import { beginShutdown } from "@/lib/shutdown";
+import {
+  markClientAddressesStamped,
+  parseTrustedProxies,
+  stampClientAddress,
+} from "./client-address";
 import { matchApiRequest, serveApiRequest } from "./node-api";
 import { matchStreamRoute, serveStream } from "./node-stream";
 
@@ -17,7 +22,7 @@ import { matchStreamRoute, serveStream } from "./node-stream";
 // (not used) and Next's own signal handling, which is done here.
 // This file (with the API route files it imports) and Next's bundle each load their own copy of
 // lib/; what must be one per process (the database handle, the tailer, the shutdown signal,
-// better-auth, the bearer-failure counts, the cache of authenticated actors, the background
+// better-auth, the blocked bearer addresses, the mark that client addresses are stamped, the cache of authenticated actors, the background
 // work) lives on globalThis. Requests are taken only once `app.prepare()` has run
 // instrumentation.ts (migrations first).
 
@@ -40,12 +45,18 @@ process.env.PORT = String(port);
 const SHUTDOWN_GRACE_MS = Number(process.env.SHUTDOWN_GRACE_MS) || 10_000;
 
 async function main(): Promise<void> {
+  // A mistyped TRUSTED_PROXIES stops the start, rather than every request that would read it.
+  parseTrustedProxies();
+  markClientAddressesStamped();
   const { default: next } = await import("next");
   const app = next({ dev: false, hostname, port, dir: process.cwd() });
   await app.prepare();
   const handle = app.getRequestHandler();
 
   const server = createServer((request, response) => {
+    // Before anything reads the request: the client's address, from the socket (and a trusted
+    // proxy's X-Forwarded-For), replacing any the client wrote (lib/http/client-address.ts).
+    stampClientAddress(request);
     const stream = matchStreamRoute(request);
     if (stream) return void serveStream(request, response, stream);
     const api = matchApiRequest(request);

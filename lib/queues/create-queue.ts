@@ -9,6 +9,8 @@ import { commit } from "@/lib/events/transact";
 import { newId } from "@/lib/ids";
 import { managerOf, requireAdmin, stillAdmin, stillOpen, type QueueCaller } from "./queue-access";
 import {
+  ApproveOnTimeout,
+  ApproveOnTimeoutMinSecs,
   checkEscalationTarget,
   ClaimMode,
   DefaultTimeoutSecs,
@@ -26,6 +28,8 @@ export const CreateQueueInput = z.strictObject({
   defaultTimeoutSecs: DefaultTimeoutSecs.default(3600),
   escalationQueueId: EscalationQueueId.default(null),
   claimMode: ClaimMode.default("mark"),
+  approveOnTimeout: ApproveOnTimeout.default(false),
+  approveOnTimeoutMinSecs: ApproveOnTimeoutMinSecs.default(300),
 });
 export type CreateQueueInput = z.input<typeof CreateQueueInput>;
 

@@ -16,6 +16,13 @@ export const DefaultTimeoutSecs = z
 export const EscalationQueueId = z.string().min(1).max(200).nullable();
 /** lock: while a reviewer's claim lasts only they may decide the batch; mark: the claim only shows */
 export const ClaimMode = z.enum(["mark", "lock"]);
+/** whether agents may ask for onTimeout "approve" here (lib/batches/timeout-approval.ts) */
+export const ApproveOnTimeout = z.boolean();
+/** the shortest deadline a batch that approves on timeout may have */
+export const ApproveOnTimeoutMinSecs = z
+  .int()
+  .min(1)
+  .max(30 * 24 * 3600);
 
 /**
  * An escalation target must be another open queue the caller can see: pointing at a queue id

@@ -47,6 +47,8 @@ export async function loadQueueViews(
       separationOfDuties: queue.separationOfDuties,
       claimMode: queue.claimMode,
       defaultTimeoutSecs: queue.defaultTimeoutSecs,
+      approveOnTimeout: queue.approveOnTimeout,
+      approveOnTimeoutMinSecs: queue.approveOnTimeoutMinSecs,
       escalationQueueId: queue.escalationQueueId,
       escalationQueue:
         queue.escalationQueueId && escalationName !== null

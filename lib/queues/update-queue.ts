@@ -16,6 +16,8 @@ import {
   type QueueCaller,
 } from "./queue-access";
 import {
+  ApproveOnTimeout,
+  ApproveOnTimeoutMinSecs,
   checkEscalationTarget,
   ClaimMode,
   DefaultTimeoutSecs,
@@ -35,6 +37,8 @@ export const UpdateQueueInput = z
     defaultTimeoutSecs: DefaultTimeoutSecs.optional(),
     escalationQueueId: EscalationQueueId.optional(),
     claimMode: ClaimMode.optional(),
+    approveOnTimeout: ApproveOnTimeout.optional(),
+    approveOnTimeoutMinSecs: ApproveOnTimeoutMinSecs.optional(),
   })
   .refine((input) => Object.values(input).some((v) => v !== undefined), {
     message: "name at least one setting to change",

@@ -1,11 +1,12 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { and, eq } from "drizzle-orm";
+import { and, eq, gt, max } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { agentKeys, events, queueMembers, queues, routingRules, users } from "@/db/schema";
 import { authenticate } from "@/lib/auth/actor";
+import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { freshDatabase } from "../support/database";
 
 // `npm run admin -- …` as an operator runs it: a real child process on a real database file.
@@ -186,6 +187,9 @@ describe("npm run admin", () => {
       "escalations",
       "--claim-mode",
       "lock",
+      "--approve-on-timeout",
+      "--approve-on-timeout-min-secs",
+      "600",
     );
     expect(edit.code, edit.stderr).toBe(0);
     const [refunds] = await getDb().select().from(queues).where(eq(queues.name, "refunds"));
@@ -196,6 +200,8 @@ describe("npm run admin", () => {
       defaultTimeoutSecs: 900,
       escalationQueueId: escalations!.id,
       claimMode: "lock",
+      approveOnTimeout: true,
+      approveOnTimeoutMinSecs: 600,
     });
     const badMode = await admin("queue", "edit", "refunds", "--claim-mode", "grab");
     expect(badMode.code).not.toBe(0);
@@ -248,8 +254,8 @@ describe("npm run admin", () => {
     expect(await membership("refunds")).toBeNull();
 
     const list = await admin("queue", "list");
-    expect(list.stdout).toMatch(/refunds\s+3\s+no\s+lock\s+900s\s+-\s+0\s+open/);
-    expect(list.stdout).toMatch(/escalations\s+1\s+no\s+mark\s+3600s\s+-\s+1\s+archived/);
+    expect(list.stdout).toMatch(/refunds\s+3\s+no\s+lock\s+900s\s+after 600s\s+-\s+0\s+open/);
+    expect(list.stdout).toMatch(/escalations\s+1\s+no\s+mark\s+3600s\s+no\s+-\s+1\s+archived/);
 
     const before = (await getDb().select().from(events)).length;
     const refusals: [string[], RegExp][] = [
@@ -260,6 +266,7 @@ describe("npm run admin", () => {
         ["queue", "edit", "refunds", "--separation-of-duties", "--no-separation-of-duties"],
         /not both/,
       ],
+      [["queue", "edit", "refunds", "--approve-on-timeout", "--no-approve-on-timeout"], /not both/],
       [["member", "remove", "--queue", "escalations", "--email", "dana@example.com"], /last admin/],
       [["member", "add", "--queue", "refunds", "--email", "nobody@example.com"], /No reviewer/],
       [["member", "role", "--queue", "refunds", "--email", "dana@example.com"], /needs --role/],
@@ -357,6 +364,99 @@ describe("npm run admin", () => {
     expect((await admin("agent", "mode", "--name", "Mode bot", "--mode", "sometimes")).code).toBe(
       1,
     );
+  }, 120_000);
+
+  it("revokes and rotates agent keys and revokes reviewer tokens, each an event (issue 14)", async () => {
+    const bearer = (token: string) => new Headers({ authorization: `Bearer ${token}` });
+    // This process remembers an authenticated key for a second; the CLI is another process.
+    const works = async (token: string) => {
+      forgetCachedActors();
+      return authenticate(getDb(), bearer(token)).then(
+        () => true,
+        () => false,
+      );
+    };
+    expect((await admin("queue", "create", "keys-q")).code).toBe(0);
+    expect(
+      (
+        await admin(
+          "reviewer",
+          "create",
+          "--email",
+          "kim@example.com",
+          "--name",
+          "Kim",
+          "--password",
+          "long enough",
+          "--queue",
+          "keys-q",
+        )
+      ).code,
+    ).toBe(0);
+    const [before] = await getDb()
+      .select({ seq: max(events.seq) })
+      .from(events);
+
+    const key = (await admin("agent", "create", "--name", "Rotor", "--queue", "keys-q")).stdout
+      .split("\n")[0]!
+      .trim();
+    expect(await works(key)).toBe(true);
+    const rotated = await admin("agent", "rotate", "--name", "Rotor", "--grace", "0");
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const newKey = rotated.stdout.split("\n")[0]!.trim();
+    expect(newKey).toMatch(/^cs_agent_/);
+    expect(await works(key)).toBe(false);
+    expect(await works(newKey)).toBe(true);
+    const graceful = await admin("agent", "rotate", "--name", "Rotor");
+    expect(graceful.stdout).toMatch(/previous key works until/);
+    const rotor = graceful.stdout.split("\n")[0]!.trim();
+    expect(await works(newKey)).toBe(true); // within its 24 h of grace
+    expect((await admin("agent", "list")).stdout).toMatch(/Rotor.*rotated \(old key until/);
+    const revoked = await admin("agent", "revoke", "--name", "Rotor");
+    expect(revoked.stdout).toMatch(/Revoked the key of 'Rotor'/);
+    expect(await works(rotor)).toBe(false);
+    expect(await works(newKey)).toBe(false);
+    expect((await admin("agent", "list")).stdout).toMatch(/Rotor.*revoked/);
+    expect((await admin("agent", "revoke", "--name", "Nobody")).code).toBe(1);
+
+    const first = (await admin("reviewer", "token", "--email", "kim@example.com")).stdout.trim();
+    const second = (await admin("reviewer", "token", "--email", "kim@example.com")).stdout.trim();
+    const listed = await admin("reviewer", "token", "list", "--email", "kim@example.com");
+    expect(listed.stdout).toContain(`${first.slice(0, 13)}…`);
+    expect(listed.stdout).toContain(`${second.slice(0, 13)}…`);
+    expect(listed.stdout).not.toContain(first);
+    const one = await admin(
+      "reviewer",
+      "token",
+      "revoke",
+      "--email",
+      "kim@example.com",
+      "--prefix",
+      first.slice(0, 13),
+    );
+    expect(one.stdout).toMatch(/Revoked 1 token of kim@example.com/);
+    expect(await works(first)).toBe(false);
+    expect(await works(second)).toBe(true);
+    expect((await admin("reviewer", "token", "revoke", "--email", "kim@example.com")).code).toBe(0);
+    expect(await works(second)).toBe(false);
+    expect((await admin("reviewer", "token", "revoke", "--email", "kim@example.com")).code).toBe(1);
+
+    const logged = await getDb()
+      .select({ type: events.type, actorName: events.actorName })
+      .from(events)
+      .where(gt(events.seq, before?.seq ?? 0))
+      .orderBy(events.seq);
+    expect(logged.map((e) => e.type)).toEqual([
+      "agent.created",
+      "agent.rotated",
+      "agent.rotated",
+      "agent.revoked",
+      "reviewer_token.created",
+      "reviewer_token.created",
+      "reviewer_token.revoked",
+      "reviewer_token.revoked",
+    ]);
+    expect(new Set(logged.map((e) => e.actorName))).toEqual(new Set(["Operator (admin CLI)"]));
   }, 120_000);
 
   it("prints its usage", async () => {

@@ -22,8 +22,8 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-async function team() {
-  const t = await makeQuickTeam();
+async function team(options: Parameters<typeof makeQuickTeam>[0] = {}) {
+  const t = await makeQuickTeam(options);
   return {
     ...t,
     agent: apiClient(server.baseUrl, t.agent.key),
@@ -196,7 +196,8 @@ describe("POST /batches/{batchId}/cancel", () => {
 
 describe("deadlines", () => {
   it("settles overdue batches by onTimeout: reject (fail closed) and approve, with source timeout", async () => {
-    const { agent, reviewer } = await team();
+    // A queue that lets agents ask for approval at a deadline as short as this test's.
+    const { agent, reviewer } = await team({ approveOnTimeout: true, approveOnTimeoutMinSecs: 1 });
     const rejecting = await pausedRun(agent, refundBatch({ timeoutSecs: 1, onTimeout: "reject" }));
     const approving = await pausedRun(agent, refundBatch({ timeoutSecs: 1, onTimeout: "approve" }));
     // two calls: the one a reviewer decided in time keeps its decision

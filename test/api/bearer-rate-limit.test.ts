@@ -19,6 +19,8 @@ beforeAll(async () => {
   server = await startApiServer("bearer-limit", {
     BEARER_FAILURES_PER_WINDOW: String(LIMIT),
     BEARER_FAILURE_WINDOW_SECS: String(WINDOW_SECS),
+    // The test client stands in for a reverse proxy on loopback that reports its clients.
+    TRUSTED_PROXIES: "127.0.0.1",
   });
   team = await makeTeam();
 }, 60_000);

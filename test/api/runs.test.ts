@@ -23,7 +23,8 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 beforeAll(async () => {
   server = await startApiServer("runs");
-  team = await makeQuickTeam();
+  // Its queue lets agents ask for "approve" on timeout (one test does).
+  team = await makeQuickTeam({ approveOnTimeout: true, approveOnTimeoutMinSecs: 60 });
   agent = apiClient(server.baseUrl, team.agent.key);
   reviewer = apiClient(server.baseUrl, team.reviewer.token);
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { gt } from "drizzle-orm";
+import { eq, gt } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import {
@@ -9,6 +9,7 @@ import {
   queueMembers,
   queues,
   reviewClaims,
+  reviewerTokens,
   routingRules,
   runs,
   users,
@@ -48,7 +49,8 @@ type Person = Exclude<Caller, "signed out">;
 /** who is in each cell's queue, with that role */
 const MEMBER_ROLES = { reviewer: "reviewer", lead: "lead", admin: "admin" } as const;
 const isMember = (caller: Caller): caller is keyof typeof MEMBER_ROLES => caller in MEMBER_ROLES;
-type Answer = "ok" | "unauthenticated" | "not_found" | "forbidden" | "already_exists";
+type Answer =
+  "ok" | "unauthenticated" | "not_found" | "forbidden" | "already_exists" | "invalid_request";
 
 const MISSING = "01a20000-0000-7000-8000-000000000000";
 const unique = () => randomUUID().slice(0, 8);
@@ -128,6 +130,8 @@ type ActionCase = {
   event: string | null;
   /** builds this cell's target in its own queue and the call's arguments */
   prepare: (s: Scene, caller: Caller) => Promise<Call>;
+  /** restores what a granted call took from the caller (a signed-out session), for later cells */
+  after?: (caller: Caller) => Promise<void>;
 };
 
 /** decide, claim, roll back: the queue's members, whatever their role */
@@ -159,6 +163,14 @@ const QUEUES = "app/(reviewer)/queues/actions.ts";
 const ROUTING = "app/(reviewer)/routing/actions.ts";
 const SETUP = "app/(auth)/setup/actions.ts";
 const POLICIES = "app/(reviewer)/policies/actions.ts";
+const AGENTS = "app/(reviewer)/agents/actions.ts";
+const TOKENS = "app/(reviewer)/tokens/actions.ts";
+/** their own tokens and sessions: anyone signed in */
+const SIGNED_IN: Record<Caller, Answer> = {
+  ...MANAGERS,
+  outsider: "ok",
+  reviewer: "ok",
+};
 
 /** "Try a call" reads: any member, and installation admins (who may see every queue). */
 const READERS: Record<Caller, Answer> = { ...MEMBERS, "admin elsewhere": "ok" };
@@ -258,7 +270,8 @@ const cases: ActionCase[] = [
     event: "queue.updated",
     prepare: async (s) => ({
       params: { queueId: s.queue.id },
-      args: [s.queue.id, { requiredApprovals: 2 }],
+      // approveOnTimeout too: only managers may let agents' batches approve themselves
+      args: [s.queue.id, { requiredApprovals: 2, approveOnTimeout: true }],
       missing: [MISSING, { requiredApprovals: 2 }],
     }),
   },
@@ -417,6 +430,73 @@ const cases: ActionCase[] = [
     },
   },
   {
+    file: AGENTS,
+    name: "createAgentKeyAction",
+    // a lead of another queue cannot give a key this queue: to them it is no queue they manage
+    answers: { ...MANAGERS, outsider: "invalid_request" },
+    event: "agent.created",
+    prepare: async (s) => {
+      const key = (queue: string) => ({ name: `agent-${unique()}`, defaultQueue: queue });
+      return { args: [key(s.queue.id)] };
+    },
+  },
+  {
+    file: AGENTS,
+    name: "rotateAgentKeyAction",
+    answers: MANAGERS,
+    event: "agent.rotated",
+    async prepare(s) {
+      const agent = await makeAgentKey({ queues: [s.queue.name] });
+      return {
+        args: [agent.id, { graceSecs: 60 }],
+        missing: [MISSING, { graceSecs: 60 }],
+      };
+    },
+  },
+  {
+    file: AGENTS,
+    name: "revokeAgentKeyAction",
+    answers: MANAGERS,
+    event: "agent.revoked",
+    async prepare(s) {
+      const agent = await makeAgentKey({ queues: [s.queue.name] });
+      return { args: [agent.id], missing: [MISSING] };
+    },
+  },
+  {
+    file: TOKENS,
+    name: "createReviewerTokenAction",
+    answers: SIGNED_IN,
+    event: "reviewer_token.created",
+    prepare: async () => ({ args: [] }),
+  },
+  {
+    file: TOKENS,
+    name: "revokeReviewerTokenAction",
+    // someone else's token: only an installation admin may revoke it; to others it does not exist
+    answers: { ...MANAGERS, reviewer: "not_found", lead: "not_found" },
+    event: "reviewer_token.revoked",
+    async prepare(s) {
+      const [someone] = await makeReviewers(1, s.queue.name);
+      const [token] = await getDb()
+        .select({ id: reviewerTokens.id })
+        .from(reviewerTokens)
+        .where(eq(reviewerTokens.userId, someone!.id));
+      return { args: [token!.id], missing: [MISSING] };
+    },
+  },
+  {
+    file: TOKENS,
+    name: "signOutEverywhereAction",
+    answers: SIGNED_IN,
+    event: "session.signed_out_everywhere",
+    prepare: async () => ({ args: [{ revokeTokens: false }] }),
+    async after(caller) {
+      if (caller !== "signed out")
+        people[caller].cookie = await sessionCookie(server.baseUrl, people[caller].email);
+    },
+  },
+  {
     file: SETUP,
     name: "createFirstAdminAction",
     answers: NOBODY,
@@ -462,6 +542,7 @@ describe.each(cases.map((c) => [c.name, c] as const))("%s", (_name, actionCase) 
     const before = await everything();
     const answer = await invoke(actionCase, call, caller);
     const after = await everything();
+    await actionCase.after?.(caller);
 
     expect(answer.status, answer.raw).toBe(200);
     if (expected === "ok") {

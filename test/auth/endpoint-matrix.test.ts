@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
-import { queueMembers, type QueueRole } from "@/db/schema";
+import { eq } from "drizzle-orm";
+import { queueMembers, reviewerTokens, type QueueRole } from "@/db/schema";
 import {
   approveBatch,
   makeCallerReviewers,
@@ -101,6 +102,10 @@ async function fixture(stage: "pending" | "claimed") {
     { queueId: queue.id, name: `v-${unique()}`, filters: { status: "all" } },
     reviewerClients.reviewer,
   );
+  const [targetToken] = await getDb()
+    .select({ id: reviewerTokens.id })
+    .from(reviewerTokens)
+    .where(eq(reviewerTokens.userId, target!.id));
   return {
     queue,
     run,
@@ -108,6 +113,7 @@ async function fixture(stage: "pending" | "claimed") {
     call: batch.calls[0],
     claimToken,
     target: target!,
+    targetTokenId: targetToken!.id,
     newcomer: newcomer!,
     agentId: ownerKey.id,
     routingRule,
@@ -197,7 +203,7 @@ const MATRIX: Row[] = [
   { operation: "GET /queues", request: () => ["/queues"], expected: REVIEWER_LIST },
   { operation: "POST /queues", request: () => ["/queues", { name: `new-${unique()}` }], expected: but(ADMIN_ONLY, { admin: 201 }) },
   { operation: "GET /queues/{queueId}", request: (f) => [`/queues/${f.queue.id}`], expected: MEMBER_READS },
-  { operation: "PATCH /queues/{queueId}", request: (f) => [`/queues/${f.queue.id}`, { requiredApprovals: 2 }], expected: LEAD_MANAGES },
+  { operation: "PATCH /queues/{queueId}", request: (f) => [`/queues/${f.queue.id}`, { requiredApprovals: 2, approveOnTimeout: true, approveOnTimeoutMinSecs: 600 }], expected: LEAD_MANAGES },
   { operation: "POST /queues/{queueId}/archive", request: (f) => [`/queues/${f.queue.id}/archive`],
     expected: but(LEAD_MANAGES, { lead: 403 }) },
   { operation: "GET /queues/{queueId}/members", request: (f) => [`/queues/${f.queue.id}/members`], expected: MEMBER_READS },
@@ -224,8 +230,25 @@ const MATRIX: Row[] = [
   { operation: "POST /policy-rules/{ruleId}/move", request: (f) => [`/policy-rules/${f.policyRule.id}/move`, { to: 0 }], expected: LEAD_MANAGES },
   { operation: "POST /policy-rules/try",
     request: (f) => ["/policy-rules/try", { queue: f.queue.id, call: { toolName: "refund_order", args: {} } }], expected: MEMBER_READS },
-  { operation: "GET /agents", request: () => ["/agents"], expected: ADMIN_ONLY },
   { operation: "PATCH /agents/{agentId}", request: (f) => [`/agents/${f.agentId}`, { mode: "deny" }], expected: ADMIN_ONLY },
+
+  // keys, tokens, sessions (issue 14): admins manage every agent key, a lead those of their
+  // queues; a reviewer manages their own tokens and sessions, an admin anyone's tokens
+  { operation: "GET /agents", request: () => ["/agents"], expected: but(ADMIN_ONLY, { lead: 200 }) },
+  { operation: "POST /agents", request: (f) => ["/agents", { name: `a-${unique()}`, defaultQueue: f.queue.id }],
+    expected: but(ADMIN_ONLY, { lead: 201, admin: 201 }) },
+  { operation: "POST /agents/{agentId}/rotate", request: (f) => [`/agents/${f.agentId}/rotate`, { graceSecs: 60 }],
+    expected: but(ADMIN_ONLY, { lead: 200 }) },
+  { operation: "POST /agents/{agentId}/revoke", request: (f) => [`/agents/${f.agentId}/revoke`],
+    expected: but(ADMIN_ONLY, { lead: 200 }) },
+  { operation: "GET /reviewer-tokens", request: () => ["/reviewer-tokens"], expected: REVIEWER_LIST },
+  { operation: "POST /reviewer-tokens", request: () => ["/reviewer-tokens", {}],
+    expected: { none: 401, owner: 403, peerAgent: 403, nonMember: 201, reviewer: 201, lead: 201, admin: 201 } },
+  { operation: "POST /reviewer-tokens/{tokenId}/revoke", request: (f) => [`/reviewer-tokens/${f.targetTokenId}/revoke`],
+    // another reviewer's token does not exist for them
+    expected: { none: 401, owner: 403, peerAgent: 403, nonMember: 404, reviewer: 404, lead: 404, admin: 200 } },
+  { operation: "POST /sessions/revoke-all", request: () => ["/sessions/revoke-all", {}], expected: REVIEWER_LIST },
+  { operation: "GET /audit", request: () => ["/audit"], expected: ADMIN_ONLY },
 ];
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;

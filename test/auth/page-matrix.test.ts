@@ -11,6 +11,7 @@ import { sessionCookie } from "@/test/support/sessions";
 let server: TestServer;
 const cookies: Record<string, string> = {};
 let ids: { batch: string; run: string; queue: string; queueName: string };
+let trust: { agentPrefix: string; reviewerTokenPrefix: string; reviewerToken: string };
 
 beforeAll(async () => {
   server = await startApiServer("page-matrix");
@@ -20,10 +21,17 @@ beforeAll(async () => {
     reviewer: await makeReviewer({ queues: [{ name: queue.name, role: "reviewer" }] }),
     lead: await makeReviewer({ queues: [{ name: queue.name, role: "lead" }] }),
     outsider: await makeReviewer({ queues: [{ name: elsewhere.name, role: "lead" }] }),
+    admin: await makeReviewer({ queues: [{ name: elsewhere.name, role: "admin" }] }),
   };
   for (const [who, person] of Object.entries(people))
     cookies[who] = await sessionCookie(server.baseUrl, person.email);
-  const agent = apiClient(server.baseUrl, (await makeAgentKey({ queues: [queue.name] })).key);
+  const agentKey = await makeAgentKey({ queues: [queue.name] });
+  const agent = apiClient(server.baseUrl, agentKey.key);
+  trust = {
+    agentPrefix: agentKey.key.slice(0, "cs_agent_".length + 6),
+    reviewerTokenPrefix: people.reviewer.token.slice(0, "cs_rev_".length + 6),
+    reviewerToken: people.reviewer.token,
+  };
   const { run, batch } = await pausedRun(agent, refundBatch());
   ids = { batch: batch.id, run: run.id, queue: queue.id, queueName: queue.name };
 }, 90_000);
@@ -106,5 +114,49 @@ describe("reviewer pages", () => {
     const policies = await page(p.policies, "outsider");
     expect(policies.html).toContain("That queue is not one of yours");
     expect(policies.html).not.toContain(ids.queueName);
+  });
+});
+
+describe("key, token and audit pages (issue 14)", () => {
+  it("send a signed-out visitor to sign in", async () => {
+    for (const path of ["/agents", "/tokens", "/audit"]) {
+      const answer = await page(path, null);
+      expect([307, 308], path).toContain(answer.status);
+      expect(answer.location, path).toMatch(/\/sign-in/);
+    }
+  });
+
+  it("show agent keys to admins and their queue's leads only", async () => {
+    const lead = await page("/agents", "lead");
+    expect(lead.status).toBe(200);
+    expect(lead.html).toContain(trust.agentPrefix);
+    expect((await page("/agents", "admin")).html).toContain(trust.agentPrefix);
+    const outsider = await page("/agents", "outsider");
+    expect(outsider.status).toBe(200);
+    expect(outsider.html).not.toContain(trust.agentPrefix);
+    const reviewer = await page("/agents", "reviewer");
+    expect(reviewer.html).toContain("Only an admin or a queue&#x27;s lead manages agent keys");
+    expect(reviewer.html).not.toContain(trust.agentPrefix);
+  });
+
+  it("show a reviewer their own tokens, an admin everyone's", async () => {
+    expect((await page("/tokens", "reviewer")).html).toContain(trust.reviewerTokenPrefix);
+    expect((await page("/tokens", "lead")).html).not.toContain(trust.reviewerTokenPrefix);
+    expect((await page("/tokens", "admin")).html).toContain(trust.reviewerTokenPrefix);
+  });
+
+  it("show the audit log to admins only", async () => {
+    // a trust change to show: a personal token made through the API
+    const made = await apiClient(server.baseUrl, trust.reviewerToken).post("/reviewer-tokens", {});
+    expect(made.status).toBe(201);
+    const admin = await page("/audit", "admin");
+    expect(admin.html).toContain(made.body.reviewerToken.tokenPrefix);
+    expect(admin.status).toBe(200);
+    expect(admin.html).toContain('data-testid="audit-row"');
+    for (const who of ["reviewer", "lead", "outsider"]) {
+      const answer = await page("/audit", who);
+      expect(answer.html, who).toContain("Only an admin sees the audit log");
+      expect(answer.html, who).not.toContain('data-testid="audit-row"');
+    }
   });
 });

@@ -18,7 +18,8 @@ let server: TestServer;
 let team: Awaited<ReturnType<typeof makeTeam>>;
 
 beforeAll(async () => {
-  server = await startApiServer("sessions");
+  // The test client stands in for a proxy on loopback, so `from` below names other clients.
+  server = await startApiServer("sessions", { TRUSTED_PROXIES: "127.0.0.1" });
 }, 60_000);
 afterAll(() => server?.stop());
 

@@ -86,6 +86,13 @@ const reviewer = await makeReviewer({
   queues: [{ name: queue.name, role: "admin" }],
 });
 const agent = await makeAgentKey({ name: "Fuzz bot", queues: [queue.name] });
+// The agent-key endpoints revoke and rotate the key they name: they aim at a key the fuzz does not
+// authenticate with, or the fuzz would lock itself out (issue 14).
+const target = await makeAgentKey({ name: "Fuzz target", queues: [queue.name] });
+// Likewise "sign out everywhere" (which may revoke the caller's own tokens) is sent as a reviewer
+// whose token nothing else uses.
+const bystander = await makeReviewer({ name: "Fuzz bystander", queues: [{ name: queue.name }] });
+const SELF_REVOKING = new Set(["/sessions/revoke-all"]);
 const { batch } = await pausedRun(apiClient(server.baseUrl, agent.key), refundBatch());
 /** Real ids by path parameter name: most requests aim at something that exists. */
 const REAL_IDS: Record<string, string> = {
@@ -94,7 +101,7 @@ const REAL_IDS: Record<string, string> = {
   callId: batch.calls[0].id,
   queueId: queue.id,
   userId: reviewer.id,
-  agentId: agent.id,
+  agentId: target.id,
 };
 const TOKENS = { agent: agent.key, reviewer: reviewer.token };
 
@@ -209,8 +216,12 @@ async function expectHealthy(after: string) {
 }
 
 /** Valid credentials for the operation (both kinds for "either"), now and then a forged one. */
-function authHeader(auth: Operation["auth"]) {
-  const valid = auth === "either" ? [TOKENS.agent, TOKENS.reviewer] : [TOKENS[auth]];
+function authHeader(auth: Operation["auth"], template?: string) {
+  const valid = SELF_REVOKING.has(template ?? "")
+    ? [bystander.token]
+    : auth === "either"
+      ? [TOKENS.agent, TOKENS.reviewer]
+      : [TOKENS[auth]];
   return fc.oneof(
     { weight: 8, arbitrary: fc.constantFrom(...valid).map((t) => `Bearer ${t}`) },
     {
@@ -284,7 +295,7 @@ function requestArbitrary(op: Operation): fc.Arbitrary<FuzzRequest> {
     .record({
       path: pathArbitrary(op.template),
       query: hostileQuery(op.queryNames),
-      authorization: authHeader(op.auth),
+      authorization: authHeader(op.auth, op.template),
       headers: extraHeaders,
       body: canHaveBody ? bodyArbitrary(op.bodyFields ?? ["reason"]) : fc.constant<Body>({}),
     })

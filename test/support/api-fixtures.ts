@@ -105,8 +105,13 @@ export async function makeCallerReviewers() {
 }
 
 /** `makeTeam` (a queue, one reviewer in it, an agent key for it) without a password hash per reviewer. */
-export async function makeQuickTeam(options: { requiredApprovals?: number } = {}) {
-  const queue = await makeQueue({ requiredApprovals: options.requiredApprovals });
+export async function makeQuickTeam(
+  options: Pick<
+    Parameters<typeof makeQueue>[0] & {},
+    "requiredApprovals" | "approveOnTimeout" | "approveOnTimeoutMinSecs"
+  > = {},
+) {
+  const queue = await makeQueue(options);
   const [reviewer] = await makeReviewers(1, queue.name, { name: "Dana Reviewer" });
   const agent = await makeAgentKey({ name: "Support bot", queues: [queue.name] });
   return { queue, reviewer: reviewer!, agent };

@@ -17,6 +17,8 @@ export async function makeQueue(
     requiredApprovals?: number;
     separationOfDuties?: boolean;
     defaultTimeoutSecs?: number;
+    approveOnTimeout?: boolean;
+    approveOnTimeoutMinSecs?: number;
   } = {},
 ) {
   return createQueue({ name: options.name ?? `queue-${unique()}`, ...options });

@@ -5,8 +5,8 @@ import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
-export const GET = apiRoute<{ batchId: string }>(async ({ request, params, actor }) =>
-  json(await readBatch(actor, params.batchId, queryOf(request), request.signal)),
+export const GET = apiRoute<{ batchId: string }>(async ({ request, params, actor, credential }) =>
+  json(await readBatch(actor, params.batchId, queryOf(request), request.signal, credential)),
 );
 
 export const { POST, PUT, PATCH, DELETE, OPTIONS } = refuseOtherMethods("GET");

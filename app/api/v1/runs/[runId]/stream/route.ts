@@ -5,8 +5,8 @@ import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
-export const GET = apiRoute<{ runId: string }>(async ({ request, params, actor }) =>
-  eventStreamResponse(request, await runStreamFilter(actor, params.runId)),
+export const GET = apiRoute<{ runId: string }>(async ({ request, params, actor, credential }) =>
+  eventStreamResponse(request, await runStreamFilter(actor, params.runId), credential),
 );
 
 export const { POST, PUT, PATCH, DELETE, OPTIONS } = refuseOtherMethods("GET");

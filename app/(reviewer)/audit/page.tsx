@@ -1,0 +1,86 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import credentials from "@/components/credentials/credentials.module.css";
+import styles from "@/components/queue-settings/queue-settings.module.css";
+import { describeTrustEvent } from "@/lib/audit/describe-event";
+import { listAuditEvents } from "@/lib/audit/list-audit";
+import { ForbiddenError } from "@/lib/errors";
+import { currentReviewer } from "../current-reviewer";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Audit · Countersign" };
+
+export default async function AuditPage({
+  searchParams,
+}: {
+  searchParams: Promise<{ before?: string | string[] }>;
+}) {
+  const reviewer = await currentReviewer();
+  const { before } = await searchParams;
+  const header = (
+    <header className={styles.header}>
+      <div>
+        <h1 className={styles.title}>Audit</h1>
+        <p className={styles.lead}>
+          Who changed who may do what: agent keys, personal tokens, sessions, people and queue
+          memberships, newest first.
+        </p>
+      </div>
+    </header>
+  );
+  let page;
+  try {
+    page = await listAuditEvents(reviewer, typeof before === "string" ? { before } : {});
+  } catch (error) {
+    if (!(error instanceof ForbiddenError)) throw error;
+    return (
+      <>
+        {header}
+        <p className={styles.lead}>Only an admin sees the audit log.</p>
+      </>
+    );
+  }
+  return (
+    <>
+      {header}
+      {page.events.length === 0 ? (
+        <div className={styles.empty}>
+          <p className={styles.emptyTitle}>Nothing here</p>
+          <p className={styles.emptyText}>No trust changes {before ? "before these" : "yet"}.</p>
+        </div>
+      ) : (
+        <div className={styles.tableWrap}>
+          <table className={styles.table}>
+            <caption className="visually-hidden">Trust changes, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Who</th>
+                <th scope="col">What</th>
+                <th scope="col">Event</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.events.map((event) => (
+                <tr key={event.seq} data-testid="audit-row">
+                  <td className={credentials.nowrap}>
+                    <time dateTime={event.at}>{event.at.replace("T", " ").slice(0, 19)} UTC</time>
+                  </td>
+                  <td>{event.actor.name ?? event.actor.kind}</td>
+                  <td>{describeTrustEvent(event)}</td>
+                  <td>
+                    <code className={credentials.prefix}>{event.type}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <nav className={credentials.pager} aria-label="Audit pages">
+        {before && <Link href="/audit">Newest</Link>}
+        {page.nextCursor && <Link href={`/audit?before=${page.nextCursor}`}>Older</Link>}
+      </nav>
+    </>
+  );
+}

@@ -1,0 +1,11 @@
+import { rotateAgentKey } from "@/lib/agents/rotate-agent-key";
+import { apiRoute, json } from "@/lib/http/api-route";
+import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
+
+export const dynamic = "force-dynamic";
+
+export const POST = apiRoute<{ agentId: string }>(async ({ actor, params, body }) =>
+  json(await rotateAgentKey(actor, params.agentId, body)),
+);
+
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = refuseOtherMethods("POST");

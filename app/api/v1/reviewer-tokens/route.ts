@@ -1,0 +1,17 @@
+import { createReviewerToken } from "@/lib/reviewer-tokens/create-reviewer-token";
+import { listReviewerTokens } from "@/lib/reviewer-tokens/reviewer-tokens";
+import { apiRoute, json } from "@/lib/http/api-route";
+import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
+
+export const dynamic = "force-dynamic";
+
+export const GET = apiRoute(async ({ actor, request }) => {
+  const userId = new URL(request.url).searchParams.get("user") ?? undefined;
+  return json({ tokens: await listReviewerTokens(actor, { userId }) });
+});
+
+export const POST = apiRoute(async ({ actor, body }) =>
+  json(await createReviewerToken(actor, body), 201),
+);
+
+export const { PUT, PATCH, DELETE, OPTIONS } = refuseOtherMethods("GET", "POST");

@@ -1,0 +1,213 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useState, useTransition } from "react";
+import {
+  createReviewerTokenAction,
+  revokeReviewerTokenAction,
+  signOutEverywhereAction,
+} from "@/app/(reviewer)/tokens/actions";
+import type { ActionFailure, ActionResult } from "@/app/action-result";
+import { FormError } from "@/components/queue-settings/form-error";
+import settings from "@/components/queue-settings/queue-settings.module.css";
+import { Badge } from "@/components/run-timeline/badges";
+import type { ReviewerTokenView } from "@/lib/reviewer-tokens/reviewer-tokens";
+import styles from "./credentials.module.css";
+import { SecretOnce, When } from "./secret-once";
+
+/**
+ * Personal tokens (for scripts and embedding hosts) by prefix: create one (shown once), revoke
+ * one. A reviewer sees their own; an admin everyone's, with whose they are.
+ */
+export function ReviewerTokens({
+  tokens,
+  showOwners,
+}: {
+  tokens: ReviewerTokenView[];
+  showOwners: boolean;
+}) {
+  const router = useRouter();
+  const [failure, setFailure] = useState<ActionFailure | null>(null);
+  const [status, setStatus] = useState<string | null>(null);
+  const [secret, setSecret] = useState<string | null>(null);
+  const [confirmRevoke, setConfirmRevoke] = useState<string | null>(null);
+  const [pending, startTransition] = useTransition();
+
+  function done(result: ActionResult, message: string) {
+    if (!result.ok) return void setFailure(result);
+    setFailure(null);
+    setStatus(message);
+    router.refresh();
+  }
+
+  return (
+    <section className={settings.panel} aria-labelledby="tokens-title">
+      <h2 id="tokens-title" className={settings.panelTitle}>
+        Personal tokens
+      </h2>
+      {secret && (
+        <SecretOnce
+          title="Your new token"
+          secret={secret}
+          note="Copy it now: it is shown only this once (only its hash is kept). It acts as you: send it as 'Authorization: Bearer …'."
+          onDone={() => setSecret(null)}
+        />
+      )}
+      <FormError failure={failure} />
+      <p className={settings.status} role="status">
+        {status}
+      </p>
+      {tokens.length === 0 ? (
+        <p className={settings.muted}>No tokens yet.</p>
+      ) : (
+        <div className={settings.tableWrap}>
+          <table className={settings.table}>
+            <caption className="visually-hidden">Personal tokens</caption>
+            <thead>
+              <tr>
+                <th scope="col">Token</th>
+                {showOwners && <th scope="col">Reviewer</th>}
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {tokens.map((token) => (
+                <tr
+                  key={token.id}
+                  data-testid="token-row"
+                  className={token.revokedAt ? settings.muted : undefined}
+                >
+                  <td>
+                    <code>{token.tokenPrefix}…</code>
+                  </td>
+                  {showOwners && (
+                    <td>
+                      {token.user.name} <span className={styles.prefix}>{token.user.email}</span>
+                    </td>
+                  )}
+                  <td>
+                    <When at={token.createdAt} />
+                  </td>
+                  <td>
+                    <When at={token.lastUsedAt} />
+                  </td>
+                  <td>
+                    {token.revokedAt ? (
+                      <Badge tone="neutral">Revoked</Badge>
+                    ) : (
+                      <Badge tone="ok">Active</Badge>
+                    )}
+                  </td>
+                  <td className={settings.actions}>
+                    {!token.revokedAt &&
+                      (confirmRevoke === token.id ? (
+                        <span className={settings.rowButtons}>
+                          <button
+                            type="button"
+                            className={settings.danger}
+                            disabled={pending}
+                            onClick={() =>
+                              startTransition(async () => {
+                                const result = await revokeReviewerTokenAction(token.id);
+                                setConfirmRevoke(null);
+                                done(result, `Revoked ${token.tokenPrefix}…`);
+                              })
+                            }
+                          >
+                            Revoke now
+                          </button>
+                          <button
+                            type="button"
+                            className={settings.secondary}
+                            onClick={() => setConfirmRevoke(null)}
+                          >
+                            Keep
+                          </button>
+                        </span>
+                      ) : (
+                        <button
+                          type="button"
+                          className={settings.danger}
+                          disabled={pending}
+                          onClick={() => setConfirmRevoke(token.id)}
+                          aria-label={`Revoke ${token.tokenPrefix}…`}
+                        >
+                          Revoke…
+                        </button>
+                      ))}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <div className={settings.formActions}>
+        <button
+          type="button"
+          className={settings.primary}
+          disabled={pending}
+          onClick={() =>
+            startTransition(async () => {
+              const result = await createReviewerTokenAction();
+              if (result.ok) setSecret(result.token);
+              done(result, result.ok ? `Created ${result.reviewerToken.tokenPrefix}…` : "");
+            })
+          }
+        >
+          Create a token
+        </button>
+      </div>
+    </section>
+  );
+}
+
+/** "Sign out everywhere": every session of the reviewer ends, this one too (tokens if asked). */
+export function SignOutEverywhere() {
+  const router = useRouter();
+  const [failure, setFailure] = useState<ActionFailure | null>(null);
+  const [revokeTokens, setRevokeTokens] = useState(false);
+  const [pending, startTransition] = useTransition();
+  return (
+    <section className={settings.panel} aria-labelledby="sessions-title" id="sessions">
+      <h2 id="sessions-title" className={settings.panelTitle}>
+        Sessions
+      </h2>
+      <p className={styles.details}>
+        Signed in somewhere you should not be? End every session of yours, on every device and
+        browser, this one included. Open pages and streams stop within seconds.
+      </p>
+      <FormError failure={failure} />
+      <label className={settings.check}>
+        <input
+          type="checkbox"
+          checked={revokeTokens}
+          onChange={(event) => setRevokeTokens(event.target.checked)}
+        />
+        Also revoke all my personal tokens
+      </label>
+      <div className={settings.formActions}>
+        <button
+          type="button"
+          className={settings.danger}
+          disabled={pending}
+          onClick={() =>
+            startTransition(async () => {
+              const result = await signOutEverywhereAction({ revokeTokens });
+              if (!result.ok) return setFailure(result);
+              router.replace("/sign-in");
+              router.refresh();
+            })
+          }
+        >
+          Sign out everywhere
+        </button>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,41 @@
+import type { AuditEntry } from "./list-audit";
+
+// One line per trust change, for the audit page: what happened, to whom. Events are rows written
+// long ago by whatever version ran then, so every field is read defensively.
+
+const text = (value: unknown) => (typeof value === "string" ? value : "");
+
+export function describeTrustEvent(event: AuditEntry): string {
+  const d = event.data;
+  const key = text(d.keyPrefix) ? ` (${text(d.keyPrefix)}…)` : "";
+  const agent = `agent key '${text(d.name)}'${key}`;
+  switch (event.type) {
+    case "agent.created":
+      return `Created ${agent}`;
+    case "agent.rotated":
+      return `Rotated ${agent}; the old key works until ${text(d.previousKeyExpiresAt) || "now"}`;
+    case "agent.revoked":
+      return `Revoked ${agent}`;
+    case "agent.mode_changed":
+      return `Set the mode of agent '${text(d.name)}' from ${text(d.before)} to ${text(d.after)}`;
+    case "reviewer_token.created":
+      return `Created personal token ${text(d.tokenPrefix)}… of ${text(d.userEmail) || text(d.userId)}`;
+    case "reviewer_token.revoked":
+      return `Revoked personal token ${text(d.tokenPrefix)}… of ${text(d.userEmail) || text(d.userId)}`;
+    case "session.signed_out_everywhere":
+      return d.revokeTokens
+        ? "Signed out everywhere and revoked their personal tokens"
+        : "Signed out everywhere";
+    case "member.added":
+      return `Added ${text(d.name)} to a queue as ${text(d.role)}`;
+    case "member.removed":
+      return `Removed ${text(d.name)} from a queue`;
+    case "member.role_changed":
+      return `Changed the role of ${text(d.name)} from ${text(d.before)} to ${text(d.after)}`;
+    default: {
+      // person.* (and whatever comes next): the event's own fields, briefly
+      const who = text(d.email) || text(d.name) || text(d.userId);
+      return who ? `${event.type} · ${who}` : event.type;
+    }
+  }
+}
