@@ -36,12 +36,14 @@ export async function loadPeople(
 ): Promise<PersonView[]> {
   if (ids?.length === 0) return [];
   const rows = await db
+    // The subqueries name "user"."id" in full: drizzle leaves the table off a column of a
+    // one-table select, which inside them would mean the subquery's own id.
     .select({
       user: users,
-      hasPassword: sql<number>`exists (select 1 from account a where a.user_id = ${users.id} and a.provider_id = 'credential' and a.password is not null)`,
+      hasPassword: sql<number>`exists (select 1 from account a where a.user_id = "user"."id" and a.provider_id = 'credential' and a.password is not null)`,
       lastSignInAt: sql<
         number | null
-      >`(select max(s.created_at) from session s where s.user_id = ${users.id})`,
+      >`(select max(s.created_at) from session s where s.user_id = "user"."id")`,
     })
     .from(users)
     .where(ids ? inArray(users.id, ids) : undefined)
