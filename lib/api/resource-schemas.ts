@@ -286,6 +286,26 @@ export const SavedViewResource = z.object({
   canDelete: z.boolean().describe("the caller saved it, or leads its queue"),
 });
 
+export const PersonResource = z.object({
+  id: z.string(),
+  email: z.string(),
+  name: z.string(),
+  status: z
+    .enum(["active", "invited", "deactivated"])
+    .describe("invited: no password set yet (the invite link not used)"),
+  queues: z
+    .array(z.object({ id: z.string(), name: z.string(), role: z.enum(QUEUE_ROLES) }))
+    .describe("a lead sees only the memberships of the queues they lead"),
+  lastSignInAt: Time.nullable().describe("when their newest live session began"),
+  createdAt: Time,
+  deactivatedAt: Time.nullable(),
+});
+
+export const OneTimeLinkResource = z.object({
+  url: z.string().describe("shown this once; only the token's hash is kept; works once"),
+  expiresAt: Time,
+});
+
 export const resourceSchemas = {
   Run: RunResource,
   Batch: BatchResource,
@@ -355,6 +375,13 @@ export const resourceSchemas = {
   }),
   RevokedReviewerToken: z.object({ token: ReviewerTokenResource }),
   SignedOutEverywhere: z.object({ sessionsEnded: z.int(), tokensRevoked: z.int() }),
+  Person: PersonResource,
+  PersonList: z.object({ people: z.array(PersonResource) }),
+  InvitedPerson: z.object({
+    person: PersonResource,
+    invite: OneTimeLinkResource.nullable().describe("null when created with a password"),
+  }),
+  OneTimeLink: OneTimeLinkResource,
   AuditLog: z.object({
     events: z.array(AuditEntryResource),
     nextCursor: z.int().nullable().describe("pass as ?before= for older events; null: no more"),
