@@ -14,6 +14,7 @@ import { FormError } from "@/components/queue-settings/form-error";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { Badge, type Tone } from "@/components/run-timeline/badges";
 import type { PersonStatus, PersonView } from "@/lib/people/list-people";
+import own from "./people.module.css";
 
 type QueueOption = { id: string; name: string };
 
@@ -182,7 +183,7 @@ export function People({
                     <strong>{person.name}</strong>
                   )}
                 </td>
-                <td>{person.email}</td>
+                <td className={own.email}>{person.email}</td>
                 <td>
                   {person.queues.length === 0 ? (
                     <span className={settings.muted}>none</span>
@@ -196,7 +197,7 @@ export function People({
                 <td className={styles.nowrap}>
                   <Badge tone={STATUS[person.status].tone}>{STATUS[person.status].label}</Badge>
                 </td>
-                <td className={settings.actions}>
+                <td className={own.actions}>
                   <span className={settings.rowButtons}>
                     {isAdmin && renaming !== person.id && (
                       <button
@@ -277,7 +278,7 @@ export function People({
         </table>
       </div>
 
-      <section className={settings.panel} aria-labelledby="invite-title">
+      <section className={`${settings.panel} ${own.invite}`} aria-labelledby="invite-title">
         <h2 id="invite-title" className={settings.panelTitle}>
           Invite someone
         </h2>
