@@ -6,6 +6,8 @@ import { pausedRun, startApiServer } from "@/test/support/api-fixtures";
 import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "@/test/support/factories";
 import { apiClient, refundBatch, type ApiClient } from "@/test/support/http";
 import { sessionCookie, signInRequest } from "@/test/support/sessions";
+import { sleep, waitUntil } from "@/test/support/polling";
+import { openSse } from "@/test/support/sse";
 import type { TestServer } from "@/test/support/server";
 
 // Issue 14, finding 3 (the audit trail could be rewritten by a rename) and the people API:
@@ -174,6 +176,30 @@ describe("deactivating and reactivating", () => {
     expect((await signInRequest(server.baseUrl, person.email)).status).toBe(200);
     // the old token stays revoked: reactivation does not bring credentials back
     expect((await asPerson.get("/queue")).status).toBe(401);
+  });
+});
+
+describe("a deactivated person's open streams", () => {
+  it("end within seconds, by token and by session (their credentials are gone)", async () => {
+    const person = await makeReviewer({ queues: [{ name: queue.name }] });
+    const cookie = await sessionCookie(server.baseUrl, person.email);
+    const streams = [
+      await openSse(`${server.baseUrl}/api/v1/stream`, { token: person.token }),
+      await openSse(`${server.baseUrl}/api/v1/stream`, { headers: { cookie } }),
+    ];
+    try {
+      for (const client of streams) {
+        expect(client.status).toBe(200);
+        await waitUntil(() => client.raw().startsWith("retry:"), { what: "the stream's head" });
+      }
+      expect((await patch(asAdmin, `/people/${person.id}`, { active: false })).status).toBe(200);
+      for (const client of streams)
+        expect(
+          await Promise.race([client.ended.then(() => true), sleep(6000).then(() => false)]),
+        ).toBe(true);
+    } finally {
+      streams.forEach((client) => client.close());
+    }
   });
 });
 
