@@ -294,6 +294,11 @@ describe("the last active admin", () => {
     await expect(updatePerson(OPERATOR, second.id, { active: false })).rejects.toMatchObject({
       code: "last_admin",
     });
+    // Nor may their admin role be taken: the deactivated admin keeps nothing managed.
+    const { changeRole } = await import("@/lib/queues/change-role");
+    await expect(
+      changeRole(OPERATOR, otherQueue.id, second.id, { role: "reviewer" }),
+    ).rejects.toMatchObject({ code: "last_admin" });
     expect((await asSecond.get("/people")).status).toBe(200);
   });
 });
