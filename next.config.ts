@@ -9,12 +9,12 @@ const nextConfig: NextConfig = {
   serverExternalPackages: ["@libsql/client", "libsql"],
   poweredByHeader: false,
   // Pages get their Content-Security-Policy per request in proxy.ts (it carries a fresh nonce).
-  // Nothing may be framed by another site (one click approves): only the embed route, for
-  // EMBED_ALLOWED_ORIGINS, and sign-in, reached inside that frame.
+  // Nothing may be framed (one click approves): only the embed route, for EMBED_ALLOWED_ORIGINS,
+  // with its own sign-in page (app/embed/sign-in).
   headers: async () => [
     {
-      source: "/((?!embed/|sign-in|api/).*)",
-      headers: [{ key: "X-Frame-Options", value: "SAMEORIGIN" }],
+      source: "/((?!embed/|api/).*)",
+      headers: [{ key: "X-Frame-Options", value: "DENY" }],
     },
     {
       source: "/api/:path*",

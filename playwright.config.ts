@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +9,9 @@ const port = Number(process.env.E2E_PORT) || 3100;
 
 // One fresh database per test run. Set once in the main process; workers inherit it.
 process.env.E2E_DATABASE_URL ??= `file:${join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "countersign.db")}`;
+// The one-time setup code e2e/first-run.setup.ts enters (lib/auth/setup-code.ts): fixed for the run
+// with SETUP_CODE, as an operator may, instead of read from the server's console.
+process.env.E2E_SETUP_CODE ??= `E2E-${randomBytes(9).toString("hex").toUpperCase()}`;
 // The page e2e/embed.spec.ts serves to frame the embed route: another origin on the same site.
 process.env.E2E_EMBED_HOST_PORT ??= String(port + 1000);
 
@@ -43,8 +47,11 @@ export default defineConfig({
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       PORT: String(port),
       COUNTERSIGN_QUIET: "1",
+      SETUP_CODE: process.env.E2E_SETUP_CODE,
       // Every test signs in from 127.0.0.1; the guessing limit is tested on its own.
       SIGN_IN_ATTEMPTS_PER_MINUTE: "1000",
+      // Webhook receivers in tests listen on loopback, which callbackUrls may not target unless allowed.
+      CALLBACK_ALLOWED_HOSTS: "127.0.0.1",
       EMBED_ALLOWED_ORIGINS: `http://127.0.0.1:${process.env.E2E_EMBED_HOST_PORT}, https://host.example`,
     },
   },

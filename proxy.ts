@@ -7,8 +7,12 @@ import { newNonce, pageContentSecurityPolicy } from "@/lib/http/content-security
 // - pages: each response's Content-Security-Policy, with a fresh nonce for its inline scripts
 //   (lib/http/content-security-policy.ts). Next.js reads the nonce from the policy on the
 //   request and puts it on its own scripts; the root layout reads `x-nonce`. Only the embed
-//   route may be framed, and only by EMBED_ALLOWED_ORIGINS, read here at run time (next.config
-//   headers are frozen into the build, so a host added at deploy time would need a rebuild).
+//   route (its sign-in included) may be framed, and only by EMBED_ALLOWED_ORIGINS, read here at
+//   run time (next.config headers are frozen into the build, so a host added at deploy time would
+//   need a rebuild); every other page by nobody.
+// - a POST to a page (a server action) from another site: Next refuses to run the action, but
+//   answers 500 with an error digest; this answers 403 first, with no stack or digest, under the
+//   same rule (the Origin's host must be the request's host).
 // - a path with a percent sign: Next answers a bare 500 for an escape that does not decode
 //   (`/api/v1/batches/%`); no such id can exist, so it is answered as a missing one.
 export function proxy(request: NextRequest) {
@@ -19,17 +23,38 @@ export function proxy(request: NextRequest) {
       : new NextResponse("Not found", { status: 404, headers: { "content-type": "text/plain" } });
   }
   if (pathname.startsWith("/api/")) return NextResponse.next();
+  if (request.method === "POST" && crossSite(request)) {
+    return new NextResponse("Forbidden: another site cannot call this app's server actions.", {
+      status: 403,
+      headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
+    });
+  }
   const nonce = newNonce();
   const policy = pathname.startsWith("/embed/")
     ? embedContentSecurityPolicy(nonce)
-    : // Sign-in is reached inside the embed frame, from any host the embed allows.
-      pageContentSecurityPolicy(nonce, pathname === "/sign-in" ? null : ["'self'"]);
+    : pageContentSecurityPolicy(nonce);
   const requestHeaders = new Headers(request.headers);
   requestHeaders.set("content-security-policy", policy);
   requestHeaders.set("x-nonce", nonce);
   const response = NextResponse.next({ request: { headers: requestHeaders } });
   response.headers.set("Content-Security-Policy", policy);
   return response;
+}
+
+/**
+ * Next.js's own test for a server action (its action handler): an Origin whose host is not the
+ * request's (X-Forwarded-Host first, as behind a proxy). No Origin at all is let through to Next
+ * as it lets it (old clients; browsers send one on every POST); an opaque `null` is refused.
+ */
+function crossSite(request: NextRequest): boolean {
+  const origin = request.headers.get("origin");
+  if (origin === null) return false;
+  const host = request.headers.get("x-forwarded-host") ?? request.headers.get("host");
+  try {
+    return new URL(origin).host !== host;
+  } catch {
+    return true;
+  }
 }
 
 function decodes(pathname: string): boolean {

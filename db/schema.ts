@@ -505,8 +505,9 @@ export const idempotencyKeys = sqliteTable(
   (t) => [primaryKey({ columns: [t.agentKeyId, t.scope, t.key] })],
 );
 
-// Deliveries are retried until answered 2xx, so a delivery is only ever owed or done.
-export const WEBHOOK_STATUSES = ["pending", "delivered"] as const;
+// Deliveries are retried until answered 2xx; `failed` is for those that never can be (a target
+// the send-time check refuses, a receiver answering 410 Gone: lib/webhooks/deliver-webhooks.ts).
+export const WEBHOOK_STATUSES = ["pending", "delivered", "failed"] as const;
 
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",

@@ -205,7 +205,7 @@ test("only configured origins may frame the embed route", async ({ page, request
   const signedOut = await request.get(embedUrl, { maxRedirects: 0 });
   expect(signedOut.status()).toBe(307);
   expect(signedOut.headers()["location"]).toBe(
-    `/sign-in?next=${encodeURIComponent(`/embed/batches/${batch.id}`)}`,
+    `/embed/sign-in?next=${encodeURIComponent(`/embed/batches/${batch.id}`)}`,
   );
 });
 

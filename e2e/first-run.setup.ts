@@ -13,6 +13,8 @@ test("the first visitor is led to create the first admin, lands in the General q
   await expect(page.getByRole("heading", { name: "Create the first admin" })).toBeVisible();
   expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
 
+  // A wrong setup code is refused with a clear message, and creates nothing.
+  await page.getByLabel("Setup code").fill("WRNG-WRNG-WRNG-WRNG");
   await page.getByLabel("Your name").fill("Ada Admin");
   await page.getByLabel("Email").fill("ada@example.com");
   await page.getByLabel("Password").fill("short");
@@ -21,6 +23,12 @@ test("the first visitor is led to create the first admin, lands in the General q
   await expect(page).toHaveURL(/\/setup$/);
 
   await page.getByLabel("Password").fill("a long enough password");
+  await page.getByRole("button", { name: "Create admin and sign in" }).click();
+  await expect(page.locator("form").getByRole("alert")).toContainText("setup code is not right");
+  await expect(page).toHaveURL(/\/setup$/);
+
+  // The code the server was started with (playwright.config.ts sets SETUP_CODE).
+  await page.getByLabel("Setup code").fill(process.env.E2E_SETUP_CODE!);
   await page.getByRole("button", { name: "Create admin and sign in" }).click();
   await page.waitForURL("**/queue");
   await expect(page.getByTestId("signed-in-as")).toHaveText("Ada Admin");

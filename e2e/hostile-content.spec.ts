@@ -4,12 +4,13 @@ import { pause, seedTeam, signIn } from "./support/fixtures";
 
 // Everything on a card comes from an agent, and a compromised or prompt-injected agent writes
 // whatever it likes. Markup, script, javascript: URLs, a megabyte string, control characters,
-// bidi overrides and 2,000 levels of nesting, in args, summaries, risks, a plan and a reason:
+// bidi overrides and nesting as deep as the API takes (2,000 levels are refused), in args, summaries, risks, a plan and a reason:
 // nothing executes (no flag set, no dialog), the card stays inside the page, and the page keeps
 // answering. (decisions.spec.ts covers plain markup in args; test/components the JSON view.)
 
 const MEGABYTE = 1024 * 1024;
-const DEPTH = 2_000;
+/** Args nested as deep as the API takes: 256 levels, the body, `calls`, the call and `args` included. */
+const DEPTH = 252;
 /** Right-to-left override (…) pop: shows "txt.exe" reversed, the "Trojan Source" trick. */
 const BIDI = "invoice_\u202Etxt.exe\u202C and \u2067isolate\u2069 and \u200Fmark";
 const CONTROL = "bell\u0007 null\u0000 escape\u001b[31mred\u001b[0m nel\u0085 del\u007f";
@@ -72,6 +73,13 @@ test("hostile args, summaries, risks and reasons render inert and bounded", asyn
   const problems = watch(page);
   const team = await seedTeam();
   await signIn(page, team.reviewers[0]!);
+
+  // Deeper than the cap is refused before anything walks it (issue 14, finding 6).
+  const tooDeep = await team.agent.post("/runs", {
+    batch: { calls: [{ toolCallId: "t", toolName: "deep", args: nested(2_000) }] },
+  });
+  expect(tooDeep.status).toBe(400);
+  expect(tooDeep.body.error.code).toBe("invalid_request");
 
   const { run, batch } = await pause(team.agent, {
     calls: [

@@ -12,6 +12,7 @@ import type { ReviewerActor } from "@/lib/auth/actor";
 import { claimReview } from "@/lib/claims/claim-review";
 import { releaseReview } from "@/lib/claims/release-review";
 import { ConflictError, UnauthenticatedError } from "@/lib/errors";
+import { assertJsonDepth } from "@/lib/http/json-depth";
 import { requestRollback } from "@/lib/runs/request-rollback";
 import { sessionReviewer } from "./current-reviewer";
 
@@ -56,6 +57,8 @@ export async function decideCallAction(
   try {
     reviewer = await reviewerOrThrow();
     parseInput(z.object({ batchId: Id, callId: Id }), { batchId, callId });
+    // editedArgs is the agent's kind of JSON: capped as the API caps a body (json-depth.ts).
+    assertJsonDepth(decision, "decision");
     const { batch } = await decideCall(reviewer, callId, decision);
     return { ok: true, batch };
   } catch (error) {
@@ -68,6 +71,7 @@ export async function decideBatchAction(batchId: string, decision: unknown): Pro
   try {
     reviewer = await reviewerOrThrow();
     parseInput(Id, batchId);
+    assertJsonDepth(decision, "decision");
     return { ok: true, batch: await decideBatch(reviewer, batchId, decision) };
   } catch (error) {
     return withCurrentBatch(error, reviewer, batchId);

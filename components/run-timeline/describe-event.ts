@@ -314,6 +314,22 @@ export function describeEvent(event: WireEvent, context: TimelineContext): Event
         reason: text(data.reason),
       };
 
+    // The callbackUrl webhook was given up on (lib/webhooks/deliver-webhooks.ts): the agent
+    // will not be called back and must ask for the batch itself.
+    case "webhook.failed":
+      return {
+        icon: "alert",
+        tone: "danger",
+        title: "Webhook to {code} failed for good",
+        code: text(data.url) ?? undefined,
+        note: [
+          text(data.error),
+          "Not retried: the agent must read the batch (GET /batches/{id}) or follow the run's stream.",
+        ]
+          .filter(Boolean)
+          .join(". "),
+      };
+
     default:
       return { icon: "dot", tone: "neutral", title: event.type };
   }

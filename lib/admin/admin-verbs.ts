@@ -17,6 +17,7 @@ import {
 } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { AGENT_KEY_PREFIX, REVIEWER_TOKEN_PREFIX } from "@/lib/auth/actor";
+import { sealSecret, SECRET_PLACES } from "@/lib/auth/sealed-secrets";
 import { ConflictError, InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { newId, newSecret, sha256Hex } from "@/lib/ids";
 
@@ -206,7 +207,8 @@ export async function createAgentKey(
       keyPrefix: key.slice(0, AGENT_KEY_PREFIX.length + 6),
       defaultQueueId: byName.get(parsed.queues[0]!)!.id,
       ownerUserId,
-      webhookSecret,
+      // encrypted at rest when COUNTERSIGN_SECRET_KEY is set; shown once here in plain text
+      webhookSecret: sealSecret(webhookSecret, SECRET_PLACES.webhookSecret(id)),
       createdAt: Date.now(),
     });
     for (const name of new Set(parsed.queues)) {

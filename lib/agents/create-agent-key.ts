@@ -9,6 +9,7 @@ import { AGENT_KEY_PREFIX } from "@/lib/auth/actor";
 import { InvalidRequestError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
+import { sealSecret, SECRET_PLACES } from "@/lib/auth/sealed-secrets";
 import { newId, newSecret, sha256Hex } from "@/lib/ids";
 import { managerOf, stillManages, stillOpen, type QueueCaller } from "@/lib/queues/queue-access";
 import { managedQueueIds } from "./agent-key-access";
@@ -99,7 +100,8 @@ export async function createAgentKey(caller: QueueCaller, body: unknown): Promis
           keyPrefix: agentKeyPrefix(key),
           defaultQueueId: input.defaultQueue,
           ownerUserId,
-          webhookSecret,
+          // encrypted at rest when COUNTERSIGN_SECRET_KEY is set (lib/auth/sealed-secrets.ts)
+          webhookSecret: sealSecret(webhookSecret, SECRET_PLACES.webhookSecret(id)),
           createdAt: now,
         },
       ]),

@@ -209,11 +209,11 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   "/queue/snapshot": {
     get: {
       summary:
-        "The pending batches of the reviewer's queues, soonest deadline first, a page at a time, with the stream position (lastEventId) to follow from",
+        "The pending batches of the reviewer's queues (or of the one named by `queue`: 404 if the reviewer is not in it), soonest deadline first, a page at a time, with the stream position (lastEventId) to follow from",
       auth: "reviewer",
       query: QueueSnapshotQuery,
       ok: { status: 200, schema: "QueueSnapshot" },
-      errors: [400, 401, 403],
+      errors: [400, 401, 403, 404],
     },
   },
   "/history": {

@@ -41,7 +41,12 @@ export function actorRef(actor: Actor) {
   return { kind: actor.kind, id: actor.id, name: actor.name };
 }
 
-function bearerToken(headers: Headers): string | null {
+/**
+ * The Bearer credential of the request, or null. Any other Authorization header (`Basic …`, a
+ * malformed Bearer) is no credential: such a request is authenticated by its session cookie,
+ * and lib/http/api-route.ts must treat it as a cookie request (cross-site check) on this same test.
+ */
+export function bearerToken(headers: Headers): string | null {
   const header = headers.get("authorization");
   if (!header) return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

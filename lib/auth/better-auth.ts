@@ -7,12 +7,13 @@ import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 import { forgetCachedActors } from "./actor-cache";
 import { hashSessionTokens } from "./hashed-session-tokens";
 import { countAttempt } from "./rate-limit-counts";
-
-const SECRET_SETTING = "auth_secret";
+import { AUTH_SECRET_SETTING as SECRET_SETTING } from "./seal-stored-secrets";
+import { openSecret, sealSecret, SECRET_PLACES } from "./sealed-secrets";
 
 /**
  * The secret that signs session cookies: BETTER_AUTH_SECRET, else one generated on first use and
- * kept in the database, so every instance over the database (and every restart) agrees on it.
+ * kept in the database, so every instance over the database (and every restart) agrees on it
+ * (encrypted there when COUNTERSIGN_SECRET_KEY is set: lib/auth/sealed-secrets.ts).
  */
 async function authSecret(): Promise<string> {
   const fromEnv = process.env.BETTER_AUTH_SECRET;
@@ -25,18 +26,18 @@ async function authSecret(): Promise<string> {
         .where(eq(appSettings.key, SECRET_SETTING))
     )[0]?.value;
   const existing = await read();
-  if (existing) return existing;
+  if (existing) return openSecret(existing, SECRET_PLACES.authSecret);
   await writeTransaction((tx) =>
     tx
       .insert(appSettings)
       .values({
         key: SECRET_SETTING,
-        value: randomBytes(32).toString("base64url"),
+        value: sealSecret(randomBytes(32).toString("base64url"), SECRET_PLACES.authSecret),
         createdAt: Date.now(),
       })
       .onConflictDoNothing(),
   );
-  return (await read())!;
+  return openSecret((await read())!, SECRET_PLACES.authSecret);
 }
 
 /** Where the app may be opened from: the public URL, and both loopback names of the local port. */

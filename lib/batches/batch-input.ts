@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { schemaProblem } from "@/lib/api/json-schema";
+import { callbackUrlProblem } from "@/lib/webhooks/callback-target";
 
 const MAX_TIMEOUT_SECS = 30 * 24 * 3600;
 
@@ -47,6 +48,14 @@ export const CreateBatchInput = z
     callbackUrl: z
       .url({ protocol: /^https?$/, error: "must be an http(s) URL" })
       .max(2000)
+      // Loopback, private, link-local … targets are refused (lib/webhooks/callback-target.ts).
+      .superRefine((url, ctx) => {
+        const problem = callbackUrlProblem(url);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .describe(
+        "Where the signed webhook is POSTed once the batch is settled: a public http(s) URL without credentials. Loopback, private, link-local, CGNAT and unique-local addresses (and names resolving to them) are refused unless the operator allows them (CALLBACK_ALLOWED_HOSTS).",
+      )
       .optional(),
     claimToken: z.string().min(1).max(200).optional(),
   })

@@ -8,6 +8,7 @@ import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { ConflictError, NotFoundError } from "@/lib/errors";
 import { commit } from "@/lib/events/transact";
 import { matchesHash } from "@/lib/ids";
+import { checkCallbackTargetResolves } from "@/lib/webhooks/callback-target";
 import { CreateBatchInput } from "./batch-input";
 import { chooseQueue, idempotencyRecord, planOpenBatch, readPauseContext } from "./open-batch";
 
@@ -25,6 +26,7 @@ export async function createBatch(
 ): Promise<{ batch: BatchView; replayed: boolean }> {
   const agent = requireAgent(actor);
   const input = parseInput(CreateBatchInput, body);
+  await checkCallbackTargetResolves(input.callbackUrl, "callbackUrl");
   const idempotency = idempotencyFor(options.idempotencyKey, `POST /runs/${runId}/batches`, body);
 
   return untilWritten(async () => {

@@ -5,12 +5,14 @@ import { batches, events } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { loadBatchViews, type BatchView } from "@/lib/api/views";
 import { requireReviewer, reviewerQueueIds, type Actor } from "@/lib/auth/actor";
-import { InvalidRequestError } from "@/lib/errors";
+import { InvalidRequestError, NotFoundError } from "@/lib/errors";
 
 // SQLite caps the parameters of one statement; views are loaded this many batches at a time.
 const VIEW_CHUNK = 1_000;
 
 export const QueueSnapshotQuery = z.object({
+  /** one of the reviewer's queues; all of them when absent */
+  queue: z.string().min(1).optional(),
   limit: z.coerce.number().int().min(1).max(5_000).default(5_000),
   /** from a previous page's nextCursor */
   cursor: z.string().min(1).optional(),
@@ -41,7 +43,7 @@ function decodeCursor(cursor: string): Cursor {
 const encodeCursor = (c: Cursor) => Buffer.from(`${c.expiresAt}|${c.id}`).toString("base64url");
 
 /**
- * The pending batches of the reviewer's queues, soonest deadline first, a page at a time, with the
+ * The pending batches of the reviewer's queues (or of one of them), soonest deadline first, a page at a time, with the
  * stream position to follow from. The position is read first: a change landing between the reads
  * is both in the page and replayed, and applying a batch view twice is harmless; the reverse order
  * could lose it. A page can be small (the first screenful, rendered with the page) or large (the
@@ -53,7 +55,11 @@ export async function queueSnapshot(actor: Actor, query: unknown = {}): Promise<
   const db = getDb();
   const [newest] = await db.select({ seq: max(events.seq) }).from(events);
   const lastEventId = newest?.seq ?? 0;
-  const queueIds = await reviewerQueueIds(db, reviewer.id);
+  const memberOf = await reviewerQueueIds(db, reviewer.id);
+  // As GET /queue answers: a queue the reviewer is not in is one that does not exist for them.
+  if (input.queue !== undefined && !memberOf.includes(input.queue))
+    throw new NotFoundError("Queue");
+  const queueIds = input.queue !== undefined ? [input.queue] : memberOf;
   if (queueIds.length === 0) return { batches: [], lastEventId, pendingTotal: 0, nextCursor: null };
 
   const pendingInQueues = and(eq(batches.status, "pending"), inArray(batches.queueId, queueIds));

@@ -225,8 +225,16 @@ export async function eventStreamResponse(
   request: Request,
   filter: StreamFilter,
   credential?: Credential,
+  /** called once when the stream ends, however it ends (a stream slot's release) */
+  onEnd: () => void = () => {},
 ): Promise<Response> {
-  const lastEventId = lastEventIdOf(request.headers, new URL(request.url));
+  let lastEventId: ReturnType<typeof lastEventIdOf>;
+  try {
+    lastEventId = lastEventIdOf(request.headers, new URL(request.url));
+  } catch (error) {
+    onEnd();
+    throw error;
+  }
   let stop = () => {};
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -239,6 +247,7 @@ export async function eventStreamResponse(
         queued: () => 1 - (controller.desiredSize ?? 1),
         end: () => {
           ended = true;
+          onEnd();
           try {
             controller.close();
           } catch {
@@ -249,6 +258,7 @@ export async function eventStreamResponse(
       stop = followEvents(sink, filter, lastEventId, request.signal, credential);
     },
     cancel() {
+      onEnd();
       stop();
     },
   });

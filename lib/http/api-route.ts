@@ -1,5 +1,5 @@
 import { getDb } from "@/db/client";
-import { authenticateCredential, type Actor } from "@/lib/auth/actor";
+import { authenticateCredential, bearerToken, type Actor } from "@/lib/auth/actor";
 import type { Credential } from "@/lib/auth/credential-watch";
 import { isTrustedOrigin } from "@/lib/auth/better-auth";
 import { ForbiddenError, toResponse } from "@/lib/errors";
@@ -44,6 +44,10 @@ export function json(data: unknown, status = 200): Response {
   return Response.json(data, { status, headers: { "cache-control": "no-store" } });
 }
 
+/**
+ * Exactly when authenticate() falls back to the session cookie: no Bearer credential. Testing for
+ * "no Authorization header" let `Authorization: Basic …` plus a victim's cookie act cross-site.
+ */
 function usesSessionCookie(request: Request): boolean {
-  return !request.headers.has("authorization");
+  return bearerToken(request.headers) === null;
 }

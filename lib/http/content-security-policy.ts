@@ -14,12 +14,13 @@ export function newNonce(): string {
 }
 
 /**
- * A page's policy for one response; `frameAncestors` null leaves framing open (sign-in, reached
- * inside the embed).
+ * A page's policy for one response. No page may be framed (a framed page can be clicked through
+ * by a site laid over it: one click approves), except the embed route's, which names its hosts
+ * (app/embed/allowed-origins.ts).
  */
 export function pageContentSecurityPolicy(
   nonce: string,
-  frameAncestors: string[] | null = ["'self'"],
+  frameAncestors: string[] = ["'none'"],
 ): string {
   return [
     "default-src 'self'",
@@ -31,7 +32,7 @@ export function pageContentSecurityPolicy(
     "object-src 'none'",
     "base-uri 'self'",
     "form-action 'self'",
-    ...(frameAncestors ? [`frame-ancestors ${frameAncestors.join(" ")}`] : []),
+    `frame-ancestors ${frameAncestors.join(" ")}`,
   ].join("; ");
 }
 

@@ -11,6 +11,7 @@ import {
   type StreamSink,
 } from "@/lib/events/open-stream";
 import { queueStreamFilter, runStreamFilter } from "@/lib/events/stream-scope";
+import { takeStreamSlot } from "@/lib/events/stream-slots";
 import { API_HEADERS, webHeaders, writeResponse } from "./node-api";
 
 // The two event streams served straight on Node's http server (lib/http/server.ts), not through a
@@ -60,19 +61,23 @@ export async function serveStream(
   route: StreamRoute,
 ): Promise<void> {
   let stop: (() => void) | null = null;
+  let release: (() => void) | null = null;
   let gone = false;
   response.once("close", () => {
     gone = true;
     stop?.();
+    release?.();
   });
   try {
     const url = new URL(request.url!, "http://localhost");
     const headers = webHeaders(request);
-    // In the route handlers' order: 401, then 404, then a bad Last-Event-ID (400).
+    // In the route handlers' order: 401, then 404, then a bad Last-Event-ID (400), then too many
+    // streams (429).
     const { actor, credential } = await authenticateCredential(getDb(), headers);
     const filter = await route(actor, url);
     const lastEventId = lastEventIdOf(headers, url);
     if (gone) return;
+    release = takeStreamSlot(actor);
     response.writeHead(200, { ...EVENT_STREAM_HEADERS, ...API_HEADERS });
     // Sent now: a client waits for the head before it counts the stream as open.
     response.flushHeaders();

@@ -1,4 +1,10 @@
-import { InvalidJsonError, PayloadTooLargeError, UnsupportedMediaTypeError } from "@/lib/errors";
+import {
+  InvalidJsonError,
+  InvalidRequestError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+} from "@/lib/errors";
+import { jsonTextTooDeep, tooDeepError } from "./json-depth";
 
 export function maxBodyBytes(): number {
   return Number(process.env.MAX_BODY_BYTES) || 4 * 1024 * 1024;
@@ -6,8 +12,10 @@ export function maxBodyBytes(): number {
 
 /**
  * The request's JSON body. 415 unless it is `application/json`, 413 as soon as it passes the limit
- * (nothing past the limit is read), 400 `invalid_json` when it does not parse. An empty body is
- * `undefined` (endpoints whose fields are all optional accept it).
+ * (nothing past the limit is read), 400 `invalid_json` when it does not parse, 400
+ * `invalid_request` when it nests deeper than json-depth.ts allows or is `null`. An empty body is
+ * `undefined` (endpoints whose fields are all optional accept it); `null` is not empty: every
+ * body is an object (or, for MCP, an array), and `null` taken as "no body" hid client bugs.
  */
 export async function readJsonBody(request: Request): Promise<unknown> {
   const limit = maxBodyBytes();
@@ -34,11 +42,20 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   if (!/^application\/(.+\+)?json\s*(;|$)/i.test(type.trim()))
     throw new UnsupportedMediaTypeError();
   const text = new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+  // Before parsing: nothing may walk a value this deep (json-depth.ts).
+  if (jsonTextTooDeep(text)) throw tooDeepError();
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch (error) {
     throw new InvalidJsonError(`The request body is not valid JSON: ${(error as Error).message}`);
   }
+  if (body === null) {
+    throw new InvalidRequestError("Invalid request: (body): expected a JSON object, got null.", [
+      { path: "(body)", message: "expected an object, received null" },
+    ]);
+  }
+  return body;
 }
 
 /**

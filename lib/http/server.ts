@@ -44,6 +44,17 @@ process.env.PORT = String(port);
 /** How long a stop waits for open requests (streams end at once) before it exits anyway. */
 const SHUTDOWN_GRACE_MS = Number(process.env.SHUTDOWN_GRACE_MS) || 10_000;
 
+// Deadlines for *receiving* a request: its headers, then the whole request with its body. A
+// client trickling a body held a connection for Node's default 300 s; now it gets a 408 and the
+// socket closes. Node stops counting once the request is received, so long-polls and event
+// streams, whose answers take long, are not cut (lib/events/stream-slots.ts limits how many
+// streams one caller holds instead). Checked every second, so a deadline is kept within one.
+const HEADERS_TIMEOUT_MS = Number(process.env.HEADERS_TIMEOUT_MS) || 10_000;
+const REQUEST_TIMEOUT_MS = Math.max(
+  Number(process.env.REQUEST_TIMEOUT_MS) || 30_000,
+  HEADERS_TIMEOUT_MS,
+);
+
 async function main(): Promise<void> {
   // A mistyped TRUSTED_PROXIES stops the start, rather than every request that would read it.
   parseTrustedProxies();
@@ -53,16 +64,23 @@ async function main(): Promise<void> {
   await app.prepare();
   const handle = app.getRequestHandler();
 
-  const server = createServer((request, response) => {
-    // Before anything reads the request: the client's address, from the socket (and a trusted
-    // proxy's X-Forwarded-For), replacing any the client wrote (lib/http/client-address.ts).
-    stampClientAddress(request);
-    const stream = matchStreamRoute(request);
-    if (stream) return void serveStream(request, response, stream);
-    const api = matchApiRequest(request);
-    if (api) return void serveApiRequest(request, response, api);
-    void handle(request, response);
-  });
+  const server = createServer(
+    {
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: 1_000,
+    },
+    (request, response) => {
+      // Before anything reads the request: the client's address, from the socket (and a trusted
+      // proxy's X-Forwarded-For), replacing any the client wrote (lib/http/client-address.ts).
+      stampClientAddress(request);
+      const stream = matchStreamRoute(request);
+      if (stream) return void serveStream(request, response, stream);
+      const api = matchApiRequest(request);
+      if (api) return void serveApiRequest(request, response, api);
+      void handle(request, response);
+    },
+  );
   server.on("error", (error) => {
     console.error(`Countersign could not listen on ${hostname}:${port}:`, error);
     process.exit(1);

@@ -17,6 +17,7 @@ import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
 import { newId } from "@/lib/ids";
+import { checkCallbackTargetResolves } from "@/lib/webhooks/callback-target";
 
 export const CreateRunInput = z.object({
   externalId: z.string().min(1).max(200).optional(),
@@ -42,6 +43,7 @@ export async function createRun(
   // Every field is optional, so no body at all means the same as `{}` (retries included).
   const request = body ?? {};
   const input = parseInput(CreateRunInput, request);
+  await checkCallbackTargetResolves(input.batch?.callbackUrl, "batch.callbackUrl");
   const idempotency = idempotencyFor(options.idempotencyKey, "POST /runs", request);
   const withBatches = input.batch !== undefined;
 

@@ -25,6 +25,9 @@ describe("GET /api/v1/openapi.json", () => {
       [
         "/agents",
         "/agents/{agentId}",
+        "/agents/{agentId}/revoke",
+        "/agents/{agentId}/rotate",
+        "/audit",
         "/batches/{batchId}",
         "/batches/{batchId}/cancel",
         "/batches/{batchId}/decision",
@@ -32,6 +35,9 @@ describe("GET /api/v1/openapi.json", () => {
         "/calls/{callId}/decision",
         "/history",
         "/history/export",
+        "/people",
+        "/people/{userId}",
+        "/people/{userId}/password-reset",
         "/queue",
         "/queue/snapshot",
         "/routing-rules",
@@ -46,6 +52,8 @@ describe("GET /api/v1/openapi.json", () => {
         "/queues/{queueId}/archive",
         "/queues/{queueId}/members",
         "/queues/{queueId}/members/{userId}",
+        "/reviewer-tokens",
+        "/reviewer-tokens/{tokenId}/revoke",
         "/runs",
         "/runs/{runId}",
         "/runs/{runId}/batches",
@@ -55,6 +63,7 @@ describe("GET /api/v1/openapi.json", () => {
         "/runs/{runId}/heartbeat",
         "/runs/{runId}/rollback",
         "/runs/{runId}/stream",
+        "/sessions/revoke-all",
         "/stream",
         "/views",
         "/views/{viewId}",
@@ -87,8 +96,8 @@ describe("GET /api/v1/openapi.json", () => {
       const { csp } = await policy(path);
       for (const directive of directives) expect(csp, path).toContain(directive);
     }
-    expect((await policy("/queue")).frameOptions).toBe("SAMEORIGIN");
-    expect((await policy("/queue")).csp).toMatch(/; frame-ancestors 'self'$/);
+    expect((await policy("/queue")).frameOptions).toBe("DENY");
+    expect((await policy("/queue")).csp).toMatch(/; frame-ancestors 'none'$/);
     // Inline scripts run only with this response's nonce: a fresh one each time, never
     // 'unsafe-inline'. (Ajv compiling a tool's input schema in the card keeps 'unsafe-eval'.)
     const scriptSources = async (path: string) =>
@@ -104,9 +113,11 @@ describe("GET /api/v1/openapi.json", () => {
     const scripts = html.match(/<script\b[^>]*>/g) ?? [];
     expect(scripts.length).toBeGreaterThan(0);
     for (const script of scripts) expect(script).toContain(`nonce="${nonce}"`);
-    // Sign-in is reached inside the embed frame; the embed itself names its hosts (proxy.ts).
-    expect((await policy("/sign-in?next=/queue")).csp).not.toContain("frame-ancestors");
+    // Sign-in may be framed by nobody; the embed (and its own sign-in) names its hosts (proxy.ts).
+    expect((await policy("/sign-in?next=/queue")).csp).toMatch(/; frame-ancestors 'none'$/);
+    expect((await policy("/sign-in?next=/queue")).frameOptions).toBe("DENY");
     expect((await policy("/embed/batches/x")).csp).toContain("frame-ancestors 'self'");
+    expect((await policy("/embed/sign-in")).csp).toContain("frame-ancestors 'self'");
     expect(await policy("/api/v1/openapi.json")).toEqual({
       csp: "default-src 'none'; frame-ancestors 'none'",
       frameOptions: "DENY",

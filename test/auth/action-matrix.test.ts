@@ -563,6 +563,7 @@ const cases: ActionCase[] = [
           name: "Mallory",
           email: `mallory-${unique()}@example.com`,
           password: "correct horse battery",
+          setupCode: "0000-0000-0000-0000",
         },
       ],
     }),
@@ -631,7 +632,7 @@ describe.each(cases.map((c) => [c.name, c] as const))("%s", (_name, actionCase) 
 
 describe("a cross-site call", () => {
   it.each(cases.map((c) => [c.name, c] as const))(
-    "to %s is refused by Next and writes nothing",
+    "to %s is refused with a 403 and writes nothing",
     async (_name, actionCase) => {
       // The caller the matrix grants, so only the origin stands in the way.
       const caller = CALLERS.find((c) => actionCase.answers[c] === "ok") ?? "admin";
@@ -640,9 +641,12 @@ describe("a cross-site call", () => {
       const answer = await invoke(actionCase, call, caller, call.args, {
         origin: "https://evil.example",
       });
-      expect(answer.status, answer.raw).toBe(500);
+      // Refused before Next runs anything: a plain 403, no error digest or stack (issue 14, 8c).
+      expect(answer.status, answer.raw).toBe(403);
       expect(answer.result).toBeUndefined();
-      expect(answer.thrown).toHaveProperty("digest");
+      expect(answer.thrown).toBeUndefined();
+      expect(answer.raw).toMatch(/^Forbidden: another site/);
+      expect(answer.raw).not.toMatch(/digest|at \w+ \(/);
       expect(await everything()).toEqual(before);
     },
   );

@@ -199,3 +199,23 @@ describe("the people page and one-time link pages (issue 14)", () => {
     }
   });
 });
+
+describe("sign-in pages", () => {
+  // Public by nature; a signed-in visitor goes straight on, and only ever to a path of this app.
+  it.each(["/sign-in", "/embed/sign-in"])(
+    "%s: a form when signed out, on when signed in",
+    async (path) => {
+      const next = encodeURIComponent(`/embed/batches/${ids.batch}`);
+      const signedOut = await page(`${path}?next=${next}`, null);
+      expect(signedOut.status).toBe(200);
+      expect(signedOut.html).toContain('id="password" type="password"');
+      for (const who of ["reviewer", "outsider"]) {
+        const signedIn = await page(`${path}?next=${next}`, who);
+        expect(signedIn.status).toBe(307);
+        expect(signedIn.location).toBe(`/embed/batches/${ids.batch}`);
+        const hostile = await page(`${path}?next=/%5Cevil.example`, who);
+        expect(hostile.location).toBe("/queue");
+      }
+    },
+  );
+});

@@ -8,7 +8,7 @@ import { sha256Hex } from "@/lib/ids";
 import { startApiServer } from "@/test/support/api-fixtures";
 import { makeTeam } from "@/test/support/factories";
 import { apiClient, refundBatch } from "@/test/support/http";
-import type { TestServer } from "@/test/support/server";
+import { setupCodeOf, type TestServer } from "@/test/support/server";
 
 // Reviewer sessions over real HTTP: better-auth's sign-in sets a cookie that the API accepts
 // as the reviewer, cross-site writes with it are refused, password guessing is slowed, and the
@@ -54,9 +54,20 @@ const storedTokens = async () =>
 
 describe("reviewer sessions", () => {
   it("first-run setup makes one admin of a General queue, and only ever one", async () => {
+    const setupCode = setupCodeOf(server);
     const attempts = await Promise.allSettled([
-      createFirstAdmin({ name: "Eve", email: "eve@example.com", password: "long enough pw" }),
-      createFirstAdmin({ name: "Mal", email: "mal@example.com", password: "long enough pw" }),
+      createFirstAdmin({
+        name: "Eve",
+        email: "eve@example.com",
+        password: "long enough pw",
+        setupCode,
+      }),
+      createFirstAdmin({
+        name: "Mal",
+        email: "mal@example.com",
+        password: "long enough pw",
+        setupCode,
+      }),
     ]);
     expect(attempts.map((a) => a.status).sort()).toEqual(["fulfilled", "rejected"]);
     const winner = attempts.find((a) => a.status === "fulfilled")!;
@@ -65,7 +76,12 @@ describe("reviewer sessions", () => {
 
     team = await makeTeam();
     await expect(
-      createFirstAdmin({ name: "Late", email: "late@example.com", password: "long enough pw" }),
+      createFirstAdmin({
+        name: "Late",
+        email: "late@example.com",
+        password: "long enough pw",
+        setupCode,
+      }),
     ).rejects.toMatchObject({ code: "already_exists" });
   });
 

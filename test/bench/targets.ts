@@ -181,7 +181,8 @@ export async function startCountersign(
   const ownDatabase = options.sharedDatabaseUrl === undefined;
   const databaseUrl = options.sharedDatabaseUrl ?? (await freshDatabase("bench"));
   const { agent, reviewer, queue } = await makeTeam();
-  const env = { COUNTERSIGN_QUIET: "1" };
+  // The stream benches hold thousands of streams with one reviewer token: lift the per-caller cap.
+  const env = { COUNTERSIGN_QUIET: "1", STREAMS_PER_CALLER: "1000000" };
   const server = options.profileDir
     ? await startProfiledNext(databaseUrl, env, options.profileDir)
     : await startServer({ databaseUrl, env }).then((s) => ({ port: s.port, process: s.process }));

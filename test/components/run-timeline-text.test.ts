@@ -166,3 +166,21 @@ describe("callDecisionText", () => {
     );
   });
 });
+
+describe("describeEvent: webhooks given up on", () => {
+  it("says where the webhook went, why it stopped, and that it will not be retried", () => {
+    const failed = event(
+      "webhook.failed",
+      {
+        url: "http://localhost:4000/hook",
+        error: "refused: localhost is a loopback address",
+        attempts: 1,
+      },
+      "",
+    );
+    const described = describeEvent(failed, context);
+    expect(line(failed)).toBe("Webhook to http://localhost:4000/hook failed for good");
+    expect(described.tone).toBe("danger");
+    expect(described.note).toMatch(/loopback address\. Not retried/);
+  });
+});

@@ -41,7 +41,12 @@ beforeAll(async () => {
   reviewerAB = await makeReviewer({ queues: [{ name: queueA.name }, { name: queueB.name }] });
   agentA = await makeAgentKey({ queues: [queueA.name] });
   agentB = await makeAgentKey({ queues: [queueB.name] });
-  server = await startServer({ databaseUrl, env: { STREAM_HEARTBEAT_MS: "200" } });
+  server = await startServer({
+    databaseUrl,
+    // The disconnect test opens 25 at a time, 200 in all, with one token: above the default cap
+    // of 20, and under 200, so a stream that is not released on close would end in a 429.
+    env: { STREAM_HEARTBEAT_MS: "200", STREAMS_PER_CALLER: "100" },
+  });
   asAgentA = apiClient(server.baseUrl, agentA.key);
   asAgentB = apiClient(server.baseUrl, agentB.key);
   asReviewerA = apiClient(server.baseUrl, reviewerA.token);

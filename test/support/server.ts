@@ -85,6 +85,9 @@ async function startOnce(
         DATABASE_URL: options.databaseUrl,
         COUNTERSIGN_QUIET: "1",
         PUBLIC_URL: `http://127.0.0.1:${port}`,
+        // The tests' webhook receivers listen on loopback, which callbackUrls may not target
+        // unless allowed (lib/webhooks/callback-target.ts); test/webhooks/ssrf.test.ts unsets it.
+        CALLBACK_ALLOWED_HOSTS: "127.0.0.1",
         ...options.env,
       },
       stdio: ["ignore", "pipe", "pipe"],
@@ -130,4 +133,11 @@ async function startOnce(
     stop: () => end("SIGTERM"),
     kill: () => end("SIGKILL"),
   };
+}
+
+/** The one-time setup code a server on an empty database printed at start (lib/auth/setup-code.ts). */
+export function setupCodeOf(server: TestServer): string {
+  const code = /one-time setup code:\s+(\S+)/.exec(server.output())?.[1];
+  if (!code) throw new Error(`The server printed no setup code:\n${server.output()}`);
+  return code;
 }

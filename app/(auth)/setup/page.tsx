@@ -16,7 +16,8 @@ export default async function SetupPage() {
         <h1>Create the first admin</h1>
         <p className={styles.lead}>
           This database has no accounts yet. The first one becomes an admin of every queue (a
-          &ldquo;General&rdquo; queue is created for you).
+          &ldquo;General&rdquo; queue is created for you). To prove you run this server, enter the
+          one-time setup code it printed when it started.
         </p>
         <SetupForm />
       </div>

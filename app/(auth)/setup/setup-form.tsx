@@ -13,6 +13,7 @@ export function SetupForm() {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const input = {
+      setupCode: String(form.get("setupCode")),
       name: String(form.get("name")),
       email: String(form.get("email")),
       password: String(form.get("password")),
@@ -39,8 +40,25 @@ export function SetupForm() {
   return (
     <form className={styles.form} onSubmit={setUp}>
       <div className={styles.field}>
+        <label htmlFor="setupCode">Setup code</label>
+        <input
+          id="setupCode"
+          name="setupCode"
+          autoComplete="off"
+          autoCapitalize="characters"
+          spellCheck={false}
+          required
+          autoFocus
+          maxLength={100}
+          aria-describedby="setupCode-hint"
+        />
+        <span id="setupCode-hint" className={styles.hint}>
+          Printed in the console where the server was started (<code>npm start</code>).
+        </span>
+      </div>
+      <div className={styles.field}>
         <label htmlFor="name">Your name</label>
-        <input id="name" name="name" autoComplete="name" required autoFocus maxLength={100} />
+        <input id="name" name="name" autoComplete="name" required maxLength={100} />
         <span className={styles.hint}>Shown on every decision you make.</span>
       </div>
       <div className={styles.field}>

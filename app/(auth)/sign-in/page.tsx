@@ -2,7 +2,9 @@ import type { Metadata } from "next";
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { sessionUser } from "@/lib/auth/better-auth";
+import { publicBaseUrl } from "@/lib/api/views";
 import { hasAnyUser } from "@/lib/auth/create-first-admin";
+import { safeNextPath } from "@/lib/http/safe-next";
 import styles from "../auth.module.css";
 import { SignInForm } from "./sign-in-form";
 
@@ -12,29 +14,25 @@ export const metadata: Metadata = { title: "Sign in · Countersign" };
 export default async function SignInPage({
   searchParams,
 }: {
-  searchParams: Promise<{ next?: string }>;
+  searchParams: Promise<{ next?: string | string[] }>;
 }) {
   // Nobody is left at a login page with no account: a fresh install goes to setup.
   if (!(await hasAnyUser())) redirect("/setup");
-  const { next } = await searchParams;
+  // Only a path of this app, so a sign-in link cannot bounce someone to another site.
+  const next = safeNextPath((await searchParams).next, publicBaseUrl());
   // Already signed in (a bookmark, the back button): straight on to the app.
-  if (await sessionUser(await headers())) redirect(safeNext(next));
+  if (await sessionUser(await headers())) redirect(next);
   return (
     <main className={styles.page}>
       <div className={styles.panel}>
         <p className={styles.brand}>Countersign</p>
         <h1>Sign in</h1>
         <p className={styles.lead}>Review what your agents want to do.</p>
-        <SignInForm next={safeNext(next)} />
+        <SignInForm next={next} />
         <p className={styles.hint}>
           No account? An admin creates one with <code>npm run admin -- reviewer create</code>.
         </p>
       </div>
     </main>
   );
-}
-
-/** Only same-site paths, so the sign-in page cannot be used to bounce someone elsewhere. */
-function safeNext(next: string | undefined): string {
-  return next && next.startsWith("/") && !next.startsWith("//") ? next : "/queue";
 }

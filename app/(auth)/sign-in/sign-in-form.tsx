@@ -2,6 +2,7 @@
 
 import { useState, type FormEvent } from "react";
 import { authClient } from "@/components/auth-client";
+import { safeNextPath } from "@/lib/http/safe-next";
 import styles from "../auth.module.css";
 
 export function SignInForm({ next }: { next: string }) {
@@ -26,8 +27,9 @@ export function SignInForm({ next }: { next: string }) {
       );
       return;
     }
-    // A full navigation, so the server renders the app with the new session.
-    window.location.assign(next);
+    // A full navigation, so the server renders the app with the new session. Checked again here:
+    // this component may be handed `next` by another page than the one that checked it.
+    window.location.assign(safeNextPath(next, window.location.origin));
   }
 
   return (

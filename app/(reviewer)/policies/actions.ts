@@ -6,6 +6,7 @@ import { setAgentMode, type AgentKeyView } from "@/lib/agents/agent-keys";
 import { parseInput } from "@/lib/api/parse";
 import type { ReviewerActor } from "@/lib/auth/actor";
 import { UnauthenticatedError } from "@/lib/errors";
+import { assertJsonDepth } from "@/lib/http/json-depth";
 import { createPolicyRule } from "@/lib/policies/create-policy-rule";
 import { deletePolicyRule } from "@/lib/policies/delete-policy-rule";
 import type { PolicyRuleView } from "@/lib/policies/list-policy-rules";
@@ -79,7 +80,10 @@ export async function tryPolicyAction(
   input: unknown,
 ): Promise<ActionResult<{ result: TryPolicyResult }>> {
   try {
-    return { ok: true, result: await tryPolicy(await reviewerOrThrow(), input) };
+    const reviewer = await reviewerOrThrow();
+    // A trial call's args are walked like an agent's (canonical JSON): capped as the API caps them.
+    assertJsonDepth(input, "(body)");
+    return { ok: true, result: await tryPolicy(reviewer, input) };
   } catch (error) {
     return actionError(error);
   }

@@ -22,7 +22,7 @@ export default async function EmbedBatchPage({
   const reviewer = await sessionReviewer();
   if (!reviewer) {
     // Signed in inside the frame, the reviewer comes straight back to this card.
-    redirect(`/sign-in?next=${encodeURIComponent(`/embed/batches/${batchId}`)}`);
+    redirect(`/embed/sign-in?next=${encodeURIComponent(`/embed/batches/${batchId}`)}`);
   }
   try {
     // Another queue's batch answers as if it did not exist, as on the review page.

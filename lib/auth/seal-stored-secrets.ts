@@ -1,0 +1,56 @@
+import { eq } from "drizzle-orm";
+import { getDb } from "@/db/client";
+import { agentKeys, appSettings } from "@/db/schema";
+import { updateRow, writeBatch, type Statement } from "@/db/write-batch";
+import {
+  configuredSecretKeys,
+  isSealedWith,
+  openSecret,
+  sealSecret,
+  SECRET_PLACES,
+} from "./sealed-secrets";
+
+export const AUTH_SECRET_SETTING = "auth_secret";
+
+/**
+ * At start-up: checks that every stored secret opens with the configured keys (a server that
+ * cannot read them says so now, not at the first webhook or sign-in), and seals again, with the
+ * current key, those stored in plain text or with an older key. Each rewrite is conditional on
+ * the value read, so instances starting together do not undo each other; re-encrypting changes
+ * no state anyone can see, so it writes no event. Returns how many values it sealed.
+ */
+export async function sealStoredSecrets(): Promise<number> {
+  const keys = configuredSecretKeys();
+  const db = getDb();
+  const [webhookSecrets, authSecrets] = await Promise.all([
+    db.select({ id: agentKeys.id, stored: agentKeys.webhookSecret }).from(agentKeys),
+    db
+      .select({ stored: appSettings.value })
+      .from(appSettings)
+      .where(eq(appSettings.key, AUTH_SECRET_SETTING)),
+  ]);
+  const rewrites: Statement[] = [];
+  const reseal = (stored: string, place: string, write: (sealed: string) => Statement) => {
+    const secret = openSecret(stored, place, keys); // throws, naming the key it needs
+    if (keys[0] && !isSealedWith(stored, keys[0]))
+      rewrites.push(write(sealSecret(secret, place, keys)));
+  };
+  for (const { id, stored } of webhookSecrets) {
+    reseal(stored, SECRET_PLACES.webhookSecret(id), (sealed) =>
+      updateRow(agentKeys, { webhookSecret: sealed }, "id = ? and webhook_secret = ?", id, stored),
+    );
+  }
+  for (const { stored } of authSecrets) {
+    reseal(stored, SECRET_PLACES.authSecret, (sealed) =>
+      updateRow(
+        appSettings,
+        { value: sealed },
+        "key = ? and value = ?",
+        AUTH_SECRET_SETTING,
+        stored,
+      ),
+    );
+  }
+  if (rewrites.length > 0) await writeBatch(rewrites);
+  return rewrites.length;
+}
