@@ -23,6 +23,8 @@ export const users = sqliteTable("user", {
   image: text("image"),
   createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
   updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+  /** Countersign's, not better-auth's: a deactivated person cannot sign in or use a token */
+  deactivatedAt: integer("deactivated_at"),
 });
 export type User = typeof users.$inferSelect;
 export type NewUser = typeof users.$inferInsert;
@@ -196,6 +198,30 @@ export const reviewerTokens = sqliteTable(
 );
 export type ReviewerToken = typeof reviewerTokens.$inferSelect;
 
+// One-time links an admin (or a lead) hands to a person: an invite to set a first password, or a
+// password reset. Only the token's SHA-256 is kept; a link works once, until it expires.
+export const PERSON_LINK_KINDS = ["invite", "password_reset"] as const;
+export type PersonLinkKind = (typeof PERSON_LINK_KINDS)[number];
+
+export const personLinks = sqliteTable(
+  "person_links",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: PERSON_LINK_KINDS }).notNull(),
+    tokenHash: text("token_hash").notNull().unique(),
+    /** who issued it; null for the operator (CLI) */
+    createdBy: text("created_by"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    usedAt: integer("used_at"),
+  },
+  (t) => [index("person_links_user_idx").on(t.userId)],
+);
+export type PersonLink = typeof personLinks.$inferSelect;
+
 /* ---------------------------------------------------------------- runs, batches, calls */
 
 export const RUN_STATUSES = [
@@ -360,6 +386,10 @@ export const calls = sqliteTable(
     decisionOutcome: text("decision_outcome", { enum: ["approved", "rejected"] }),
     decisionSource: text("decision_source", { enum: DECISION_SOURCES }),
     decidedBy: text("decided_by").references(() => users.id),
+    // The decider as they were named at the decision: a later rename must not rewrite the audit
+    // trail (null on rows decided before these columns existed: the live name is shown then).
+    decidedByName: text("decided_by_name"),
+    decidedByEmail: text("decided_by_email"),
     decidedAt: integer("decided_at"),
     decisionReason: text("decision_reason"),
     decisionScope: text("decision_scope", { enum: REMEMBER_SCOPES }),
@@ -385,6 +415,9 @@ export const votes = sqliteTable(
     outcome: text("outcome", { enum: ["approved", "rejected"] }).notNull(),
     revision: integer("revision").notNull(),
     actionHash: text("action_hash").notNull(),
+    // the voter as named when voting (see calls.decidedByName)
+    reviewerName: text("reviewer_name"),
+    reviewerEmail: text("reviewer_email"),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [

@@ -106,7 +106,7 @@ test("history shows who decided what and why; filters narrow it; CSV export down
   const csv = await readFile((await download.path())!, "utf8");
   const lines = csv.trimEnd().split("\r\n");
   expect(lines[0]).toBe(
-    "decidedAt,queue,agent,runId,batchId,kind,toolName,outcome,source,decidedBy,reason,edited,args,editedArgs",
+    "decidedAt,queue,agent,runId,batchId,kind,toolName,outcome,source,decidedBy,decidedById,decidedByEmail,reason,edited,args,editedArgs",
   );
   expect(lines).toHaveLength(2);
   expect(lines[1]).toContain(seeded.wipe.batch.id);

@@ -21,6 +21,8 @@ export type ErrorCode =
   | "queue_archived"
   | "last_admin"
   | "plan_required"
+  | "link_used"
+  | "link_expired"
   | "key_revoked"
   | "payload_too_large"
   | "unsupported_media_type"
@@ -106,6 +108,8 @@ export class ConflictError extends ApiError {
       | "queue_archived"
       | "last_admin"
       | "plan_required"
+      | "link_used"
+      | "link_expired"
       | "key_revoked"
     >,
     message: string,

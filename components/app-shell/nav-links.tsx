@@ -10,6 +10,7 @@ const LINKS = [
   { href: "/routing", label: "Routing" },
   { href: "/policies", label: "Policies" },
   { href: "/agents", label: "Agents" },
+  { href: "/people", label: "People" },
   { href: "/tokens", label: "Tokens" },
   { href: "/audit", label: "Audit" },
 ];

@@ -18,6 +18,7 @@ import { removeMember } from "@/lib/queues/remove-member";
 import { updateQueue } from "@/lib/queues/update-queue";
 import { createReviewer, queueIdByName, userIdByEmail } from "./admin-verbs";
 import { AGENT_CLI_USAGE, runAgentCommand, runTokenCommand } from "./credential-commands";
+import { PEOPLE_CLI_USAGE, runPeopleCommand } from "./people-commands";
 
 const USAGE = `Usage: npm run admin -- <command>
 
@@ -37,6 +38,7 @@ const USAGE = `Usage: npm run admin -- <command>
   route list
   route remove --name N
   reviewer create --email E --name N --password P [--queue NAME[:role]]...   (roles: reviewer, lead, admin)
+${PEOPLE_CLI_USAGE}
 ${AGENT_CLI_USAGE}
 ${POLICY_USAGE}
 
@@ -270,6 +272,13 @@ async function run(argv: string[]): Promise<string> {
     }
     case "reviewer token":
       return runTokenCommand(rest, values);
+    case "reviewer list":
+    case "reviewer invite":
+    case "reviewer rename":
+    case "reviewer deactivate":
+    case "reviewer reactivate":
+    case "reviewer reset-password":
+      return runPeopleCommand(verb!, values);
     case "agent create":
     case "agent revoke":
     case "agent rotate":

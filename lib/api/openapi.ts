@@ -31,6 +31,8 @@ import {
 import { CreateAgentKeyInput } from "@/lib/agents/create-agent-key";
 import { RotateAgentKeyInput } from "@/lib/agents/rotate-agent-key";
 import { AuditQuery } from "@/lib/audit/list-audit";
+import { InvitePersonInput } from "@/lib/people/invite-person";
+import { UpdatePersonInput } from "@/lib/people/update-person";
 import { CreateReviewerTokenInput } from "@/lib/reviewer-tokens/create-reviewer-token";
 import { SignOutEverywhereInput } from "@/lib/sessions/sign-out-everywhere";
 import { resourceSchemas } from "./resource-schemas";
@@ -537,6 +539,47 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       query: AuditQuery,
       ok: { status: 200, schema: "AuditLog" },
       errors: [400, 401, 403],
+    },
+  },
+  "/people": {
+    get: {
+      summary:
+        "People with their queues, status and last sign-in: everyone for admins, the members of the queues they lead for leads",
+      auth: "reviewer",
+      ok: { status: 200, schema: "PersonList" },
+      errors: [401, 403],
+    },
+    post: {
+      summary: "Invite someone by a one-time link, or (admins) create them with a password",
+      description:
+        "Without `password` the answer carries `invite.url`, shown this once: opening it lets them set a password (7 days, one use). A lead invites only into the queues they lead, as reviewer or lead. An email already used is 409 already_exists. Writes a person.invited (or person.created) event and a member.added per queue.",
+      auth: "reviewer",
+      body: InvitePersonInput,
+      ok: { status: 201, schema: "InvitedPerson" },
+      errors: [400, 401, 403, 409, 413, 415],
+    },
+  },
+  "/people/{userId}": {
+    patch: {
+      summary: "Rename, deactivate or reactivate someone (admins)",
+      description:
+        "A rename changes no past decision: decisions and votes keep the name (and email) recorded when they were made. Deactivating ends every session of theirs and revokes their personal tokens in the same write; they cannot sign in until reactivated (their tokens stay revoked). Nobody deactivates themselves (403), and the last active admin cannot be deactivated (409 last_admin). Writes person.renamed / person.deactivated / person.reactivated events.",
+      auth: "reviewer",
+      params: ["userId"],
+      body: UpdatePersonInput,
+      ok: { status: 200, schema: "Person" },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
+  },
+  "/people/{userId}/password-reset": {
+    post: {
+      summary: "A one-time password reset link (admins; leads for members of only their queues)",
+      description:
+        "The link is in this answer only; it works once, for 24 hours, and replaces any earlier unused one. Using it ends every session of theirs. A lead may not reset an admin's password, nor that of someone who belongs to a queue the lead does not lead (403). Writes a person.password_reset_issued event.",
+      auth: "reviewer",
+      params: ["userId"],
+      ok: { status: 201, schema: "OneTimeLink" },
+      errors: [401, 403, 404],
     },
   },
   "/agents/{agentId}": {

@@ -19,9 +19,13 @@ import {
 
 const Time = z.iso.datetime();
 const Ref = z.object({ id: z.string(), name: z.string() });
+/** A reviewer who voted or decided, named as they were at that moment (a rename changes no record). */
+const DeciderRef = Ref.extend({
+  email: z.string().nullable().optional().describe("only in history exports"),
+});
 
 export const VoteResource = z.object({
-  reviewer: Ref,
+  reviewer: DeciderRef,
   outcome: z.enum(["approved", "rejected"]),
   revision: z.int(),
   actionHash: z.string().describe("the hash of the exact action this vote approved or rejected"),
@@ -31,7 +35,7 @@ export const VoteResource = z.object({
 export const DecisionResource = z.object({
   outcome: z.enum(["approved", "rejected"]),
   source: z.enum(DECISION_SOURCES),
-  by: Ref.nullable(),
+  by: DeciderRef.nullable(),
   at: Time,
   reason: z.string().nullable(),
   editedArgs: z.unknown().describe("when approved with an edit: the args the agent must run"),
@@ -282,6 +286,26 @@ export const SavedViewResource = z.object({
   canDelete: z.boolean().describe("the caller saved it, or leads its queue"),
 });
 
+export const PersonResource = z.object({
+  id: z.string(),
+  email: z.string(),
+  name: z.string(),
+  status: z
+    .enum(["active", "invited", "deactivated"])
+    .describe("invited: no password set yet (the invite link not used)"),
+  queues: z
+    .array(z.object({ id: z.string(), name: z.string(), role: z.enum(QUEUE_ROLES) }))
+    .describe("a lead sees only the memberships of the queues they lead"),
+  lastSignInAt: Time.nullable().describe("when their newest live session began"),
+  createdAt: Time,
+  deactivatedAt: Time.nullable(),
+});
+
+export const OneTimeLinkResource = z.object({
+  url: z.string().describe("shown this once; only the token's hash is kept; works once"),
+  expiresAt: Time,
+});
+
 export const resourceSchemas = {
   Run: RunResource,
   Batch: BatchResource,
@@ -351,6 +375,13 @@ export const resourceSchemas = {
   }),
   RevokedReviewerToken: z.object({ token: ReviewerTokenResource }),
   SignedOutEverywhere: z.object({ sessionsEnded: z.int(), tokensRevoked: z.int() }),
+  Person: PersonResource,
+  PersonList: z.object({ people: z.array(PersonResource) }),
+  InvitedPerson: z.object({
+    person: PersonResource,
+    invite: OneTimeLinkResource.nullable().describe("null when created with a password"),
+  }),
+  OneTimeLink: OneTimeLinkResource,
   AuditLog: z.object({
     events: z.array(AuditEntryResource),
     nextCursor: z.int().nullable().describe("pass as ?before= for older events; null: no more"),

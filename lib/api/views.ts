@@ -32,7 +32,15 @@ export function publicBaseUrl(): string {
   );
 }
 
-function callView(call: Call, callVotes: VoteView[], deciderName: string | null): CallView {
+/** Whether views carry the deciders' and voters' emails: only history exports (for auditors). */
+export type ViewOptions = { emails?: boolean };
+
+function callView(
+  call: Call,
+  callVotes: VoteView[],
+  deciderName: string | null,
+  options: ViewOptions,
+): CallView {
   const decided = call.decisionOutcome !== null && call.decidedAt !== null;
   return {
     id: call.id,
@@ -55,7 +63,14 @@ function callView(call: Call, callVotes: VoteView[], deciderName: string | null)
       ? {
           outcome: call.decisionOutcome!,
           source: call.decisionSource!,
-          by: call.decidedBy ? { id: call.decidedBy, name: deciderName ?? "unknown" } : null,
+          // The name recorded with the decision; the live name only for rows older than that.
+          by: call.decidedBy
+            ? {
+                id: call.decidedBy,
+                name: call.decidedByName ?? deciderName ?? "unknown",
+                ...(options.emails && { email: call.decidedByEmail ?? null }),
+              }
+            : null,
           at: isoTime(call.decidedAt!),
           reason: call.decisionReason,
           editedArgs: call.decisionOutcome === "approved" ? (call.editedArgs ?? null) : null,
@@ -145,9 +160,10 @@ export async function loadBatchViews(
   db: Executor,
   ids: string[],
   audience: Audience = "reviewer",
+  options: ViewOptions = {},
 ): Promise<BatchView[]> {
   if (ids.length === 0) return [];
-  return assembleBatchViews(await readBatchViewRows(db, ids), ids, audience);
+  return assembleBatchViews(await readBatchViewRows(db, ids), ids, audience, options);
 }
 
 /** The views of `ids` (in that order) from their rows. */
@@ -155,12 +171,17 @@ export function assembleBatchViews(
   { batchRows, callRows, voteRows }: BatchViewRows,
   ids: string[],
   audience: Audience = "reviewer",
+  options: ViewOptions = {},
 ): BatchView[] {
   const votesByCall = new Map<string, VoteView[]>();
   for (const { vote: v, reviewerName } of voteRows) {
     const list = votesByCall.get(v.callId) ?? [];
     list.push({
-      reviewer: { id: v.reviewerId, name: reviewerName },
+      reviewer: {
+        id: v.reviewerId,
+        name: v.reviewerName ?? reviewerName,
+        ...(options.emails && { email: v.reviewerEmail ?? null }),
+      },
       outcome: v.outcome,
       revision: v.revision,
       actionHash: v.actionHash,
@@ -171,7 +192,7 @@ export function assembleBatchViews(
   const callsByBatch = new Map<string, CallView[]>();
   for (const { call: c, deciderName } of callRows) {
     const list = callsByBatch.get(c.batchId) ?? [];
-    list.push(callView(c, votesByCall.get(c.id) ?? [], deciderName));
+    list.push(callView(c, votesByCall.get(c.id) ?? [], deciderName, options));
     callsByBatch.set(c.batchId, list);
   }
 

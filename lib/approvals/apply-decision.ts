@@ -250,6 +250,9 @@ export function planDecision(state: DecisionState, callId: string, decision: Dec
     decisionOutcome: outcome,
     decisionSource: "reviewer" as const,
     decidedBy: reviewer.id,
+    // recorded as they are now, so a later rename does not rewrite this decision (finding 3)
+    decidedByName: reviewer.name,
+    decidedByEmail: reviewer.email,
     decidedAt: now,
     decisionReason: decision.reason ?? null,
   });
@@ -275,6 +278,8 @@ export function planDecision(state: DecisionState, callId: string, decision: Dec
       outcome,
       revision,
       actionHash: hash,
+      reviewerName: reviewer.name,
+      reviewerEmail: reviewer.email,
       createdAt: now,
     };
     // A vote of this reviewer cast meanwhile (another tab) makes this insert a no-op: the guard aborts.

@@ -32,8 +32,24 @@ export function describeTrustEvent(event: AuditEntry): string {
       return `Removed ${text(d.name)} from a queue`;
     case "member.role_changed":
       return `Changed the role of ${text(d.name)} from ${text(d.before)} to ${text(d.after)}`;
+    case "person.invited":
+      return `Invited ${text(d.name)} <${text(d.email)}> by a one-time link`;
+    case "person.created":
+      return `Created ${text(d.name)} <${text(d.email)}> with a password`;
+    case "person.invite_accepted":
+      return `${text(d.email)} accepted their invite and set a password`;
+    case "person.renamed":
+      return `Renamed ${text(d.email)} from '${text(d.before)}' to '${text(d.after)}'`;
+    case "person.deactivated":
+      return `Deactivated ${text(d.email)}: signed out everywhere, personal tokens revoked`;
+    case "person.reactivated":
+      return `Reactivated ${text(d.email)}`;
+    case "person.password_reset_issued":
+      return `Issued a password reset link for ${text(d.email)}`;
+    case "person.password_reset_used":
+      return `${text(d.email)} set a new password with a reset link`;
     default: {
-      // person.* (and whatever comes next): the event's own fields, briefly
+      // whatever comes next: the event's own fields, briefly
       const who = text(d.email) || text(d.name) || text(d.userId);
       return who ? `${event.type} · ${who}` : event.type;
     }

@@ -156,7 +156,15 @@ async function findReviewerByToken(db: Executor, tokenHash: string): Promise<Rev
     .select({ id: users.id, name: users.name, email: users.email })
     .from(reviewerTokens)
     .innerJoin(users, eq(users.id, reviewerTokens.userId))
-    .where(and(eq(reviewerTokens.tokenHash, tokenHash), isNull(reviewerTokens.revokedAt)));
+    // A deactivated person's tokens are revoked with the deactivation; this also refuses them
+    // should one be left (a token made by another process meanwhile).
+    .where(
+      and(
+        eq(reviewerTokens.tokenHash, tokenHash),
+        isNull(reviewerTokens.revokedAt),
+        isNull(users.deactivatedAt),
+      ),
+    );
   return row ? { kind: "reviewer", ...row } : null;
 }
 

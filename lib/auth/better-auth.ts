@@ -57,9 +57,10 @@ export function isTrustedOrigin(origin: string | null): boolean {
 async function createAuth(secret: string) {
   // Loaded on first use: importing better-auth takes about 0.6 s, and the production server's own
   // copy of lib/ (lib/http/server.ts) never needs it when Next's copy made the instance first.
-  const [{ betterAuth }, { drizzleAdapter }] = await Promise.all([
+  const [{ betterAuth }, { drizzleAdapter }, { APIError }] = await Promise.all([
     import("better-auth"),
     import("better-auth/adapters/drizzle"),
+    import("better-auth/api"),
   ]);
   return betterAuth({
     appName: "Countersign",
@@ -98,9 +99,36 @@ async function createAuth(secret: string) {
     // X-Forwarded-For as the client wrote it (lib/http/client-address.ts).
     advanced: { ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] } },
     telemetry: { enabled: false },
-    // A reviewer token's actor carries its user's name and email (lib/auth/actor-cache.ts).
-    databaseHooks: { user: { update: { after: async () => forgetCachedActors() } } },
+    // Names and emails are part of the audit trail: only an admin changes them (lib/people). A
+    // reviewer renaming themselves here rewrote who had decided what (issue 14, finding 3).
+    disabledPaths: ["/update-user", "/change-email", "/delete-user"],
+    // Countersign's own column, read with the session's user so a deactivated person's session
+    // (deleted with the deactivation, lib/people/update-person.ts) can never count.
+    user: {
+      additionalFields: { deactivatedAt: { type: "number", required: false, input: false } },
+    },
+    databaseHooks: {
+      // A reviewer token's actor carries its user's name and email (lib/auth/actor-cache.ts).
+      user: { update: { after: async () => forgetCachedActors() } },
+      // A deactivated person cannot sign in: no session is made for them.
+      session: {
+        create: {
+          before: async (session) => {
+            if (await isDeactivated(session.userId))
+              throw new APIError("FORBIDDEN", { message: "This account is deactivated." });
+          },
+        },
+      },
+    },
   });
+}
+
+async function isDeactivated(userId: string): Promise<boolean> {
+  const [user] = await getDb()
+    .select({ deactivatedAt: users.deactivatedAt })
+    .from(users)
+    .where(eq(users.id, userId));
+  return user?.deactivatedAt != null;
 }
 
 function signInAttemptsPerMinute(): number {
@@ -124,7 +152,7 @@ export async function sessionUser(
 ): Promise<{ id: string; name: string; email: string; sessionId: string } | null> {
   if (!headers.get("cookie")?.includes("session_token")) return null;
   const session = await (await getAuth()).api.getSession({ headers });
-  if (!session) return null;
+  if (!session || session.user.deactivatedAt != null) return null;
   const { id, name, email } = session.user;
   return { id, name, email, sessionId: session.session.id };
 }

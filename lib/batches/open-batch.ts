@@ -58,6 +58,7 @@ type Memory = {
   actionHash: string;
   approvedBy: string | null;
   approverName: string | null;
+  approverEmail: string | null;
   scope: "run" | "conversation";
   queueId: string;
 };
@@ -153,6 +154,7 @@ const pauseReads = preparedRead((db) => {
         actionHash: rememberedApprovals.actionHash,
         approvedBy: rememberedApprovals.approvedBy,
         approverName: users.name,
+        approverEmail: users.email,
         scope: rememberedApprovals.scope,
         queueId: rememberedApprovals.queueId,
       })
@@ -279,6 +281,7 @@ type Settlement =
       kind: "memory";
       approvedBy: string | null;
       approverName: string | null;
+      approverEmail: string | null;
       scope: "run" | "conversation";
     }
   | { kind: "policy"; outcome: "approved" | "rejected"; verdict: PolicyVerdict };
@@ -326,6 +329,7 @@ export function planOpenBatch(
         kind: "memory",
         approvedBy: memory.approvedBy,
         approverName: memory.approverName,
+        approverEmail: memory.approverEmail,
         scope: memory.scope,
       };
     if (verdict.outcome === "rejected") return { kind: "policy", outcome: "rejected", verdict };
@@ -375,6 +379,8 @@ export function planOpenBatch(
     decisionOutcome: null,
     decisionSource: null,
     decidedBy: null,
+    decidedByName: null,
+    decidedByEmail: null,
     decidedAt: null,
     decisionReason: null,
     decisionScope: null,
@@ -460,6 +466,8 @@ function settledFields(settlement: Settlement, now: number) {
       decisionOutcome: "approved" as const,
       decisionSource: "memory" as const,
       decidedBy: settlement.approvedBy,
+      decidedByName: settlement.approverName,
+      decidedByEmail: settlement.approverEmail,
       decidedAt: now,
       decisionScope: settlement.scope,
     };

@@ -41,6 +41,8 @@ export const CSV_COLUMNS = [
   "outcome",
   "source",
   "decidedBy",
+  "decidedById",
+  "decidedByEmail",
   "reason",
   "edited",
   "args",
@@ -92,7 +94,10 @@ function callRow(batch: BatchView, call: CallView): string[] {
     decision?.outcome ?? call.status,
     // a withdrawn batch's calls were settled by the agent, not by a decision
     decision?.source ?? (cancelled ? "agent" : ""),
+    // as recorded with the decision: an auditor can tell people apart even after a rename
     decision?.by?.name ?? "",
+    decision?.by?.id ?? "",
+    decision?.by?.email ?? "",
     decision?.reason ?? (cancelled ? (batch.cancelReason ?? "") : ""),
     edited ? "yes" : "no",
     JSON.stringify(call.args),
@@ -149,7 +154,7 @@ export async function exportHistory(
       }
       const page = await historyPage(db, scope!, cursor, PAGE_SIZE);
       let chunk = "";
-      for (const batch of await loadBatchViews(db, page.ids)) {
+      for (const batch of await loadBatchViews(db, page.ids, "reviewer", { emails: true })) {
         if (exportedCalls + batch.calls.length > callLimit) {
           done = true;
           break;

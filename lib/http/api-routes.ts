@@ -13,6 +13,9 @@ import * as callDecision from "@/app/api/v1/calls/[callId]/decision/route";
 import * as historyExport from "@/app/api/v1/history/export/route";
 import * as history from "@/app/api/v1/history/route";
 import * as openApi from "@/app/api/v1/openapi.json/route";
+import * as personPasswordReset from "@/app/api/v1/people/[userId]/password-reset/route";
+import * as person from "@/app/api/v1/people/[userId]/route";
+import * as people from "@/app/api/v1/people/route";
 import * as policyRuleMove from "@/app/api/v1/policy-rules/[ruleId]/move/route";
 import * as policyRule from "@/app/api/v1/policy-rules/[ruleId]/route";
 import * as policyRules from "@/app/api/v1/policy-rules/route";
@@ -95,6 +98,9 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/policy-rules/[ruleId]/move": policyRuleMove,
   "/api/v1/queue": queueList,
   "/api/v1/queue/snapshot": queueSnapshot,
+  "/api/v1/people": people,
+  "/api/v1/people/[userId]": person,
+  "/api/v1/people/[userId]/password-reset": personPasswordReset,
   "/api/v1/queues": queues,
   "/api/v1/queues/[queueId]": queue,
   "/api/v1/queues/[queueId]/archive": queueArchive,

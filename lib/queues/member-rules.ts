@@ -1,7 +1,7 @@
 import type { InValue } from "@libsql/client";
-import { and, eq, not } from "drizzle-orm";
+import { and, eq, isNull, not } from "drizzle-orm";
 import type { Executor } from "@/db/client";
-import { queueMembers, type Queue } from "@/db/schema";
+import { queueMembers, users, type Queue } from "@/db/schema";
 import { ConflictError, ForbiddenError, NotFoundError } from "@/lib/errors";
 import { findManagedQueue, type Manager } from "./queue-access";
 import { loadMember, type QueueMemberView } from "./queue-views";
@@ -23,8 +23,10 @@ export async function findManagedMember(
   return { queue, member };
 }
 
+// Another admin who is not deactivated (lib/people/update-person.ts): a deactivated admin cannot
+// sign in, so they do not keep the installation managed.
 const ANOTHER_ADMIN =
-  "exists (select 1 from queue_members as other where other.role = 'admin' and not (other.queue_id = ? and other.user_id = ?))";
+  "exists (select 1 from queue_members as other join \"user\" as u on u.id = other.user_id where other.role = 'admin' and u.deactivated_at is null and not (other.queue_id = ? and other.user_id = ?))";
 
 /**
  * 409 `last_admin` unless taking `member`'s role away leaves the installation an admin. Checked
@@ -40,9 +42,11 @@ export async function refuseLastAdmin(
   const [other] = await db
     .select({ userId: queueMembers.userId })
     .from(queueMembers)
+    .innerJoin(users, eq(users.id, queueMembers.userId))
     .where(
       and(
         eq(queueMembers.role, "admin"),
+        isNull(users.deactivatedAt),
         not(and(eq(queueMembers.queueId, queueId), eq(queueMembers.userId, member.userId))!),
       ),
     )

@@ -403,6 +403,8 @@ const COLUMNS = [
   "outcome",
   "source",
   "decidedBy",
+  "decidedById",
+  "decidedByEmail",
   "reason",
   "edited",
   "args",
@@ -453,6 +455,8 @@ describe("GET /history/export", () => {
       outcome: "approved",
       source: "reviewer",
       decidedBy: "Dana Reviewer",
+      decidedById: dana.id,
+      decidedByEmail: dana.email,
       reason: "Customer is VIP",
       edited: "no",
       args: JSON.stringify({ orderId: "A-1", amount: 25 }),
@@ -493,7 +497,7 @@ describe("GET /history/export", () => {
     expect(none.rows).toEqual([]);
   });
 
-  it("downloads JSON: the batches exactly as GET /history shows them", async () => {
+  it("downloads JSON: the batches as GET /history shows them, with the deciders' emails", async () => {
     const response = await asDana.raw("/history/export?format=json");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
@@ -503,7 +507,24 @@ describe("GET /history/export", () => {
     );
     const exported = await response.json();
     const listed = (await asDana.get("/history")).body.batches;
-    expect(exported).toEqual(listed);
+    // An auditor's file names each decider and voter by id, name and email as recorded then.
+    const emails = new Map([dana, sam].map((r) => [r.id, r.email]));
+    const withoutEmails = exported.map((batch: any) => ({
+      ...batch,
+      calls: batch.calls.map((call: any) => {
+        const { email: decider, ...by } = call.decision?.by ?? {};
+        if (call.decision?.by) expect(decider).toBe(emails.get(by.id));
+        return {
+          ...call,
+          votes: call.votes.map(({ reviewer: { email, ...reviewer }, ...vote }: any) => {
+            expect(email).toBe(emails.get(reviewer.id));
+            return { ...vote, reviewer };
+          }),
+          decision: call.decision && { ...call.decision, by: call.decision.by && by },
+        };
+      }),
+    }));
+    expect(withoutEmails).toEqual(listed);
 
     const empty = await asOlga.raw("/history/export?format=json&outcome=rejected");
     expect(await empty.json()).toEqual([]);

@@ -6,6 +6,7 @@ import {
   batches,
   calls,
   events,
+  personLinks,
   queueMembers,
   queues,
   reviewClaims,
@@ -110,6 +111,7 @@ async function everything() {
       runs: await db.select().from(runs),
       batches: await db.select().from(batches),
       calls: await db.select().from(calls),
+      personLinks: await db.select().from(personLinks),
     },
   };
 }
@@ -165,6 +167,12 @@ const SETUP = "app/(auth)/setup/actions.ts";
 const POLICIES = "app/(reviewer)/policies/actions.ts";
 const AGENTS = "app/(reviewer)/agents/actions.ts";
 const TOKENS = "app/(reviewer)/tokens/actions.ts";
+const PEOPLE = "app/(reviewer)/people/actions.ts";
+const LINKS = "app/(auth)/invite/actions.ts";
+/** inviting into a queue, resetting its members' passwords: its leads and installation admins */
+const PEOPLE_MANAGERS: Record<Caller, Answer> = { ...MANAGERS, outsider: "forbidden" };
+/** renaming, deactivating: installation admins (a lead elsewhere is refused, not misled) */
+const PEOPLE_ADMINS: Record<Caller, Answer> = { ...PEOPLE_MANAGERS, lead: "forbidden" };
 /** their own tokens and sessions: anyone signed in */
 const SIGNED_IN: Record<Caller, Answer> = {
   ...MANAGERS,
@@ -495,6 +503,54 @@ const cases: ActionCase[] = [
       if (caller !== "signed out")
         people[caller].cookie = await sessionCookie(server.baseUrl, people[caller].email);
     },
+  },
+  {
+    file: PEOPLE,
+    name: "invitePersonAction",
+    answers: PEOPLE_MANAGERS,
+    event: "person.invited",
+    prepare: async (s) => ({
+      args: [
+        {
+          email: `invitee-${unique()}@example.com`,
+          name: "Ivy Invitee",
+          queues: [{ queueId: s.queue.id, role: "reviewer" }],
+        },
+      ],
+    }),
+  },
+  {
+    file: PEOPLE,
+    name: "updatePersonAction",
+    answers: PEOPLE_ADMINS,
+    event: "person.renamed",
+    async prepare(s) {
+      const [someone] = await makeReviewers(1, s.queue.name);
+      return { args: [someone!.id, { name: `Renamed ${unique()}` }] };
+    },
+  },
+  {
+    file: PEOPLE,
+    name: "passwordResetAction",
+    // a lead of another queue: to them this queue's member does not exist
+    answers: { ...MANAGERS, outsider: "not_found" },
+    event: "person.password_reset_issued",
+    async prepare(s) {
+      const [someone] = await makeReviewers(1, s.queue.name);
+      return { args: [someone!.id], missing: [MISSING] };
+    },
+  },
+  {
+    file: LINKS,
+    name: "redeemLinkAction",
+    // Public: the one-time token is the authority, so a wrong one is refused for everyone (the
+    // granted path, a real link, is test/api/people.test.ts's and e2e/people.spec.ts's).
+    answers: Object.fromEntries(CALLERS.map((c) => [c, "not_found"])) as Record<Caller, Answer>,
+    event: null,
+    prepare: async () => ({
+      params: { token: "cs_link_wrong" },
+      args: [{ token: `cs_link_${unique()}`, password: "correct horse battery" }],
+    }),
   },
   {
     file: SETUP,

@@ -249,6 +249,15 @@ const MATRIX: Row[] = [
     expected: { none: 401, owner: 403, peerAgent: 403, nonMember: 404, reviewer: 404, lead: 404, admin: 200 } },
   { operation: "POST /sessions/revoke-all", request: () => ["/sessions/revoke-all", {}], expected: REVIEWER_LIST },
   { operation: "GET /audit", request: () => ["/audit"], expected: ADMIN_ONLY },
+
+  // people (issue 14): admins manage everyone; a lead invites into their queues and resets the
+  // passwords of their queues' members; renaming and deactivating are the admins'
+  { operation: "GET /people", request: () => ["/people"], expected: but(ADMIN_ONLY, { lead: 200 }) },
+  { operation: "POST /people", request: (f) => ["/people", { email: `p-${unique()}@example.com`, name: "Pia", queues: [{ queueId: f.queue.id }] }],
+    expected: but(ADMIN_ONLY, { lead: 201, admin: 201 }) },
+  { operation: "PATCH /people/{userId}", request: (f) => [`/people/${f.target.id}`, { name: `Tess ${unique()}` }], expected: ADMIN_ONLY },
+  { operation: "POST /people/{userId}/password-reset", request: (f) => [`/people/${f.target.id}/password-reset`],
+    expected: but(ADMIN_ONLY, { lead: 201, admin: 201 }) },
 ];
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;

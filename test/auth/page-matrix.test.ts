@@ -12,6 +12,7 @@ let server: TestServer;
 const cookies: Record<string, string> = {};
 let ids: { batch: string; run: string; queue: string; queueName: string };
 let trust: { agentPrefix: string; reviewerTokenPrefix: string; reviewerToken: string };
+const emails: Record<string, string> = {};
 
 beforeAll(async () => {
   server = await startApiServer("page-matrix");
@@ -23,8 +24,10 @@ beforeAll(async () => {
     outsider: await makeReviewer({ queues: [{ name: elsewhere.name, role: "lead" }] }),
     admin: await makeReviewer({ queues: [{ name: elsewhere.name, role: "admin" }] }),
   };
-  for (const [who, person] of Object.entries(people))
+  for (const [who, person] of Object.entries(people)) {
     cookies[who] = await sessionCookie(server.baseUrl, person.email);
+    emails[who] = person.email;
+  }
   const agentKey = await makeAgentKey({ queues: [queue.name] });
   const agent = apiClient(server.baseUrl, agentKey.key);
   trust = {
@@ -157,6 +160,42 @@ describe("key, token and audit pages (issue 14)", () => {
       const answer = await page("/audit", who);
       expect(answer.html, who).toContain("Only an admin sees the audit log");
       expect(answer.html, who).not.toContain('data-testid="audit-row"');
+    }
+  });
+});
+
+describe("the people page and one-time link pages (issue 14)", () => {
+  it("sends a signed-out visitor to sign in", async () => {
+    const answer = await page("/people", null);
+    expect([307, 308]).toContain(answer.status);
+    expect(answer.location).toMatch(/\/sign-in/);
+  });
+
+  it("shows an admin everyone, a lead their queue's members, a reviewer nothing", async () => {
+    const admin = await page("/people", "admin");
+    expect(admin.status).toBe(200);
+    for (const who of ["reviewer", "lead", "outsider", "admin"])
+      expect(admin.html, who).toContain(emails[who]);
+    const lead = await page("/people", "lead");
+    expect(lead.html).toContain(emails.reviewer);
+    expect(lead.html).not.toContain(emails.outsider);
+    expect(lead.html).not.toContain(emails.admin);
+    // the outsider leads the admin's queue: they see its members, not the other queue's
+    const outsider = await page("/people", "outsider");
+    expect(outsider.html).toContain(emails.admin);
+    expect(outsider.html).not.toContain(emails.reviewer);
+    const reviewer = await page("/people", "reviewer");
+    expect(reviewer.status).toBe(200);
+    expect(reviewer.html).toContain("Only an admin or a queue&#x27;s lead manages people");
+    expect(reviewer.html).not.toContain('data-testid="person-row"');
+  });
+
+  it("answers an unknown invite or reset link with a clear page, to anyone", async () => {
+    for (const path of ["/invite/cs_link_nothing", "/reset-password/cs_link_nothing"]) {
+      const answer = await page(path, null);
+      expect(answer.status, path).toBe(200);
+      expect(answer.html, path).toContain("This link cannot be used");
+      expect(answer.html, path).not.toContain('type="password"');
     }
   });
 });

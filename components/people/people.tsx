@@ -1,0 +1,352 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useState, useTransition } from "react";
+import {
+  invitePersonAction,
+  passwordResetAction,
+  updatePersonAction,
+} from "@/app/(reviewer)/people/actions";
+import type { ActionFailure, ActionResult } from "@/app/action-result";
+import styles from "@/components/credentials/credentials.module.css";
+import { SecretOnce, When } from "@/components/credentials/secret-once";
+import { FormError } from "@/components/queue-settings/form-error";
+import settings from "@/components/queue-settings/queue-settings.module.css";
+import { Badge, type Tone } from "@/components/run-timeline/badges";
+import type { PersonStatus, PersonView } from "@/lib/people/list-people";
+import own from "./people.module.css";
+
+type QueueOption = { id: string; name: string };
+
+const STATUS: Record<PersonStatus, { label: string; tone: Tone }> = {
+  active: { label: "Active", tone: "ok" },
+  invited: { label: "Invited", tone: "info" },
+  deactivated: { label: "Deactivated", tone: "neutral" },
+};
+
+/**
+ * People for admins (everyone) and leads (the members of their queues): invite by a one-time
+ * link (shown once), create with a password (admins), rename, reset a password by a one-time
+ * link, deactivate and reactivate (admins).
+ */
+export function People({
+  people,
+  queues,
+  isAdmin,
+  viewerId,
+}: {
+  people: PersonView[];
+  queues: QueueOption[];
+  isAdmin: boolean;
+  viewerId: string;
+}) {
+  const router = useRouter();
+  const [failure, setFailure] = useState<ActionFailure | null>(null);
+  const [status, setStatus] = useState<string | null>(null);
+  const [link, setLink] = useState<{ title: string; url: string; note: string } | null>(null);
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const [confirmDeactivate, setConfirmDeactivate] = useState<string | null>(null);
+  const [withPassword, setWithPassword] = useState(false);
+  const [pending, startTransition] = useTransition();
+
+  function done(result: ActionResult, message: string) {
+    if (!result.ok) return void setFailure(result);
+    setFailure(null);
+    setStatus(message);
+    router.refresh();
+  }
+
+  function invite(form: HTMLFormElement) {
+    const data = new FormData(form);
+    const queueId = String(data.get("queueId") ?? "");
+    const input = {
+      email: String(data.get("email") ?? ""),
+      name: String(data.get("name") ?? ""),
+      queues: queueId ? [{ queueId, role: String(data.get("role") ?? "reviewer") }] : [],
+      ...(withPassword ? { password: String(data.get("password") ?? "") } : {}),
+    };
+    startTransition(async () => {
+      const result = await invitePersonAction(input);
+      if (result.ok) {
+        form.reset();
+        if (result.invite)
+          setLink({
+            title: `The invite link of ${result.person.name}`,
+            url: result.invite.url,
+            note: `Copy it now and send it to ${result.person.email}: it is shown only this once, works once, until ${result.invite.expiresAt}.`,
+          });
+      }
+      done(
+        result,
+        result.ok
+          ? result.invite
+            ? `Invited ${result.person.email}.`
+            : `Created ${result.person.email}; they can sign in now.`
+          : "",
+      );
+    });
+  }
+
+  function update(person: PersonView, input: { name?: string; active?: boolean }, message: string) {
+    startTransition(async () => {
+      const result = await updatePersonAction(person.id, input);
+      setRenaming(null);
+      setConfirmDeactivate(null);
+      done(result, message);
+    });
+  }
+
+  function reset(person: PersonView) {
+    startTransition(async () => {
+      const result = await passwordResetAction(person.id);
+      if (result.ok)
+        setLink({
+          title: `The password reset link of ${person.name}`,
+          url: result.link.url,
+          note: `Copy it now and send it to ${person.email}: it is shown only this once, works once, until ${result.link.expiresAt}. Their sessions end when they use it.`,
+        });
+      done(result, result.ok ? `Made a password reset link for ${person.email}.` : "");
+    });
+  }
+
+  return (
+    <>
+      {link && (
+        <SecretOnce
+          title={link.title}
+          secret={link.url}
+          note={link.note}
+          onDone={() => setLink(null)}
+        />
+      )}
+      <FormError failure={failure} />
+      <p className={settings.status} role="status" data-testid="people-status">
+        {status}
+      </p>
+
+      <div className={settings.tableWrap}>
+        <table className={settings.table}>
+          <caption className="visually-hidden">People</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Email</th>
+              <th scope="col">Queues</th>
+              <th scope="col">Last sign-in</th>
+              <th scope="col">Status</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {people.map((person) => (
+              <tr
+                key={person.id}
+                data-testid="person-row"
+                data-email={person.email}
+                className={person.status === "deactivated" ? settings.muted : undefined}
+              >
+                <td>
+                  {renaming === person.id ? (
+                    <form
+                      className={settings.rowButtons}
+                      onSubmit={(event) => {
+                        event.preventDefault();
+                        const name = String(new FormData(event.currentTarget).get("name") ?? "");
+                        update(person, { name }, `Renamed ${person.email} to ${name}.`);
+                      }}
+                    >
+                      <label className="visually-hidden" htmlFor={`rename-${person.id}`}>
+                        New name of {person.email}
+                      </label>
+                      <input
+                        id={`rename-${person.id}`}
+                        name="name"
+                        defaultValue={person.name}
+                        required
+                        maxLength={100}
+                        autoFocus
+                      />
+                      <button type="submit" className={settings.primary} disabled={pending}>
+                        Save
+                      </button>
+                      <button
+                        type="button"
+                        className={settings.secondary}
+                        onClick={() => setRenaming(null)}
+                      >
+                        Cancel
+                      </button>
+                    </form>
+                  ) : (
+                    <strong>{person.name}</strong>
+                  )}
+                </td>
+                <td className={own.email}>{person.email}</td>
+                <td>
+                  {person.queues.length === 0 ? (
+                    <span className={settings.muted}>none</span>
+                  ) : (
+                    person.queues.map((q) => `${q.name} (${q.role})`).join(", ")
+                  )}
+                </td>
+                <td>
+                  <When at={person.lastSignInAt} />
+                </td>
+                <td className={styles.nowrap}>
+                  <Badge tone={STATUS[person.status].tone}>{STATUS[person.status].label}</Badge>
+                </td>
+                <td className={own.actions}>
+                  <span className={settings.rowButtons}>
+                    {isAdmin && renaming !== person.id && (
+                      <button
+                        type="button"
+                        className={settings.secondary}
+                        disabled={pending}
+                        onClick={() => setRenaming(person.id)}
+                        aria-label={`Rename ${person.name}`}
+                      >
+                        Rename…
+                      </button>
+                    )}
+                    {person.status !== "deactivated" && (
+                      <button
+                        type="button"
+                        className={settings.secondary}
+                        disabled={pending}
+                        onClick={() => reset(person)}
+                        aria-label={`Reset the password of ${person.name}`}
+                      >
+                        Reset password
+                      </button>
+                    )}
+                    {isAdmin &&
+                      person.id !== viewerId &&
+                      (person.status === "deactivated" ? (
+                        <button
+                          type="button"
+                          className={settings.secondary}
+                          disabled={pending}
+                          onClick={() =>
+                            update(person, { active: true }, `Reactivated ${person.email}.`)
+                          }
+                          aria-label={`Reactivate ${person.name}`}
+                        >
+                          Reactivate
+                        </button>
+                      ) : confirmDeactivate === person.id ? (
+                        <>
+                          <button
+                            type="button"
+                            className={settings.danger}
+                            disabled={pending}
+                            onClick={() =>
+                              update(
+                                person,
+                                { active: false },
+                                `Deactivated ${person.email}: signed out everywhere, tokens revoked.`,
+                              )
+                            }
+                          >
+                            Deactivate now
+                          </button>
+                          <button
+                            type="button"
+                            className={settings.secondary}
+                            onClick={() => setConfirmDeactivate(null)}
+                          >
+                            Keep
+                          </button>
+                        </>
+                      ) : (
+                        <button
+                          type="button"
+                          className={settings.danger}
+                          disabled={pending}
+                          onClick={() => setConfirmDeactivate(person.id)}
+                          aria-label={`Deactivate ${person.name}`}
+                        >
+                          Deactivate…
+                        </button>
+                      ))}
+                  </span>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+
+      <section className={`${settings.panel} ${own.invite}`} aria-labelledby="invite-title">
+        <h2 id="invite-title" className={settings.panelTitle}>
+          Invite someone
+        </h2>
+        <form
+          className={settings.formGrid}
+          onSubmit={(event) => {
+            event.preventDefault();
+            invite(event.currentTarget);
+          }}
+        >
+          <div className={settings.field}>
+            <label htmlFor="invite-email">Email</label>
+            <input id="invite-email" name="email" type="email" required autoComplete="off" />
+          </div>
+          <div className={settings.field}>
+            <label htmlFor="invite-name">Name (shown on their decisions)</label>
+            <input id="invite-name" name="name" required maxLength={100} autoComplete="off" />
+          </div>
+          <div className={settings.field}>
+            <label htmlFor="invite-queue">Queue</label>
+            <select id="invite-queue" name="queueId" required={!isAdmin}>
+              {isAdmin && <option value="">none yet</option>}
+              {queues.map((q) => (
+                <option key={q.id} value={q.id}>
+                  {q.name}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className={settings.field}>
+            <label htmlFor="invite-role">Role</label>
+            <select id="invite-role" name="role">
+              <option value="reviewer">reviewer</option>
+              <option value="lead">lead</option>
+              {isAdmin && <option value="admin">admin</option>}
+            </select>
+          </div>
+          {isAdmin && (
+            <label className={`${settings.check} ${settings.fullRow}`}>
+              <input
+                type="checkbox"
+                checked={withPassword}
+                onChange={(event) => setWithPassword(event.target.checked)}
+              />
+              Create the account with a password instead of an invite link
+            </label>
+          )}
+          {withPassword && (
+            <div className={settings.field}>
+              <label htmlFor="invite-password">Password</label>
+              <input
+                id="invite-password"
+                name="password"
+                type="password"
+                minLength={8}
+                maxLength={128}
+                required
+                autoComplete="new-password"
+              />
+            </div>
+          )}
+          <div className={settings.formActions}>
+            <button type="submit" className={settings.primary} disabled={pending}>
+              {withPassword ? "Create account" : "Make invite link"}
+            </button>
+          </div>
+        </form>
+      </section>
+    </>
+  );
+}
