@@ -194,6 +194,32 @@ test("keyboard: j/k move, r rejects with a reason that reaches the agent, a appr
   expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
 });
 
+test("a shortcut typed before the next frame keeps its focus (slow frames, as on a busy machine)", async ({
+  page,
+}) => {
+  // Frames arrive late: selecting a card focuses it on the next frame, after r already moved
+  // focus into the reason field. The late focus must not pull it back out.
+  await page.addInitScript(() => {
+    const original = window.requestAnimationFrame.bind(window);
+    window.requestAnimationFrame = (callback) => {
+      setTimeout(() => original(callback), 300);
+      return 0;
+    };
+  });
+  const team = await seedTeam();
+  await signIn(page, team.reviewers[0]!);
+  const { batch } = await pause(team.agent, refundBatch());
+  await expect(cardOf(page, batch.id)).toBeVisible();
+  await page.keyboard.press("j");
+  await page.keyboard.press("r");
+  const reason = cardOf(page, batch.id).getByTestId("reject-reason");
+  await expect(reason).toBeFocused();
+  await page.waitForTimeout(600); // past the late frame
+  await expect(reason).toBeFocused();
+  await page.keyboard.type("Typed straight after the shortcut");
+  await expect(reason).toHaveValue("Typed straight after the shortcut");
+});
+
 test("args holding HTML or script text render as inert text", async ({ page }) => {
   const team = await seedTeam();
   await signIn(page, team.reviewers[0]!);

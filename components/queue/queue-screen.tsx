@@ -102,8 +102,12 @@ export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
       if (!card) return;
       setSelectedId(card.id);
       virtualizer.scrollToIndex(index, { align: "auto" });
-      // The card may only now be rendered: focus it on the next frame.
-      requestAnimationFrame(() => handles.current.get(card.id)?.focus());
+      // The card may only now be rendered: focus it on the next frame — unless focus moved in
+      // the meantime (a shortcut typed right after, like r opening the reason field, wins).
+      const focusedBefore = document.activeElement;
+      requestAnimationFrame(() => {
+        if (document.activeElement === focusedBefore) handles.current.get(card.id)?.focus();
+      });
     },
     [cards, virtualizer],
   );
