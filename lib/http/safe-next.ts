@@ -39,5 +39,9 @@ export function safeNextPath(next: unknown, origin: string): string {
     return DEFAULT_NEXT_PATH;
   }
   if (target.origin !== base.origin) return DEFAULT_NEXT_PATH;
-  return `${target.pathname}${target.search}${target.hash}`;
+  // Dot segments resolve away: `/.//host` and `/%2e%2e/%2fhost` become the path `//host`, which a
+  // browser given it as a Location reads as another host. Check what is returned, not only `next`.
+  const resolved = `${target.pathname}${target.search}${target.hash}`;
+  if (resolved.startsWith("//") || resolved.startsWith("/\\")) return DEFAULT_NEXT_PATH;
+  return resolved;
 }

@@ -29,6 +29,12 @@ describe("safeNextPath", () => {
     "/%2f%2fevil.example",
     "/%0a/evil.example",
     "/%zz",
+    // dot segments that resolve to `//host`
+    "/.//evil.example/x",
+    "/././/evil.example",
+    "/a/..//evil.example",
+    "/..//evil.example",
+    "/%2e//evil.example",
     // not a path at all
     "https://evil.example/x",
     "http:/evil.example",
