@@ -1,6 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Executor } from "@/db/client";
-import { agentKeys, queueMembers, type AgentKey } from "@/db/schema";
+import { agentKeyQueues, agentKeys, queueMembers, type AgentKey } from "@/db/schema";
 import { ForbiddenError, NotFoundError } from "@/lib/errors";
 import type { Manager } from "@/lib/queues/queue-access";
 
@@ -25,14 +25,27 @@ export async function managedQueueIds(db: Executor, manager: Manager): Promise<S
   return new Set(rows.map((r) => r.queueId));
 }
 
-/** The key, if the caller manages it; else 404 (403 for one who leads no queue). */
+/**
+ * The key and every queue it reaches, if the caller manages it: else 404 (403 for one who leads no
+ * queue). A lead manages a key only when they lead every queue it reaches — rotating hands out a
+ * working secret and revoking cuts the agent off, in each of them.
+ */
 export async function findManagedKey(
   db: Executor,
   manager: Manager,
   agentId: string,
-): Promise<AgentKey> {
+): Promise<{ key: AgentKey; queueIds: string[] }> {
   const led = await managedQueueIds(db, manager);
   const [key] = await db.select().from(agentKeys).where(eq(agentKeys.id, agentId));
   if (!key || (led && !led.has(key.defaultQueueId))) throw new NotFoundError("Agent key");
-  return key;
+  const targets = await db
+    .select({ queueId: agentKeyQueues.queueId })
+    .from(agentKeyQueues)
+    .where(eq(agentKeyQueues.agentKeyId, key.id));
+  const queueIds = [...new Set([key.defaultQueueId, ...targets.map((t) => t.queueId)])];
+  if (led && queueIds.some((queueId) => !led.has(queueId)))
+    throw new ForbiddenError(
+      `'${key.name}' also reaches queues you do not lead: only an admin can rotate or revoke it.`,
+    );
+  return { key, queueIds };
 }

@@ -19,11 +19,11 @@ export async function revokeAgentKey(caller: QueueCaller, agentId: string): Prom
   await untilWritten(async () => {
     const db = getDb();
     const manager = await managerOf(db, caller);
-    const before = await findManagedKey(db, manager, agentId);
+    const { key: before, queueIds } = await findManagedKey(db, manager, agentId);
     if (before.revokedAt !== null) return;
     const now = Date.now();
     await commit([
-      ...stillManages(manager, before.defaultQueueId),
+      ...queueIds.flatMap((queueId) => stillManages(manager, queueId)),
       updateRow(agentKeys, { revokedAt: now }, "id = ? and revoked_at is null", before.id),
       changedRow(),
       eventRows({

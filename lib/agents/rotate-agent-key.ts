@@ -42,7 +42,7 @@ export async function rotateAgentKey(
   const key = await untilWritten(async () => {
     const db = getDb();
     const manager = await managerOf(db, caller);
-    const before = await findManagedKey(db, manager, agentId);
+    const { key: before, queueIds } = await findManagedKey(db, manager, agentId);
     if (before.revokedAt !== null)
       throw new ConflictError("key_revoked", `The key of '${before.name}' was revoked.`, {
         id: before.id,
@@ -52,7 +52,7 @@ export async function rotateAgentKey(
     const now = Date.now();
     const previousKeyExpiresAt = now + graceSecs * 1000;
     await commit([
-      ...stillManages(manager, before.defaultQueueId),
+      ...queueIds.flatMap((queueId) => stillManages(manager, queueId)),
       updateRow(
         agentKeys,
         {

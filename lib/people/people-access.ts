@@ -61,6 +61,9 @@ export function requireResettable(manager: PeopleManager, memberships: Membershi
 export function requireGrantable(manager: PeopleManager, memberships: Membership[]): void {
   const led = manager.ledQueueIds;
   if (!led) return;
+  // Someone in none of the lead's queues would be an account the lead holds and no longer sees.
+  if (memberships.length === 0)
+    throw new ForbiddenError("A lead invites people into at least one of the queues they lead.");
   for (const m of memberships) {
     if (!led.includes(m.queueId))
       throw new ForbiddenError("A lead can invite people only into the queues they lead.");
@@ -99,4 +102,54 @@ export async function memberIdsOf(db: Executor, queueIds: string[]): Promise<str
     .from(queueMembers)
     .where(inArray(queueMembers.queueId, queueIds));
   return rows.map((r) => r.userId);
+}
+
+/**
+ * Whether the person who issued a link may still give access to `userId` now: the link is used
+ * later, and meanwhile the person may have become an admin, or the issuer lost their powers. An
+ * issuer that is an active admin always may; an active lead only while every membership of the
+ * person is in a queue they lead, none is admin, and there is at least one.
+ */
+export async function issuerStillMay(
+  db: Executor,
+  issuerId: string,
+  userId: string,
+): Promise<boolean> {
+  const [issuer] = await db.select().from(users).where(eq(users.id, issuerId));
+  if (!issuer || issuer.deactivatedAt !== null) return false;
+  const issuerRoles = await db
+    .select({ queueId: queueMembers.queueId, role: queueMembers.role })
+    .from(queueMembers)
+    .where(eq(queueMembers.userId, issuerId));
+  if (issuerRoles.some((m) => m.role === "admin")) return true;
+  const led = issuerRoles.filter((m) => m.role === "lead").map((m) => m.queueId);
+  const memberships = await db
+    .select({ queueId: queueMembers.queueId, role: queueMembers.role })
+    .from(queueMembers)
+    .where(eq(queueMembers.userId, userId));
+  return (
+    memberships.length > 0 &&
+    memberships.every((m) => m.role !== "admin" && led.includes(m.queueId))
+  );
+}
+
+/**
+ * The same, in SQL, for the write that uses the link (it aborts if anything above moved since the
+ * read): issuer active, and an admin or a lead of every queue of the person, who is no admin.
+ */
+export function issuerStillMayGuard(issuerId: string, userId: string): Statement {
+  return guard(
+    `exists (select 1 from "user" where id = ? and deactivated_at is null) and (
+       exists (select 1 from queue_members where user_id = ? and role = 'admin')
+       or (exists (select 1 from queue_members where user_id = ?)
+           and not exists (
+             select 1 from queue_members t where t.user_id = ? and (t.role = 'admin' or not exists (
+               select 1 from queue_members l
+               where l.user_id = ? and l.queue_id = t.queue_id and l.role = 'lead')))))`,
+    issuerId,
+    issuerId,
+    userId,
+    userId,
+    issuerId,
+  );
 }

@@ -22,6 +22,8 @@ import type { QueueCaller } from "@/lib/queues/queue-access";
 import {
   findPersonFor,
   peopleManagerOf,
+  issuerStillMay,
+  issuerStillMayGuard,
   requireResettable,
   stillManagesPeople,
 } from "./people-access";
@@ -155,6 +157,12 @@ export async function redeemLink(input: unknown): Promise<{ email: string }> {
   const passwordHash = await hashPassword(password);
   const email = await untilWritten(async () => {
     const { link, user } = await findLink(token);
+    // Links issued from the CLI (no issuer) stand; an issuer's must still hold (people-access.ts).
+    const issuer = link.createdBy;
+    if (issuer !== null && !(await issuerStillMay(getDb(), issuer, user.id)))
+      throw new ForbiddenError(
+        "Whoever sent this link can no longer give access to this account. Ask an admin for a new link.",
+      );
     const now = Date.now();
     const actor: EventActor = { kind: "reviewer", id: user.id, name: user.name };
     await commit([
@@ -166,6 +174,7 @@ export async function redeemLink(input: unknown): Promise<{ email: string }> {
       ),
       changedRow(),
       guard(`exists (select 1 from "user" where id = ? and deactivated_at is null)`, user.id),
+      ...(issuer !== null ? [issuerStillMayGuard(issuer, user.id)] : []),
       statement(
         "update account set password = ?, updated_at = ? where user_id = ? and provider_id = 'credential'",
         passwordHash,

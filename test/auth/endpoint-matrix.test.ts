@@ -242,8 +242,10 @@ const MATRIX: Row[] = [
   { operation: "POST /agents/{agentId}/revoke", request: (f) => [`/agents/${f.agentId}/revoke`],
     expected: but(ADMIN_ONLY, { lead: 200 }) },
   { operation: "GET /reviewer-tokens", request: () => ["/reviewer-tokens"], expected: REVIEWER_LIST },
+  // made from a signed-in session only: every caller here holds a key or token (a token minting its
+  // successor would outlive its own revocation); test/trust/attack-replay.test.ts makes one with a session
   { operation: "POST /reviewer-tokens", request: () => ["/reviewer-tokens", {}],
-    expected: { none: 401, owner: 403, peerAgent: 403, nonMember: 201, reviewer: 201, lead: 201, admin: 201 } },
+    expected: { none: 401, owner: 403, peerAgent: 403, nonMember: 403, reviewer: 403, lead: 403, admin: 403 } },
   { operation: "POST /reviewer-tokens/{tokenId}/revoke", request: (f) => [`/reviewer-tokens/${f.targetTokenId}/revoke`],
     // another reviewer's token does not exist for them
     expected: { none: 401, owner: 403, peerAgent: 403, nonMember: 404, reviewer: 404, lead: 404, admin: 200 } },

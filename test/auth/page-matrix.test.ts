@@ -11,7 +11,7 @@ import { sessionCookie } from "@/test/support/sessions";
 let server: TestServer;
 const cookies: Record<string, string> = {};
 let ids: { batch: string; run: string; queue: string; queueName: string };
-let trust: { agentPrefix: string; reviewerTokenPrefix: string; reviewerToken: string };
+let trust: { agentPrefix: string; reviewerTokenPrefix: string };
 const emails: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -33,7 +33,6 @@ beforeAll(async () => {
   trust = {
     agentPrefix: agentKey.key.slice(0, "cs_agent_".length + 6),
     reviewerTokenPrefix: people.reviewer.token.slice(0, "cs_rev_".length + 6),
-    reviewerToken: people.reviewer.token,
   };
   const { run, batch } = await pausedRun(agent, refundBatch());
   ids = { batch: batch.id, run: run.id, queue: queue.id, queueName: queue.name };
@@ -149,8 +148,12 @@ describe("key, token and audit pages (issue 14)", () => {
   });
 
   it("show the audit log to admins only", async () => {
-    // a trust change to show: a personal token made through the API
-    const made = await apiClient(server.baseUrl, trust.reviewerToken).post("/reviewer-tokens", {});
+    // a trust change to show: a personal token made through the API (from a session)
+    const made = await apiClient(server.baseUrl).post(
+      "/reviewer-tokens",
+      {},
+      { cookie: cookies.reviewer!, origin: server.baseUrl },
+    );
     expect(made.status).toBe(201);
     const admin = await page("/audit", "admin");
     expect(admin.html).toContain(made.body.reviewerToken.tokenPrefix);

@@ -171,7 +171,12 @@ describe("reviewer tokens", () => {
     const reviewer = await makeReviewer({ queues: [{ name: queue.name }] });
     const other = await makeReviewer({ queues: [{ name: queue.name }] });
     const asReviewer = apiClient(server.baseUrl, reviewer.token);
-    const created = await asReviewer.post("/reviewer-tokens", {});
+    // made from a signed-in session (a token may not mint its own successor)
+    const created = await apiClient(server.baseUrl).post(
+      "/reviewer-tokens",
+      {},
+      { cookie: await sessionCookie(server.baseUrl, reviewer.email), origin: server.baseUrl },
+    );
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const token: string = created.body.token;
     const listed = await asReviewer.get("/reviewer-tokens");

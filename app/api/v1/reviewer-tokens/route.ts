@@ -1,5 +1,6 @@
 import { createReviewerToken } from "@/lib/reviewer-tokens/create-reviewer-token";
 import { listReviewerTokens } from "@/lib/reviewer-tokens/reviewer-tokens";
+import { ForbiddenError } from "@/lib/errors";
 import { apiRoute, json } from "@/lib/http/api-route";
 import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
@@ -10,8 +11,13 @@ export const GET = apiRoute(async ({ actor, request }) => {
   return json({ tokens: await listReviewerTokens(actor, { userId }) });
 });
 
-export const POST = apiRoute(async ({ actor, body }) =>
-  json(await createReviewerToken(actor, body), 201),
-);
+export const POST = apiRoute(async ({ actor, body, credential }) => {
+  // A token must not mint its own successor: revoking a leaked token would then not end the access.
+  if (credential.kind !== "session")
+    throw new ForbiddenError(
+      "Personal tokens are created from a signed-in session, not with a token.",
+    );
+  return json(await createReviewerToken(actor, body), 201);
+});
 
 export const { PUT, PATCH, DELETE, OPTIONS } = refuseOtherMethods("GET", "POST");
