@@ -2,6 +2,7 @@ import { NextResponse, type NextRequest } from "next/server";
 import { embedContentSecurityPolicy } from "@/app/embed/allowed-origins";
 import { NotFoundError, toResponse } from "@/lib/errors";
 import { newNonce, pageContentSecurityPolicy } from "@/lib/http/content-security-policy";
+import { jsonTextTooDeep } from "@/lib/http/json-depth";
 
 // Runs only for the paths its matcher names, so the API's hot paths never pay for it:
 // - pages: each response's Content-Security-Policy, with a fresh nonce for its inline scripts
@@ -13,9 +14,10 @@ import { newNonce, pageContentSecurityPolicy } from "@/lib/http/content-security
 // - a POST to a page (a server action) from another site: Next refuses to run the action, but
 //   answers 500 with an error digest; this answers 403 first, with no stack or digest, under the
 //   same rule (the Origin's host must be the request's host).
+// - a server action whose arguments nest so deep that Next's decoder would overflow: 400.
 // - a path with a percent sign: Next answers a bare 500 for an escape that does not decode
 //   (`/api/v1/batches/%`); no such id can exist, so it is answered as a missing one.
-export function proxy(request: NextRequest) {
+export async function proxy(request: NextRequest) {
   const { pathname } = request.nextUrl;
   if (!decodes(pathname)) {
     return pathname.startsWith("/api/")
@@ -28,6 +30,15 @@ export function proxy(request: NextRequest) {
       status: 403,
       headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
     });
+  }
+  if (request.method === "POST" && (await serverActionTooDeep(request))) {
+    return new NextResponse(
+      `Bad request: server action arguments may nest at most ${ACTION_DEPTH_LIMIT} levels deep.`,
+      {
+        status: 400,
+        headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
+      },
+    );
   }
   const nonce = newNonce();
   const policy = pathname.startsWith("/embed/")
@@ -55,6 +66,20 @@ function crossSite(request: NextRequest): boolean {
   } catch {
     return true;
   }
+}
+
+/**
+ * Past this, Next's own decoding of a server action's arguments overflows the stack (500) before
+ * the action can refuse them: bodies that deep are answered 400 here. Shallower ones reach the
+ * action, whose own check (lib/http/json-depth.ts, 256 levels) answers in the action's terms.
+ */
+const ACTION_DEPTH_LIMIT = 1_024;
+
+/** A server action's JSON-encoded arguments (FormData posts are multipart and left to Next). */
+async function serverActionTooDeep(request: NextRequest): Promise<boolean> {
+  if (!request.headers.has("next-action")) return false;
+  if (!request.headers.get("content-type")?.startsWith("text/plain")) return false;
+  return jsonTextTooDeep(await request.clone().text(), ACTION_DEPTH_LIMIT);
 }
 
 function decodes(pathname: string): boolean {

@@ -134,11 +134,11 @@ describe("deeply nested JSON (finding 6)", () => {
 });
 
 describe("deeply nested server-action arguments (finding 6)", () => {
-  it("an edit nested 2,000 deep is refused with invalid_request, and nothing is written", async () => {
+  it("an edit nested 1,000 deep is refused with invalid_request, and nothing is written", async () => {
     const { batch } = await pausedRun(agent, refundBatch());
     const call = batch.calls[0];
     let editedArgs: unknown = 1;
-    for (let i = 0; i < 2_000; i++) editedArgs = { a: editedArgs };
+    for (let i = 0; i < 1_000; i++) editedArgs = { a: editedArgs };
     const action = findServerAction(
       serverActions(),
       "app/(reviewer)/actions.ts",
@@ -154,6 +154,32 @@ describe("deeply nested server-action arguments (finding 6)", () => {
     );
     expect(answer.status, answer.raw.slice(0, 300)).toBe(200);
     expect(answer.result).toMatchObject({ ok: false, code: "invalid_request" });
+    expect(await writeSnapshot()).toEqual(before);
+  });
+});
+
+describe("server-action arguments too deep for Next's decoder (finding 6, replayed)", () => {
+  it("are answered 400 before Next decodes them, not 500, and nothing is written", async () => {
+    const action = findServerAction(
+      serverActions(),
+      "app/(reviewer)/actions.ts",
+      "decideCallAction",
+    );
+    const before = await writeSnapshot();
+    const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+    const response = await fetch(`${server.baseUrl}/queue`, {
+      method: "POST",
+      headers: {
+        accept: "text/x-component",
+        "content-type": "text/plain;charset=UTF-8",
+        "next-action": action.id,
+        origin: server.baseUrl,
+        cookie,
+      },
+      body: `["x",${deep}]`,
+    });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toMatch(/nest at most/);
     expect(await writeSnapshot()).toEqual(before);
   });
 });
