@@ -10,6 +10,7 @@ import {
 } from "@/app/(reviewer)/agents/actions";
 import type { ActionFailure, ActionResult } from "@/app/action-result";
 import { FormError } from "@/components/queue-settings/form-error";
+import { ConfirmAction } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { Badge } from "@/components/run-timeline/badges";
 import type { AgentKeyView } from "@/lib/agents/agent-keys";
@@ -215,35 +216,15 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
                         >
                           Rotate…
                         </button>
-                        {confirmRevoke === agent.id ? (
-                          <>
-                            <button
-                              type="button"
-                              className={settings.danger}
-                              disabled={pending}
-                              onClick={() => revoke(agent)}
-                            >
-                              Revoke now
-                            </button>
-                            <button
-                              type="button"
-                              className={settings.secondary}
-                              onClick={() => setConfirmRevoke(null)}
-                            >
-                              Keep
-                            </button>
-                          </>
-                        ) : (
-                          <button
-                            type="button"
-                            className={settings.danger}
-                            disabled={pending}
-                            onClick={() => setConfirmRevoke(agent.id)}
-                            aria-label={`Revoke the key of ${agent.name}`}
-                          >
-                            Revoke…
-                          </button>
-                        )}
+                        <ConfirmAction
+                          verb="Revoke"
+                          asking={confirmRevoke === agent.id}
+                          pending={pending}
+                          ariaLabel={`Revoke the key of ${agent.name}`}
+                          onAsk={() => setConfirmRevoke(agent.id)}
+                          onKeep={() => setConfirmRevoke(null)}
+                          onConfirm={() => revoke(agent)}
+                        />
                       </span>
                     )}
                   </td>

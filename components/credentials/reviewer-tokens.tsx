@@ -9,6 +9,7 @@ import {
 } from "@/app/(reviewer)/tokens/actions";
 import type { ActionFailure, ActionResult } from "@/app/action-result";
 import { FormError } from "@/components/queue-settings/form-error";
+import { ConfirmAction } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { Badge } from "@/components/run-timeline/badges";
 import type { ReviewerTokenView } from "@/lib/reviewer-tokens/reviewer-tokens";
@@ -104,42 +105,25 @@ export function ReviewerTokens({
                     )}
                   </td>
                   <td className={settings.actions}>
-                    {!token.revokedAt &&
-                      (confirmRevoke === token.id ? (
-                        <span className={settings.rowButtons}>
-                          <button
-                            type="button"
-                            className={settings.danger}
-                            disabled={pending}
-                            onClick={() =>
-                              startTransition(async () => {
-                                const result = await revokeReviewerTokenAction(token.id);
-                                setConfirmRevoke(null);
-                                done(result, `Revoked ${token.tokenPrefix}…`);
-                              })
-                            }
-                          >
-                            Revoke now
-                          </button>
-                          <button
-                            type="button"
-                            className={settings.secondary}
-                            onClick={() => setConfirmRevoke(null)}
-                          >
-                            Keep
-                          </button>
-                        </span>
-                      ) : (
-                        <button
-                          type="button"
-                          className={settings.danger}
-                          disabled={pending}
-                          onClick={() => setConfirmRevoke(token.id)}
-                          aria-label={`Revoke ${token.tokenPrefix}…`}
-                        >
-                          Revoke…
-                        </button>
-                      ))}
+                    {!token.revokedAt && (
+                      <span className={settings.rowButtons}>
+                        <ConfirmAction
+                          verb="Revoke"
+                          asking={confirmRevoke === token.id}
+                          pending={pending}
+                          ariaLabel={`Revoke ${token.tokenPrefix}…`}
+                          onAsk={() => setConfirmRevoke(token.id)}
+                          onKeep={() => setConfirmRevoke(null)}
+                          onConfirm={() =>
+                            startTransition(async () => {
+                              const result = await revokeReviewerTokenAction(token.id);
+                              setConfirmRevoke(null);
+                              done(result, `Revoked ${token.tokenPrefix}…`);
+                            })
+                          }
+                        />
+                      </span>
+                    )}
                   </td>
                 </tr>
               ))}

@@ -11,6 +11,7 @@ import type { ActionFailure, ActionResult } from "@/app/action-result";
 import styles from "@/components/credentials/credentials.module.css";
 import { SecretOnce, When } from "@/components/credentials/secret-once";
 import { FormError } from "@/components/queue-settings/form-error";
+import { ConfirmAction } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { Badge, type Tone } from "@/components/run-timeline/badges";
 import type { PersonStatus, PersonView } from "@/lib/people/list-people";
@@ -235,40 +236,22 @@ export function People({
                         >
                           Reactivate
                         </button>
-                      ) : confirmDeactivate === person.id ? (
-                        <>
-                          <button
-                            type="button"
-                            className={settings.danger}
-                            disabled={pending}
-                            onClick={() =>
-                              update(
-                                person,
-                                { active: false },
-                                `Deactivated ${person.email}: signed out everywhere, tokens revoked.`,
-                              )
-                            }
-                          >
-                            Deactivate now
-                          </button>
-                          <button
-                            type="button"
-                            className={settings.secondary}
-                            onClick={() => setConfirmDeactivate(null)}
-                          >
-                            Keep
-                          </button>
-                        </>
                       ) : (
-                        <button
-                          type="button"
-                          className={settings.danger}
-                          disabled={pending}
-                          onClick={() => setConfirmDeactivate(person.id)}
-                          aria-label={`Deactivate ${person.name}`}
-                        >
-                          Deactivate…
-                        </button>
+                        <ConfirmAction
+                          verb="Deactivate"
+                          asking={confirmDeactivate === person.id}
+                          pending={pending}
+                          ariaLabel={`Deactivate ${person.name}`}
+                          onAsk={() => setConfirmDeactivate(person.id)}
+                          onKeep={() => setConfirmDeactivate(null)}
+                          onConfirm={() =>
+                            update(
+                              person,
+                              { active: false },
+                              `Deactivated ${person.email}: signed out everywhere, tokens revoked.`,
+                            )
+                          }
+                        />
                       ))}
                   </span>
                 </td>
