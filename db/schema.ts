@@ -25,6 +25,8 @@ export const users = sqliteTable("user", {
   updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
   /** Countersign's, not better-auth's: a deactivated person cannot sign in or use a token */
   deactivatedAt: integer("deactivated_at"),
+  // When they last signed in (sessions end at sign-out, so the session table cannot tell).
+  lastSignInAt: integer("last_sign_in_at"),
 });
 export type User = typeof users.$inferSelect;
 export type NewUser = typeof users.$inferInsert;

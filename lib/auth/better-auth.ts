@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { getDb, getLockedDb, writeTransaction } from "@/db/client";
+import { statement, writeBatch } from "@/db/write-batch";
 import { accounts, appSettings, sessions, users, verifications } from "@/db/schema";
 import { publicBaseUrl } from "@/lib/api/views";
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
@@ -116,6 +117,16 @@ async function createAuth(secret: string) {
           before: async (session) => {
             if (await isDeactivated(session.userId))
               throw new APIError("FORBIDDEN", { message: "This account is deactivated." });
+          },
+          // For the People page's "last sign-in"; a record of use, like a key's last use.
+          after: async (session) => {
+            await writeBatch([
+              statement(
+                `update "user" set last_sign_in_at = ? where id = ?`,
+                Date.now(),
+                session.userId,
+              ),
+            ]);
           },
         },
       },

@@ -14,7 +14,7 @@ export type PersonView = {
   /** invited: no password set yet (the invite link not used) */
   status: PersonStatus;
   queues: { id: string; name: string; role: QueueRole }[];
-  /** when their newest live session began (sessions end at sign-out and expiry) */
+  /** when they last signed in */
   lastSignInAt: string | null;
   createdAt: string;
   deactivatedAt: string | null;
@@ -41,9 +41,10 @@ export async function loadPeople(
     .select({
       user: users,
       hasPassword: sql<number>`exists (select 1 from account a where a.user_id = "user"."id" and a.provider_id = 'credential' and a.password is not null)`,
+      // recorded at each sign-in; sessions from before that column, as a fallback
       lastSignInAt: sql<
         number | null
-      >`(select max(s.created_at) from session s where s.user_id = "user"."id")`,
+      >`coalesce("user"."last_sign_in_at", (select max(s.created_at) from session s where s.user_id = "user"."id"))`,
     })
     .from(users)
     .where(ids ? inArray(users.id, ids) : undefined)

@@ -23,7 +23,8 @@ let asLead: ApiClient;
 let agent: ApiClient;
 
 beforeAll(async () => {
-  server = await startApiServer("people");
+  // many sign-ins from one address in a minute: the limit is not what this suite tests
+  server = await startApiServer("people", { SIGN_IN_ATTEMPTS_PER_MINUTE: "100" });
   queue = await makeQueue();
   otherQueue = await makeQueue();
   admin = await makeReviewer({ name: "Ada Admin", queues: [{ name: queue.name, role: "admin" }] });
@@ -276,6 +277,27 @@ describe("invites and password resets", () => {
     expect((await apiClient(server.baseUrl).get("/queue", { cookie })).status).toBe(401);
     // a lead cannot reset an admin's password
     expect((await asLead.post(`/people/${admin.id}/password-reset`)).status).toBe(403);
+  });
+});
+
+describe("last sign-in", () => {
+  it("is recorded at sign-in and still shown after signing out", async () => {
+    const person = await makeReviewer({ queues: [{ name: queue.name }] });
+    const lastSignIn = async () =>
+      (await asAdmin.get("/people")).body.people.find((p: { id: string }) => p.id === person.id)
+        .lastSignInAt as string | null;
+    expect(await lastSignIn()).toBe(null);
+    const before = Date.now();
+    const cookie = await sessionCookie(server.baseUrl, person.email);
+    const signedIn = await lastSignIn();
+    expect(Date.parse(signedIn!)).toBeGreaterThanOrEqual(before - 1000);
+    const out = await fetch(`${server.baseUrl}/api/auth/sign-out`, {
+      method: "POST",
+      headers: { cookie, origin: server.baseUrl, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(out.status).toBe(200);
+    expect(await lastSignIn()).toBe(signedIn);
   });
 });
 
