@@ -641,10 +641,40 @@ const ERROR_TEXT: Record<number, string> = {
   503: "unavailable: the database is locked by another process or out of disk; nothing was changed. Retry after the Retry-After header's seconds",
 };
 
-const schemaOf = (schema: z.ZodType) =>
-  z.toJSONSchema(schema, { io: "input", unrepresentable: "any", target: "draft-2020-12" });
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * A zod schema as JSON Schema whose named parts (those with a `.meta({ id })`, like JsonValue) are
+ * components: zod writes them into the schema's own `$defs` and points at `#/$defs/…`, which
+ * OpenAPI tools resolve against the document root, where there is no `$defs`.
+ */
+function schemaOf(schema: z.ZodType, components: Record<string, JsonSchema>, io?: "input") {
+  const jsonSchema = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: "any",
+    target: "draft-2020-12",
+  });
+  const { $defs = {}, ...rest } = JSON.parse(
+    JSON.stringify(jsonSchema).replaceAll('"#/$defs/', '"#/components/schemas/'),
+  ) as JsonSchema & { $defs?: Record<string, JsonSchema> };
+  for (const [name, def] of Object.entries($defs)) {
+    // zod names each recursion without an id `__schema0`: they would overwrite each other.
+    if (name.startsWith("__schema")) {
+      throw new Error(`A recursive schema without an id (${name}): give it .meta({ id }).`);
+    }
+    if (components[name] && JSON.stringify(components[name]) !== JSON.stringify(def)) {
+      throw new Error(`Two different schemas are named ${name}.`);
+    }
+    components[name] = def;
+  }
+  return rest;
+}
 
 export function openApiDocument() {
+  const schemas: Record<string, JsonSchema> = {};
+  for (const [name, schema] of Object.entries(resourceSchemas)) {
+    schemas[name] = schemaOf(schema, schemas);
+  }
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [path, methods] of Object.entries(OPERATIONS)) {
     paths[path] = {};
@@ -666,7 +696,7 @@ export function openApiDocument() {
               name,
               in: "query",
               required: false,
-              schema: schemaOf(field as z.ZodType),
+              schema: schemaOf(field as z.ZodType, schemas, "input"),
             }))
           : []),
       ];
@@ -684,7 +714,7 @@ export function openApiDocument() {
         ...(op.body && {
           requestBody: {
             required: true,
-            content: { "application/json": { schema: schemaOf(op.body) } },
+            content: { "application/json": { schema: schemaOf(op.body, schemas, "input") } },
           },
         }),
         responses: {
@@ -745,12 +775,7 @@ export function openApiDocument() {
         },
         session: { type: "apiKey", in: "cookie", name: "better-auth.session_token" },
       },
-      schemas: Object.fromEntries(
-        Object.entries(resourceSchemas).map(([name, schema]) => [
-          name,
-          z.toJSONSchema(schema, { unrepresentable: "any" }),
-        ]),
-      ),
+      schemas,
     },
   };
 }

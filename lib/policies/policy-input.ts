@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AGENT_MODES, POLICY_EFFECTS, PREDICATE_OPS } from "@/db/schema";
+import { JsonValue } from "@/lib/api/json-value";
 
 const ToolPattern = z
   .string()
@@ -17,7 +18,7 @@ export const ArgPredicateInput = z
       .regex(/^(\$\.?)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+|\[\d+\])*$/, "like a.b or files[0].path"),
     op: z.enum(PREDICATE_OPS),
     /** equals: any JSON value; prefix and glob: a string (`*` any run, `?` one character) */
-    value: z.json(),
+    value: JsonValue,
   })
   .superRefine((predicate, ctx) => {
     if (predicate.op !== "equals" && (typeof predicate.value !== "string" || !predicate.value)) {

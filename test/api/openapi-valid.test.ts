@@ -1,0 +1,70 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openApiDocument } from "@/lib/api/openapi";
+
+// The served document is what agent developers feed to their generators and validators: it must
+// pass the standard ones, not just look right to us.
+
+const run = promisify(execFile);
+const redoclyCli = path.resolve("node_modules/@redocly/cli/bin/cli.js");
+
+type Problem = {
+  ruleId: string;
+  severity: "error" | "warn";
+  message: string;
+  location: { pointer: string }[];
+};
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), "countersign-openapi-"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+async function redoclyLint(document: unknown): Promise<Problem[]> {
+  const documentFile = path.join(dir, "openapi.json");
+  await writeFile(documentFile, JSON.stringify(document));
+  // Only the rules we do not follow, each with its reason, on top of redocly's recommended set.
+  const configFile = path.join(dir, "redocly.yaml");
+  await writeFile(
+    configFile,
+    [
+      "extends: [recommended]",
+      "rules:",
+      // The project states no licence yet, so the document has none to name; a warning, not an error.
+      "  info-license: off",
+      "",
+    ].join("\n"),
+  );
+  // The CLI exits 1 when it finds errors; its JSON report on stdout is what we assert on.
+  const { stdout } = await run(
+    process.execPath,
+    [redoclyCli, "lint", documentFile, "--format=json", `--config=${configFile}`],
+    { cwd: dir, maxBuffer: 64 * 1024 * 1024 },
+  ).catch((error: { stdout: string }) => error);
+  return (JSON.parse(stdout) as { problems: Problem[] }).problems;
+}
+
+describe("the OpenAPI document", () => {
+  it("passes @apidevtools/swagger-parser's validation", async () => {
+    // validate() dereferences in place: give it a copy.
+    await expect(
+      SwaggerParser.validate(structuredClone(openApiDocument()) as never),
+    ).resolves.toBeTruthy();
+  });
+
+  it("lints with no errors under @redocly/cli's recommended rules", async () => {
+    const problems = await redoclyLint(openApiDocument());
+    const errors = problems.filter((problem) => problem.severity === "error");
+    expect(
+      errors.map(
+        (problem) => `${problem.ruleId} at ${problem.location[0]?.pointer}: ${problem.message}`,
+      ),
+    ).toEqual([]);
+  });
+});
