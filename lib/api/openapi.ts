@@ -39,7 +39,27 @@ import { resourceSchemas } from "./resource-schemas";
 
 // The OpenAPI 3.1 document, built from the very zod schemas that validate requests.
 
+/** Operations are grouped by these tags, in this order, in the document and in generated clients. */
+const TAGS = {
+  Runs: "An agent's runs: start one, read it, claim it once approved, report tool results, complete it, roll it back.",
+  Batches: "Pauses: the tool calls (or the plan) an agent asks permission for.",
+  Reviews: "Reviewers' pending work and their decisions on calls and batches.",
+  History: "Settled batches, filtered, and their export.",
+  Streams: "Server-sent events of a run or of the reviewer's queues.",
+  Queues: "Queues, their settings and their members.",
+  Routing: "Rules that choose the queue of a batch that names none.",
+  Policies: "Rules (and agent modes) that settle calls before a reviewer sees them.",
+  Agents: "Agent keys: create, rotate, revoke, and set their mode.",
+  Access: "Reviewers' personal tokens and sessions.",
+  People: "Reviewers' accounts: invite, rename, deactivate, reset a password.",
+  Audit: "The trust changes in the event log.",
+  Views: "Saved queue filters, shared with a queue's members.",
+};
+
 type Operation = {
+  /** camelCase verb: generated clients name their methods after it */
+  operationId: string;
+  tag: keyof typeof TAGS;
   summary: string;
   description?: string;
   auth: "agent" | "reviewer" | "either";
@@ -57,6 +77,8 @@ const id = (name: string) => ({ name, in: "path", required: true, schema: { type
 const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] }>> = {
   "/runs": {
     post: {
+      operationId: "createRun",
+      tag: "Runs",
       summary: "Start a run (optionally paused at once with its first batch)",
       auth: "agent",
       body: CreateRunInput,
@@ -71,6 +93,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/runs/{runId}": {
     get: {
+      operationId: "getRun",
+      tag: "Runs",
       summary: "A run with its batches",
       auth: "either",
       params: ["runId"],
@@ -80,6 +104,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/runs/{runId}/batches": {
     post: {
+      operationId: "createBatch",
+      tag: "Batches",
       summary: "Pause the run with a batch of tool calls",
       description:
         "Each call first meets the policy rules of its queue and the agent's mode (see /policy-rules): allowed calls are approved at once (decision.source policy), blocked ones rejected at once (decision.policy.blocked, never shown to reviewers, must not run), remembered approvals settle theirs (source memory); the rest wait for reviewers. The run becomes waiting_approval, or ready at once when nothing is left to decide. A worker holding the claim passes its claimToken; the claim ends. 409 plan_required: the run was created with requirePlanApproval and no plan batch of it is approved yet. A plan batch's reviewer may edit only its summary (returned as decision.editedArgs.summary).",
@@ -93,6 +119,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/batches/{batchId}": {
     get: {
+      operationId: "getBatch",
+      tag: "Batches",
       summary:
         "A batch; with wait=N (0-60 s) a pending batch is held until it settles or the wait ends",
       auth: "either",
@@ -104,6 +132,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/batches/{batchId}/cancel": {
     post: {
+      operationId: "cancelBatch",
+      tag: "Batches",
       summary: "Withdraw a pending batch",
       auth: "agent",
       params: ["batchId"],
@@ -114,6 +144,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/batches/{batchId}/review-claim": {
     post: {
+      operationId: "claimReview",
+      tag: "Reviews",
       summary: "Claim a pending batch for review ('I'm reviewing this'), or renew your claim",
       description:
         "The claim shows on the card to everyone for `minutes` (1-15, default 5) and is renewed by claiming again. Another reviewer's live claim is 409 already_claimed (with `holder` and `expiresAt`). In a queue whose claimMode is lock, only the claimant may decide the batch meanwhile (others get 409 claimed_by_other); a decision by the claimant ends the claim. Writes a review.claimed event carrying the batch.",
@@ -124,6 +156,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [400, 401, 403, 404, 409, 413, 415],
     },
     delete: {
+      operationId: "releaseReview",
+      tag: "Reviews",
       summary: "Release your review claim (idempotent)",
       description:
         "Answers the batch without your claim. Another reviewer's live claim is 409 already_claimed. Writes a review.released event carrying the batch.",
@@ -135,6 +169,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/runs/{runId}/claim": {
     post: {
+      operationId: "claimRun",
+      tag: "Runs",
       summary: "Claim a ready run (a lease with a token)",
       description:
         "Exactly one concurrent claimer wins; a lease that ran out can be taken over. `rollback` is null unless a rollback was requested.",
@@ -147,6 +183,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/runs/{runId}/heartbeat": {
     post: {
+      operationId: "heartbeatRun",
+      tag: "Runs",
       summary: "Extend the lease",
       auth: "agent",
       params: ["runId"],
@@ -157,6 +195,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/runs/{runId}/events": {
     post: {
+      operationId: "recordToolEvent",
+      tag: "Runs",
       summary: "Report a tool result (or a reverted action)",
       auth: "agent",
       params: ["runId"],
@@ -167,6 +207,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/runs/{runId}/complete": {
     post: {
+      operationId: "completeRun",
+      tag: "Runs",
       summary: "End the run",
       auth: "agent",
       params: ["runId"],
@@ -177,6 +219,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/runs/{runId}/rollback": {
     post: {
+      operationId: "requestRollback",
+      tag: "Runs",
       summary: "Ask for the run's reported actions to be reverted",
       description:
         "The next claim lists the reported actions that carry revert data, newest first; a finished run becomes ready so a worker can claim it.",
@@ -189,6 +233,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/runs/{runId}/stream": {
     get: {
+      operationId: "streamRun",
+      tag: "Streams",
       summary: "Server-sent events of this run",
       description: "Replays after Last-Event-ID (header or ?lastEventId=), then live.",
       auth: "either",
@@ -199,6 +245,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/queue": {
     get: {
+      operationId: "listQueue",
+      tag: "Reviews",
       summary: "Batches of the reviewer's queues, newest first",
       auth: "reviewer",
       query: ListQueueQuery,
@@ -208,6 +256,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/queue/snapshot": {
     get: {
+      operationId: "getQueueSnapshot",
+      tag: "Reviews",
       summary:
         "The pending batches of the reviewer's queues (or of the one named by `queue`: 404 if the reviewer is not in it), soonest deadline first, a page at a time, with the stream position (lastEventId) to follow from",
       auth: "reviewer",
@@ -218,6 +268,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/history": {
     get: {
+      operationId: "listHistory",
+      tag: "History",
       summary: "Settled batches of the reviewer's queues, newest decision first, filtered",
       description:
         "Settled means decided, expired or cancelled. Each call's decision says who decided, when, the outcome and the reason. Dates: YYYY-MM-DD (whole UTC days) or ISO-8601 times.",
@@ -229,6 +281,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/history/export": {
     get: {
+      operationId: "exportHistory",
+      tag: "History",
       summary: "The filtered history as a download: CSV (one row per call) or JSON (batches)",
       description:
         "Content-Disposition: attachment; filename=countersign-history-YYYY-MM-DD.csv|json. Streamed, newest decision first, and capped at 50,000 calls (whole batches): X-Countersign-Export-Limit gives the cap, X-Countersign-Export-Truncated says whether it was reached (the file name then ends in -partial). CSV cells that start with = + - @ are prefixed with a single quote so spreadsheets do not run them.",
@@ -246,6 +300,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/calls/{callId}/decision": {
     post: {
+      operationId: "decideCall",
+      tag: "Reviews",
       summary: "Approve, reject or edit one call at the revision reviewed",
       auth: "reviewer",
       params: ["callId"],
@@ -256,6 +312,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/batches/{batchId}/decision": {
     post: {
+      operationId: "decideBatch",
+      tag: "Reviews",
       summary: "Approve or reject every call of a batch, all or nothing",
       auth: "reviewer",
       params: ["batchId"],
@@ -266,6 +324,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/queues": {
     get: {
+      operationId: "listQueues",
+      tag: "Queues",
       summary:
         "The reviewer's queues with their role, settings and member count (an admin sees every queue; archived ones have archivedAt)",
       auth: "reviewer",
@@ -273,6 +333,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [401, 403],
     },
     post: {
+      operationId: "createQueue",
+      tag: "Queues",
       summary: "Create a queue (admins); the creator becomes its first admin member",
       auth: "reviewer",
       body: CreateQueueInput,
@@ -282,6 +344,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/queues/{queueId}": {
     get: {
+      operationId: "getQueue",
+      tag: "Queues",
       summary: "A queue's settings and members (its members and admins)",
       auth: "reviewer",
       params: ["queueId"],
@@ -289,6 +353,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [401, 403, 404],
     },
     patch: {
+      operationId: "updateQueue",
+      tag: "Queues",
       summary: "Change a queue's settings (its leads and admins)",
       description:
         "Only the fields sent change. escalationQueueId must be another open queue the caller can see (null: no escalation). An archived queue is 409 queue_archived; a name in use is 409 already_exists. Writes a queue.updated event listing each change before and after.",
@@ -301,6 +367,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/queues/{queueId}/archive": {
     post: {
+      operationId: "archiveQueue",
+      tag: "Queues",
       summary: "Archive a queue (admins): it keeps its history and takes no changes",
       description: "Open queues that escalated to it stop escalating (a queue.updated event each).",
       auth: "reviewer",
@@ -311,6 +379,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/queues/{queueId}/members": {
     get: {
+      operationId: "listMembers",
+      tag: "Queues",
       summary: "A queue's members with their roles",
       auth: "reviewer",
       params: ["queueId"],
@@ -318,6 +388,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [401, 403, 404],
     },
     post: {
+      operationId: "addMember",
+      tag: "Queues",
       summary: "Add an existing reviewer by email (leads: reviewer or lead; admins: any role)",
       auth: "reviewer",
       params: ["queueId"],
@@ -328,6 +400,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/queues/{queueId}/members/{userId}": {
     patch: {
+      operationId: "changeMemberRole",
+      tag: "Queues",
       summary: "Change a member's role",
       description:
         "Leads may not touch admins or grant admin. Taking the admin role from the installation's last admin is 409 last_admin.",
@@ -338,6 +412,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [400, 401, 403, 404, 409, 413, 415],
     },
     delete: {
+      operationId: "removeMember",
+      tag: "Queues",
       summary: "Remove a member; answers the membership as it was",
       description:
         "Leads may not remove admins; removing the installation's last admin is 409 last_admin.",
@@ -349,6 +425,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/routing-rules": {
     get: {
+      operationId: "listRoutingRules",
+      tag: "Routing",
       summary: "The routing rules in the order they are tried (admins)",
       description:
         "A batch whose request names no queue goes to the queue of the first enabled rule (lowest position) whose conditions all hold: the agent, a tool-name glob matched by any call, a minimum total cost estimate. No rule: the agent key's default queue. The rule is recorded on the batch (batch.routing).",
@@ -357,6 +435,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [401, 403],
     },
     post: {
+      operationId: "createRoutingRule",
+      tag: "Routing",
       summary: "Add a routing rule (admins)",
       auth: "reviewer",
       body: RoutingRuleInput,
@@ -366,6 +446,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/routing-rules/{ruleId}": {
     patch: {
+      operationId: "updateRoutingRule",
+      tag: "Routing",
       summary: "Change a routing rule (admins); only the fields sent change",
       auth: "reviewer",
       params: ["ruleId"],
@@ -374,6 +456,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [400, 401, 403, 404, 409, 413, 415],
     },
     delete: {
+      operationId: "deleteRoutingRule",
+      tag: "Routing",
       summary: "Remove a routing rule (admins); batches it routed keep naming it",
       auth: "reviewer",
       params: ["ruleId"],
@@ -384,6 +468,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/routing-rules/{ruleId}/move": {
     post: {
+      operationId: "moveRoutingRule",
+      tag: "Routing",
       summary: "Move a routing rule to another place in the order (admins); answers the new order",
       auth: "reviewer",
       params: ["ruleId"],
@@ -394,6 +480,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/policy-rules": {
     get: {
+      operationId: "listPolicyRules",
+      tag: "Policies",
       summary:
         "Policy rules: the global ones and those of the caller's queues (?queue=ID: that queue's and the global ones)",
       description:
@@ -404,6 +492,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [400, 401, 403, 404],
     },
     post: {
+      operationId: "createPolicyRule",
+      tag: "Policies",
       summary: "Add a policy rule: a queue's (its leads) or a global one (admins)",
       auth: "reviewer",
       body: PolicyRuleInput,
@@ -413,6 +503,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/policy-rules/{ruleId}": {
     patch: {
+      operationId: "updatePolicyRule",
+      tag: "Policies",
       summary: "Change a policy rule; only the fields sent change (null clears a condition)",
       auth: "reviewer",
       params: ["ruleId"],
@@ -421,6 +513,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [400, 401, 403, 404, 409, 413, 415],
     },
     delete: {
+      operationId: "deletePolicyRule",
+      tag: "Policies",
       summary: "Remove a policy rule; calls it settled keep a copy of it",
       auth: "reviewer",
       params: ["ruleId"],
@@ -431,6 +525,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/policy-rules/{ruleId}/move": {
     post: {
+      operationId: "movePolicyRule",
+      tag: "Policies",
       summary: "Move a policy rule within its list (its queue's or the global one)",
       auth: "reviewer",
       params: ["ruleId"],
@@ -441,6 +537,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/policy-rules/try": {
     post: {
+      operationId: "tryPolicy",
+      tag: "Policies",
       summary:
         "Try a call: what the rules of a queue would do with it, which rule decides and why; writes nothing",
       auth: "reviewer",
@@ -451,6 +549,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/agents": {
     get: {
+      operationId: "listAgentKeys",
+      tag: "Agents",
       summary:
         "Agent keys, their modes and last use: all of them for admins, those whose default queue they lead for leads",
       auth: "reviewer",
@@ -458,6 +558,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [401, 403],
     },
     post: {
+      operationId: "createAgentKey",
+      tag: "Agents",
       summary: "Create an agent key (admins; leads within the queues they lead)",
       description:
         "defaultQueue and queues are queue ids; every one must be open and managed by the caller (400 otherwise). The secret `key` is in this answer only: only its hash is kept. Writes an agent.created event.",
@@ -469,6 +571,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/agents/{agentId}/rotate": {
     post: {
+      operationId: "rotateAgentKey",
+      tag: "Agents",
       summary: "Give an agent key a new secret; the old one keeps working for graceSecs",
       description:
         "graceSecs defaults to 86400 (24 h); 0 stops the old secret at once. A secret still in the grace of an earlier rotation stops at once. The new secret is in this answer only. A revoked key is 409 key_revoked. Writes an agent.rotated event.",
@@ -481,6 +585,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/agents/{agentId}/revoke": {
     post: {
+      operationId: "revokeAgentKey",
+      tag: "Agents",
       summary: "Revoke an agent key at once",
       description:
         "Its next request is 401, and its open streams and long-polls end within seconds. Revoking a revoked key answers it unchanged. Writes an agent.revoked event.",
@@ -492,6 +598,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/reviewer-tokens": {
     get: {
+      operationId: "listReviewerTokens",
+      tag: "Access",
       summary:
         "Personal tokens by prefix: the caller's own (admins: everyone's, ?user=ID for one person's)",
       auth: "reviewer",
@@ -500,6 +608,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [401, 403],
     },
     post: {
+      operationId: "createReviewerToken",
+      tag: "Access",
       summary: "Create a personal token for the caller; the secret is in this answer only",
       description: "Writes a reviewer_token.created event.",
       auth: "reviewer",
@@ -510,6 +620,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/reviewer-tokens/{tokenId}/revoke": {
     post: {
+      operationId: "revokeReviewerToken",
+      tag: "Access",
       summary: "Revoke a personal token (your own; admins: anyone's)",
       description:
         "Its next request is 401 and its open streams end within seconds. Revoking a revoked token answers it unchanged. Writes a reviewer_token.revoked event.",
@@ -521,6 +633,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/sessions/revoke-all": {
     post: {
+      operationId: "signOutEverywhere",
+      tag: "Access",
       summary:
         "Sign out everywhere: end every session of the caller (and revoke their tokens if asked)",
       description:
@@ -533,6 +647,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/audit": {
     get: {
+      operationId: "listAudit",
+      tag: "Audit",
       summary:
         "The trust changes in the event log, newest first (admins): agent.*, reviewer_token.*, session.*, person.*, member.*",
       auth: "reviewer",
@@ -543,6 +659,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/people": {
     get: {
+      operationId: "listPeople",
+      tag: "People",
       summary:
         "People with their queues, status and last sign-in: everyone for admins, the members of the queues they lead for leads",
       auth: "reviewer",
@@ -550,6 +668,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [401, 403],
     },
     post: {
+      operationId: "invitePerson",
+      tag: "People",
       summary: "Invite someone by a one-time link, or (admins) create them with a password",
       description:
         "Without `password` the answer carries `invite.url`, shown this once: opening it lets them set a password (7 days, one use). A lead invites only into the queues they lead, as reviewer or lead. An email already used is 409 already_exists. Writes a person.invited (or person.created) event and a member.added per queue.",
@@ -561,6 +681,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/people/{userId}": {
     patch: {
+      operationId: "updatePerson",
+      tag: "People",
       summary: "Rename, deactivate or reactivate someone (admins)",
       description:
         "A rename changes no past decision: decisions and votes keep the name (and email) recorded when they were made. Deactivating ends every session of theirs and revokes their personal tokens in the same write; they cannot sign in until reactivated (their tokens stay revoked). Nobody deactivates themselves (403), and the last active admin cannot be deactivated (409 last_admin). Writes person.renamed / person.deactivated / person.reactivated events.",
@@ -573,6 +695,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/people/{userId}/password-reset": {
     post: {
+      operationId: "issuePasswordReset",
+      tag: "People",
       summary: "A one-time password reset link (admins; leads for members of only their queues)",
       description:
         "The link is in this answer only; it works once, for 24 hours, and replaces any earlier unused one. Using it ends every session of theirs. A lead may not reset an admin's password, nor that of someone who belongs to a queue the lead does not lead (403). Writes a person.password_reset_issued event.",
@@ -584,6 +708,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/agents/{agentId}": {
     patch: {
+      operationId: "setAgentMode",
+      tag: "Agents",
       summary:
         "Set an agent's mode (admins): ask (rules apply), allow (approve all a rule does not block), deny (reject all that would need a reviewer), off (no gate: approve everything, still logged)",
       auth: "reviewer",
@@ -595,12 +721,16 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/views": {
     get: {
+      operationId: "listViews",
+      tag: "Views",
       summary: "The saved views of the reviewer's open queues, by queue then name",
       auth: "reviewer",
       ok: { status: 200, schema: "SavedViewList" },
       errors: [401, 403],
     },
     post: {
+      operationId: "saveView",
+      tag: "Views",
       summary: "Save a named filter in one of the reviewer's queues, shared with its members",
       description:
         "Any member may save. A name already used in that queue is 409 already_exists; a queue the caller is not in is 404; an archived queue is 409 queue_archived. Writes a view.saved event.",
@@ -612,6 +742,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/views/{viewId}": {
     delete: {
+      operationId: "deleteView",
+      tag: "Views",
       summary: "Delete a saved view (whoever saved it, or a lead or admin of its queue)",
       description: "Answers the view as it was. Writes a view.deleted event.",
       auth: "reviewer",
@@ -622,6 +754,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
   "/stream": {
     get: {
+      operationId: "streamQueues",
+      tag: "Streams",
       summary: "Server-sent events of the reviewer's queues (?queue=ID repeatable)",
       auth: "reviewer",
       ok: { status: 200, schema: "EventStream" },
@@ -630,16 +764,42 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
   },
 };
 
-const ERROR_TEXT: Record<number, string> = {
-  400: "invalid_request (with issues) or invalid_json",
-  401: "unauthenticated",
-  403: "forbidden",
-  404: "not_found (also for what the caller may not see)",
-  409: "a conflict; `current` is the resource as it is now",
-  413: "payload_too_large",
-  415: "unsupported_media_type",
-  503: "unavailable: the database is locked by another process or out of disk; nothing was changed. Retry after the Retry-After header's seconds",
+const retryAfter = {
+  "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" } },
 };
+
+/** The error answers, shared by every operation that can give them; all carry the Error shape. */
+const ERROR_RESPONSES: Record<number, { name: string; description: string; headers?: object }> = {
+  400: { name: "BadRequest", description: "invalid_request (with issues) or invalid_json" },
+  401: { name: "Unauthenticated", description: "unauthenticated" },
+  403: { name: "Forbidden", description: "forbidden" },
+  404: { name: "NotFound", description: "not_found (also for what the caller may not see)" },
+  409: { name: "Conflict", description: "a conflict; `current` is the resource as it is now" },
+  413: { name: "PayloadTooLarge", description: "payload_too_large: the body is over the limit" },
+  415: { name: "UnsupportedMediaType", description: "unsupported_media_type: send JSON" },
+  429: {
+    name: "RateLimited",
+    description:
+      "rate_limited: this client address sent too many unknown bearer keys or tokens (every bearer request is refused until the window ends), or the caller has too many open streams",
+    headers: retryAfter,
+  },
+  503: {
+    name: "Unavailable",
+    description:
+      "unavailable: the database is locked by another process or out of disk; nothing was changed. Retry after the Retry-After header's seconds",
+    headers: retryAfter,
+  },
+};
+
+/**
+ * The errors `method` can meet besides those the operation lists: any body sent is read first
+ * (400/413/415) and a write with a cross-site session cookie is 403 (lib/http/api-route.ts); any
+ * bearer request can be rate limited (429) and any database access find it locked (503).
+ */
+function errorStatuses(method: string, listed: number[]): number[] {
+  const writes = method === "get" ? [] : [400, 403, 413, 415];
+  return [...new Set([...listed, ...writes, 429, 503])].sort((a, b) => a - b);
+}
 
 type JsonSchema = Record<string, unknown>;
 
@@ -707,6 +867,8 @@ export function openApiDocument() {
             ? [{ reviewerToken: [] }, { session: [] }]
             : [{ agentKey: [] }, { reviewerToken: [] }, { session: [] }];
       paths[path]![method] = {
+        operationId: op.operationId,
+        tags: [op.tag],
         summary: op.summary,
         ...(op.description && { description: op.description }),
         security,
@@ -731,22 +893,11 @@ export function openApiDocument() {
                   },
           },
           ...Object.fromEntries(
-            op.errors.map((status) => [
+            errorStatuses(method, op.errors).map((status) => [
               status,
-              {
-                description: ERROR_TEXT[status],
-                content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
-              },
+              { $ref: `#/components/responses/${ERROR_RESPONSES[status]!.name}` },
             ]),
           ),
-          // Every operation reads or writes the database, so any of them can meet it locked or full.
-          503: {
-            description: ERROR_TEXT[503],
-            headers: {
-              "Retry-After": { description: "Seconds to wait", schema: { type: "integer" } },
-            },
-            content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
-          },
         },
       };
     }
@@ -758,12 +909,14 @@ export function openApiDocument() {
       version: "1",
       description:
         "Where AI agents ask people for permission. Times are ISO-8601 UTC; ids are opaque strings. " +
-        "Besides the errors each operation lists: a method an endpoint does not serve is answered " +
-        "405 `method_not_allowed` with an `Allow` header (and `allow` in the error); a client address " +
-        "that sent too many unknown bearer keys or tokens is answered 429 `rate_limited` with " +
-        "`Retry-After` (seconds) on every bearer request until the window ends.",
+        "Every error answer has the Error shape. Besides the errors each operation lists: a method " +
+        "an endpoint does not serve is answered 405 `method_not_allowed` with an `Allow` header (and " +
+        "`allow` in the error); a client address that sent too many unknown bearer keys or tokens is " +
+        "answered 429 `rate_limited` with `Retry-After` (seconds) on every bearer request until the " +
+        "window ends.",
     },
     servers: [{ url: "/api/v1" }],
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
     components: {
       securitySchemes: {
@@ -775,6 +928,16 @@ export function openApiDocument() {
         },
         session: { type: "apiKey", in: "cookie", name: "better-auth.session_token" },
       },
+      responses: Object.fromEntries(
+        Object.values(ERROR_RESPONSES).map(({ name, description, headers }) => [
+          name,
+          {
+            description,
+            ...(headers && { headers }),
+            content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+          },
+        ]),
+      ),
       schemas,
     },
   };

@@ -404,11 +404,15 @@ export const resourceSchemas = {
   SavedView: SavedViewResource,
   SavedViewList: z.object({ views: z.array(SavedViewResource) }),
   Error: z.object({
-    error: z.object({
-      code: z.string(),
+    // Loose: some errors carry more (already_claimed its `holder` and `expiresAt`); a client that
+    // validated answers against a closed shape would reject them.
+    error: z.looseObject({
+      code: z.string().describe("the contract's error code, e.g. not_found or already_decided"),
       message: z.string(),
       issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-      current: z.unknown().optional(),
+      current: z.unknown().optional().describe("409: the resource as it is now"),
+      allow: z.array(z.string()).optional().describe("405: the methods served here"),
+      retryAfterSecs: z.int().optional().describe("429: seconds until the limit lifts"),
     }),
   }),
 };

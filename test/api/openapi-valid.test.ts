@@ -58,6 +58,30 @@ describe("the OpenAPI document", () => {
     ).resolves.toBeTruthy();
   });
 
+  it("names every operation, tags it with a declared tag and answers its errors with shared responses", () => {
+    const document = openApiDocument();
+    const declaredTags = new Set(document.tags.map((tag) => tag.name));
+    const operations = Object.values(document.paths).flatMap((methods) =>
+      Object.values(methods as Record<string, Record<string, any>>),
+    );
+    const ids = operations.map((operation) => operation.operationId);
+    expect(ids.every((id) => /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const operation of operations) {
+      expect(operation.tags.length, operation.operationId).toBeGreaterThan(0);
+      for (const tag of operation.tags) expect(declaredTags, operation.operationId).toContain(tag);
+      const errors = Object.entries(operation.responses as Record<string, any>).filter(
+        ([status]) => Number(status) >= 400,
+      );
+      expect(errors.map(([status]) => status)).toEqual(expect.arrayContaining(["429", "503"]));
+      for (const [status, response] of errors) {
+        expect(response.$ref, `${operation.operationId} ${status}`).toMatch(
+          /^#\/components\/responses\//,
+        );
+      }
+    }
+  });
+
   it("lints with no errors under @redocly/cli's recommended rules", async () => {
     const problems = await redoclyLint(openApiDocument());
     const errors = problems.filter((problem) => problem.severity === "error");
