@@ -814,9 +814,14 @@ function schemaOf(schema: z.ZodType, components: Record<string, JsonSchema>, io?
     unrepresentable: "any",
     target: "draft-2020-12",
   });
-  const { $defs = {}, ...rest } = JSON.parse(
+  // `$schema` names the dialect, which the document's `jsonSchemaDialect` already does
+  const {
+    $defs = {},
+    $schema: _dialect,
+    ...rest
+  } = JSON.parse(
     JSON.stringify(jsonSchema).replaceAll('"#/$defs/', '"#/components/schemas/'),
-  ) as JsonSchema & { $defs?: Record<string, JsonSchema> };
+  ) as JsonSchema & { $defs?: Record<string, JsonSchema>; $schema?: string };
   for (const [name, def] of Object.entries($defs)) {
     // zod names each recursion without an id `__schema0`: they would overwrite each other.
     if (name.startsWith("__schema")) {
@@ -833,7 +838,10 @@ function schemaOf(schema: z.ZodType, components: Record<string, JsonSchema>, io?
 export function openApiDocument() {
   const schemas: Record<string, JsonSchema> = {};
   for (const [name, schema] of Object.entries(resourceSchemas)) {
-    schemas[name] = schemaOf(schema, schemas);
+    const root = schemaOf(schema, schemas);
+    // A resource with an id (resource-schemas.ts) comes back as a $ref to the component its
+    // $defs just filled: the component is already there.
+    if (root.$ref !== `#/components/schemas/${name}`) schemas[name] = root;
   }
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [path, methods] of Object.entries(OPERATIONS)) {
@@ -904,6 +912,7 @@ export function openApiDocument() {
   }
   return {
     openapi: "3.1.0",
+    jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     info: {
       title: "Countersign API",
       version: "1",

@@ -24,287 +24,329 @@ const DeciderRef = Ref.extend({
   email: z.string().nullable().optional().describe("only in history exports"),
 });
 
-export const VoteResource = z.object({
-  reviewer: DeciderRef,
-  outcome: z.enum(["approved", "rejected"]),
-  revision: z.int(),
-  actionHash: z.string().describe("the hash of the exact action this vote approved or rejected"),
-  at: Time,
-});
+export const VoteResource = z
+  .object({
+    reviewer: DeciderRef,
+    outcome: z.enum(["approved", "rejected"]),
+    revision: z.int(),
+    actionHash: z.string().describe("the hash of the exact action this vote approved or rejected"),
+    at: Time,
+  })
+  .meta({ id: "Vote" });
 
-export const DecisionResource = z.object({
-  outcome: z.enum(["approved", "rejected"]),
-  source: z.enum(DECISION_SOURCES),
-  by: DeciderRef.nullable(),
-  at: Time,
-  reason: z.string().nullable(),
-  editedArgs: z.unknown().describe("when approved with an edit: the args the agent must run"),
-  scope: z.enum(REMEMBER_SCOPES).nullable(),
-  policy: z
-    .object({
-      effect: z.enum(POLICY_EFFECTS),
-      rule: z
-        .object({ id: z.string(), name: z.string(), queueId: z.string().nullable() })
-        .nullable()
-        .describe("the rule that decided, as it was then; null when the agent's mode decided"),
-      agentMode: z.enum(AGENT_MODES),
-      blocked: z
-        .boolean()
-        .describe("a deny rule blocked the call: it never reached a reviewer and must not run"),
-    })
-    .nullable()
-    .describe("when source is policy: what decided it"),
-});
+export const DecisionResource = z
+  .object({
+    outcome: z.enum(["approved", "rejected"]),
+    source: z.enum(DECISION_SOURCES),
+    by: DeciderRef.nullable(),
+    at: Time,
+    reason: z.string().nullable(),
+    editedArgs: z.unknown().describe("when approved with an edit: the args the agent must run"),
+    scope: z.enum(REMEMBER_SCOPES).nullable(),
+    policy: z
+      .object({
+        effect: z.enum(POLICY_EFFECTS),
+        rule: z
+          .object({ id: z.string(), name: z.string(), queueId: z.string().nullable() })
+          .nullable()
+          .describe("the rule that decided, as it was then; null when the agent's mode decided"),
+        agentMode: z.enum(AGENT_MODES),
+        blocked: z
+          .boolean()
+          .describe("a deny rule blocked the call: it never reached a reviewer and must not run"),
+      })
+      .nullable()
+      .describe("when source is policy: what decided it"),
+  })
+  .meta({ id: "Decision" });
 
-export const CallResource = z.object({
-  id: z.string(),
-  batchId: z.string(),
-  toolCallId: z.string(),
-  toolName: z.string(),
-  args: z.record(z.string(), z.unknown()),
-  inputSchema: z.record(z.string(), z.unknown()).nullable(),
-  summary: z.string().nullable(),
-  risks: z.array(z.string()),
-  costEstimate: z.number().nullable(),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
-  status: z.enum(CALL_STATUSES),
-  revision: z.int(),
-  actionHash: z
-    .string()
-    .describe("SHA-256 of the tool name and the RFC 8785 canonical JSON of the args under review"),
-  requiredApprovals: z.int(),
-  pendingEdit: z.unknown().describe("a reviewer's edit awaiting the rest of the quorum, else null"),
-  votes: z.array(VoteResource),
-  decision: DecisionResource.nullable(),
-});
+export const CallResource = z
+  .object({
+    id: z.string(),
+    batchId: z.string(),
+    toolCallId: z.string(),
+    toolName: z.string(),
+    args: z.record(z.string(), z.unknown()),
+    inputSchema: z.record(z.string(), z.unknown()).nullable(),
+    summary: z.string().nullable(),
+    risks: z.array(z.string()),
+    costEstimate: z.number().nullable(),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    status: z.enum(CALL_STATUSES),
+    revision: z.int(),
+    actionHash: z
+      .string()
+      .describe(
+        "SHA-256 of the tool name and the RFC 8785 canonical JSON of the args under review",
+      ),
+    requiredApprovals: z.int(),
+    pendingEdit: z
+      .unknown()
+      .describe("a reviewer's edit awaiting the rest of the quorum, else null"),
+    votes: z.array(VoteResource),
+    decision: DecisionResource.nullable(),
+  })
+  .meta({ id: "Call" });
 
-export const PlanResource = z.object({
-  summary: z.string(),
-  rationale: z.string().optional(),
-  resources: z.array(z.string()).optional(),
-  risks: z.array(z.string()).optional(),
-  rollback: z.string().optional(),
-});
+export const PlanResource = z
+  .object({
+    summary: z.string(),
+    rationale: z.string().optional(),
+    resources: z.array(z.string()).optional(),
+    risks: z.array(z.string()).optional(),
+    rollback: z.string().optional(),
+  })
+  .meta({ id: "Plan" });
 
-export const BatchResource = z.object({
-  id: z.string(),
-  runId: z.string(),
-  kind: z.enum(BATCH_KINDS),
-  status: z.enum(BATCH_STATUSES),
-  outcome: z.enum(BATCH_OUTCOMES).nullable(),
-  queue: Ref,
-  agent: Ref,
-  plan: PlanResource.nullable(),
-  calls: z.array(CallResource),
-  createdAt: Time,
-  expiresAt: Time,
-  onTimeout: z.enum(TIMEOUT_ACTIONS),
-  escalations: z.int().describe("how many times the batch moved to an escalation queue"),
-  routing: z
-    .object({ ruleId: z.string(), name: z.string() })
-    .nullable()
-    .describe("the routing rule that chose the queue; null when named or by default"),
-  decidedAt: Time.nullable(),
-  cancelReason: z.string().nullable(),
-  reviewUrl: z.string(),
-  claim: z
-    .object({
-      by: Ref,
-      expiresAt: Time,
-      locked: z.boolean().describe("the queue lets only the claimant decide while the claim lasts"),
-    })
-    .nullable()
-    .describe("a reviewer's live 'I'm reviewing this' claim on a pending batch, else null"),
-});
+export const BatchResource = z
+  .object({
+    id: z.string(),
+    runId: z.string(),
+    kind: z.enum(BATCH_KINDS),
+    status: z.enum(BATCH_STATUSES),
+    outcome: z.enum(BATCH_OUTCOMES).nullable(),
+    queue: Ref,
+    agent: Ref,
+    plan: PlanResource.nullable(),
+    calls: z.array(CallResource),
+    createdAt: Time,
+    expiresAt: Time,
+    onTimeout: z.enum(TIMEOUT_ACTIONS),
+    escalations: z.int().describe("how many times the batch moved to an escalation queue"),
+    routing: z
+      .object({ ruleId: z.string(), name: z.string() })
+      .nullable()
+      .describe("the routing rule that chose the queue; null when named or by default"),
+    decidedAt: Time.nullable(),
+    cancelReason: z.string().nullable(),
+    reviewUrl: z.string(),
+    claim: z
+      .object({
+        by: Ref,
+        expiresAt: Time,
+        locked: z
+          .boolean()
+          .describe("the queue lets only the claimant decide while the claim lasts"),
+      })
+      .nullable()
+      .describe("a reviewer's live 'I'm reviewing this' claim on a pending batch, else null"),
+  })
+  .meta({ id: "Batch" });
 
-export const RunResource = z.object({
-  id: z.string(),
-  agent: Ref,
-  externalId: z.string().nullable(),
-  conversationId: z.string().nullable(),
-  status: z.enum(RUN_STATUSES),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
-  claim: z.object({ workerId: z.string(), leaseExpiresAt: Time }).nullable(),
-  rollbackRequestedAt: Time.nullable(),
-  requirePlanApproval: z
-    .boolean()
-    .describe("action batches are refused (409 plan_required) until a plan batch is approved"),
-  result: z.unknown(),
-  error: z.unknown(),
-  createdAt: Time,
-  updatedAt: Time,
-  batches: z.array(BatchResource).optional(),
-});
+export const RunResource = z
+  .object({
+    id: z.string(),
+    agent: Ref,
+    externalId: z.string().nullable(),
+    conversationId: z.string().nullable(),
+    status: z.enum(RUN_STATUSES),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    claim: z.object({ workerId: z.string(), leaseExpiresAt: Time }).nullable(),
+    rollbackRequestedAt: Time.nullable(),
+    requirePlanApproval: z
+      .boolean()
+      .describe("action batches are refused (409 plan_required) until a plan batch is approved"),
+    result: z.unknown(),
+    error: z.unknown(),
+    createdAt: Time,
+    updatedAt: Time,
+    batches: z.array(BatchResource).optional(),
+  })
+  .meta({ id: "Run" });
 
-export const EventResource = z.object({
-  seq: z.int(),
-  type: z.string(),
-  at: Time,
-  runId: z.string().nullable(),
-  batchId: z.string().nullable(),
-  callId: z.string().nullable(),
-  queueId: z.string().nullable(),
-  actor: z.object({
-    kind: z.enum(ACTOR_KINDS),
-    id: z.string().nullable(),
-    name: z.string().nullable(),
-  }),
-  data: z.record(z.string(), z.unknown()),
-});
+export const EventResource = z
+  .object({
+    seq: z.int(),
+    type: z.string(),
+    at: Time,
+    runId: z.string().nullable(),
+    batchId: z.string().nullable(),
+    callId: z.string().nullable(),
+    queueId: z.string().nullable(),
+    actor: z.object({
+      kind: z.enum(ACTOR_KINDS),
+      id: z.string().nullable(),
+      name: z.string().nullable(),
+    }),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: "Event" });
 
-export const QueueResource = z.object({
-  id: z.string(),
-  name: z.string(),
-  requiredApprovals: z.int().describe("approvals from distinct reviewers that approve a call"),
-  separationOfDuties: z.boolean().describe("an agent key's owner may not approve its calls"),
-  defaultTimeoutSecs: z.int().describe("a batch's deadline when the agent names none"),
-  approveOnTimeout: z
-    .boolean()
-    .describe(
-      'whether agents may ask for onTimeout "approve" on batches of this queue (off: such a batch is refused with 400)',
-    ),
-  approveOnTimeoutMinSecs: z
-    .int()
-    .describe('the shortest deadline (timeoutSecs) a batch with onTimeout "approve" may have here'),
-  escalationQueueId: z.string().nullable(),
-  escalationQueue: Ref.nullable().describe("where batches with onTimeout escalate go"),
-  claimMode: z
-    .enum(["mark", "lock"])
-    .describe(
-      "a reviewer's 'I'm reviewing this' claim only marks the card (mark) or also locks its decisions to them (lock)",
-    ),
-  memberCount: z.int(),
-  createdAt: Time,
-  archivedAt: Time.nullable().describe("an archived queue takes no new batches"),
-  access: z
-    .object({
-      role: z
-        .enum(QUEUE_ROLES)
-        .nullable()
-        .describe("null: an installation admin who is not a member"),
-      canManage: z.boolean().describe("may change its settings and members (a lead or an admin)"),
-      isAdmin: z.boolean().describe("an installation admin: may grant admin and archive"),
-    })
-    .describe("what the caller may do with this queue"),
-});
+export const QueueResource = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    requiredApprovals: z.int().describe("approvals from distinct reviewers that approve a call"),
+    separationOfDuties: z.boolean().describe("an agent key's owner may not approve its calls"),
+    defaultTimeoutSecs: z.int().describe("a batch's deadline when the agent names none"),
+    approveOnTimeout: z
+      .boolean()
+      .describe(
+        'whether agents may ask for onTimeout "approve" on batches of this queue (off: such a batch is refused with 400)',
+      ),
+    approveOnTimeoutMinSecs: z
+      .int()
+      .describe(
+        'the shortest deadline (timeoutSecs) a batch with onTimeout "approve" may have here',
+      ),
+    escalationQueueId: z.string().nullable(),
+    escalationQueue: Ref.nullable().describe("where batches with onTimeout escalate go"),
+    claimMode: z
+      .enum(["mark", "lock"])
+      .describe(
+        "a reviewer's 'I'm reviewing this' claim only marks the card (mark) or also locks its decisions to them (lock)",
+      ),
+    memberCount: z.int(),
+    createdAt: Time,
+    archivedAt: Time.nullable().describe("an archived queue takes no new batches"),
+    access: z
+      .object({
+        role: z
+          .enum(QUEUE_ROLES)
+          .nullable()
+          .describe("null: an installation admin who is not a member"),
+        canManage: z.boolean().describe("may change its settings and members (a lead or an admin)"),
+        isAdmin: z.boolean().describe("an installation admin: may grant admin and archive"),
+      })
+      .describe("what the caller may do with this queue"),
+  })
+  .meta({ id: "Queue" });
 
-export const QueueMemberResource = z.object({
-  userId: z.string(),
-  name: z.string(),
-  email: z.string(),
-  role: z.enum(QUEUE_ROLES),
-  addedAt: Time,
-});
+export const QueueMemberResource = z
+  .object({
+    userId: z.string(),
+    name: z.string(),
+    email: z.string(),
+    role: z.enum(QUEUE_ROLES),
+    addedAt: Time,
+  })
+  .meta({ id: "QueueMember" });
 
 export const QueueDetailResource = QueueResource.extend({
   members: z.array(QueueMemberResource),
 });
 
-export const RoutingRuleResource = z.object({
-  id: z.string(),
-  name: z.string(),
-  position: z.int().describe("rules are tried lowest first"),
-  queue: Ref,
-  agent: Ref.nullable(),
-  toolPattern: z.string().nullable(),
-  minCost: z.number().nullable(),
-  enabled: z.boolean(),
-  createdAt: Time,
-});
+export const RoutingRuleResource = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    position: z.int().describe("rules are tried lowest first"),
+    queue: Ref,
+    agent: Ref.nullable(),
+    toolPattern: z.string().nullable(),
+    minCost: z.number().nullable(),
+    enabled: z.boolean(),
+    createdAt: Time,
+  })
+  .meta({ id: "RoutingRule" });
 
-export const PolicyRuleResource = z.object({
-  id: z.string(),
-  name: z.string(),
-  queue: Ref.nullable().describe("null: the rule applies in every queue"),
-  effect: z.enum(POLICY_EFFECTS),
-  agent: Ref.nullable(),
-  toolPattern: z.string().nullable(),
-  argPredicates: z.array(
-    z.object({ path: z.string(), op: z.enum(PREDICATE_OPS), value: z.unknown() }),
-  ),
-  costAbove: z.number().nullable(),
-  reason: z.string().nullable().describe("told to the agent when the rule blocks a call"),
-  enabled: z.boolean(),
-  position: z.int().describe("the rule's place in its list: the last tie-break of precedence"),
-  specificity: z
-    .int()
-    .describe("conditions set; among rules of one effect the most specific decides"),
-  conditions: z.string().describe("the conditions in words"),
-  canEdit: z.boolean(),
-  createdAt: Time,
-  updatedAt: Time,
-});
+export const PolicyRuleResource = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    queue: Ref.nullable().describe("null: the rule applies in every queue"),
+    effect: z.enum(POLICY_EFFECTS),
+    agent: Ref.nullable(),
+    toolPattern: z.string().nullable(),
+    argPredicates: z.array(
+      z.object({ path: z.string(), op: z.enum(PREDICATE_OPS), value: z.unknown() }),
+    ),
+    costAbove: z.number().nullable(),
+    reason: z.string().nullable().describe("told to the agent when the rule blocks a call"),
+    enabled: z.boolean(),
+    position: z.int().describe("the rule's place in its list: the last tie-break of precedence"),
+    specificity: z
+      .int()
+      .describe("conditions set; among rules of one effect the most specific decides"),
+    conditions: z.string().describe("the conditions in words"),
+    canEdit: z.boolean(),
+    createdAt: Time,
+    updatedAt: Time,
+  })
+  .meta({ id: "PolicyRule" });
 
-export const AgentKeyResource = z.object({
-  id: z.string(),
-  name: z.string(),
-  keyPrefix: z.string().describe("the start of the current secret, to recognise it"),
-  mode: z.enum(AGENT_MODES),
-  defaultQueue: Ref,
-  queues: z.array(Ref).describe("every queue the key may target, the default included"),
-  owner: Ref.extend({ email: z.string() }).nullable(),
-  createdAt: Time,
-  revokedAt: Time.nullable(),
-  lastUsedAt: Time.nullable().describe("recorded at most once a minute"),
-  previousKeyExpiresAt: Time.nullable().describe(
-    "until when the secret replaced by the last rotation still works (null: it does not)",
-  ),
-});
+export const AgentKeyResource = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    keyPrefix: z.string().describe("the start of the current secret, to recognise it"),
+    mode: z.enum(AGENT_MODES),
+    defaultQueue: Ref,
+    queues: z.array(Ref).describe("every queue the key may target, the default included"),
+    owner: Ref.extend({ email: z.string() }).nullable(),
+    createdAt: Time,
+    revokedAt: Time.nullable(),
+    lastUsedAt: Time.nullable().describe("recorded at most once a minute"),
+    previousKeyExpiresAt: Time.nullable().describe(
+      "until when the secret replaced by the last rotation still works (null: it does not)",
+    ),
+  })
+  .meta({ id: "AgentKey" });
 
-export const ReviewerTokenResource = z.object({
-  id: z.string(),
-  tokenPrefix: z.string().describe("the start of the secret, to recognise it"),
-  user: Ref.extend({ email: z.string() }),
-  createdAt: Time,
-  lastUsedAt: Time.nullable().describe("recorded at most once a minute"),
-  revokedAt: Time.nullable(),
-});
+export const ReviewerTokenResource = z
+  .object({
+    id: z.string(),
+    tokenPrefix: z.string().describe("the start of the secret, to recognise it"),
+    user: Ref.extend({ email: z.string() }),
+    createdAt: Time,
+    lastUsedAt: Time.nullable().describe("recorded at most once a minute"),
+    revokedAt: Time.nullable(),
+  })
+  .meta({ id: "ReviewerToken" });
 
-export const AuditEntryResource = z.object({
-  seq: z.int(),
-  type: z.string(),
-  at: Time,
-  queueId: z.string().nullable(),
-  actor: z.object({ kind: z.string(), id: z.string().nullable(), name: z.string().nullable() }),
-  data: z.record(z.string(), z.unknown()),
-});
+export const AuditEntryResource = z
+  .object({
+    seq: z.int(),
+    type: z.string(),
+    at: Time,
+    queueId: z.string().nullable(),
+    actor: z.object({ kind: z.string(), id: z.string().nullable(), name: z.string().nullable() }),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: "AuditEntry" });
 
-export const SavedViewResource = z.object({
-  id: z.string(),
-  name: z.string(),
-  queue: Ref,
-  filters: z
-    .object({
-      agent: z.string().optional(),
-      tool: z.string().optional(),
-      kind: z.enum(["action", "plan"]).optional(),
-      status: z.enum(["pending", "decided", "all"]).optional(),
-    })
-    .describe("the queue page's filters this view applies"),
-  createdBy: Ref,
-  createdAt: Time,
-  canDelete: z.boolean().describe("the caller saved it, or leads its queue"),
-});
+export const SavedViewResource = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    queue: Ref,
+    filters: z
+      .object({
+        agent: z.string().optional(),
+        tool: z.string().optional(),
+        kind: z.enum(["action", "plan"]).optional(),
+        status: z.enum(["pending", "decided", "all"]).optional(),
+      })
+      .describe("the queue page's filters this view applies"),
+    createdBy: Ref,
+    createdAt: Time,
+    canDelete: z.boolean().describe("the caller saved it, or leads its queue"),
+  })
+  .meta({ id: "SavedView" });
 
-export const PersonResource = z.object({
-  id: z.string(),
-  email: z.string(),
-  name: z.string(),
-  status: z
-    .enum(["active", "invited", "deactivated"])
-    .describe("invited: no password set yet (the invite link not used)"),
-  queues: z
-    .array(z.object({ id: z.string(), name: z.string(), role: z.enum(QUEUE_ROLES) }))
-    .describe("a lead sees only the memberships of the queues they lead"),
-  lastSignInAt: Time.nullable().describe("when their newest live session began"),
-  createdAt: Time,
-  deactivatedAt: Time.nullable(),
-});
+export const PersonResource = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    name: z.string(),
+    status: z
+      .enum(["active", "invited", "deactivated"])
+      .describe("invited: no password set yet (the invite link not used)"),
+    queues: z
+      .array(z.object({ id: z.string(), name: z.string(), role: z.enum(QUEUE_ROLES) }))
+      .describe("a lead sees only the memberships of the queues they lead"),
+    lastSignInAt: Time.nullable().describe("when their newest live session began"),
+    createdAt: Time,
+    deactivatedAt: Time.nullable(),
+  })
+  .meta({ id: "Person" });
 
-export const OneTimeLinkResource = z.object({
-  url: z.string().describe("shown this once; only the token's hash is kept; works once"),
-  expiresAt: Time,
-});
+export const OneTimeLinkResource = z
+  .object({
+    url: z.string().describe("shown this once; only the token's hash is kept; works once"),
+    expiresAt: Time,
+  })
+  .meta({ id: "OneTimeLink" });
 
 export const resourceSchemas = {
   Run: RunResource,
