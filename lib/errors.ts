@@ -2,34 +2,37 @@
 
 import { sqliteCodeOf } from "@/db/sqlite-error";
 
-export type ErrorCode =
-  | "invalid_request"
-  | "invalid_json"
-  | "unauthenticated"
-  | "forbidden"
-  | "not_found"
-  | "already_decided"
-  | "stale_revision"
-  | "not_pending"
-  | "already_claimed"
-  | "claimed_by_other"
-  | "not_ready"
-  | "claim_lost"
-  | "run_terminal"
-  | "idempotency_conflict"
-  | "already_exists"
-  | "queue_archived"
-  | "last_admin"
-  | "plan_required"
-  | "link_used"
-  | "link_expired"
-  | "key_revoked"
-  | "payload_too_large"
-  | "unsupported_media_type"
-  | "rate_limited"
-  | "method_not_allowed"
-  | "unavailable"
-  | "internal_error";
+/** Every `error.code` the API answers with (the OpenAPI document lists them). */
+export const ERROR_CODES = [
+  "invalid_request",
+  "invalid_json",
+  "unauthenticated",
+  "forbidden",
+  "not_found",
+  "already_decided",
+  "stale_revision",
+  "not_pending",
+  "already_claimed",
+  "claimed_by_other",
+  "not_ready",
+  "claim_lost",
+  "run_terminal",
+  "idempotency_conflict",
+  "already_exists",
+  "queue_archived",
+  "last_admin",
+  "plan_required",
+  "link_used",
+  "link_expired",
+  "key_revoked",
+  "payload_too_large",
+  "unsupported_media_type",
+  "rate_limited",
+  "method_not_allowed",
+  "unavailable",
+  "internal_error",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export type Issue = { path: string; message: string };
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ERROR_CODES } from "@/lib/errors";
 import {
   ACTOR_KINDS,
   AGENT_MODES,
@@ -449,7 +450,11 @@ export const resourceSchemas = {
     // Loose: some errors carry more (already_claimed its `holder` and `expiresAt`); a client that
     // validated answers against a closed shape would reject them.
     error: z.looseObject({
-      code: z.string().describe("the contract's error code, e.g. not_found or already_decided"),
+      code: z
+        .string()
+        .describe(
+          `the contract's error code: ${ERROR_CODES.join(", ")} (clients should expect new codes to be added)`,
+        ),
       message: z.string(),
       issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
       current: z.unknown().optional().describe("409: the resource as it is now"),

@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openApiDocument } from "@/lib/api/openapi";
+import { ERROR_CODES } from "@/lib/errors";
 
 // The served document is what agent developers feed to their generators and validators: it must
 // pass the standard ones, not just look right to us.
@@ -93,6 +94,18 @@ describe("the OpenAPI document", () => {
     // no warnings either (the config turns off only what the test documents): every component is
     // used, every operation named
     expect(problems.map((problem) => `${problem.ruleId}: ${problem.message}`)).toEqual([]);
+  });
+
+  it("names every error code the API answers with", () => {
+    const { components } = openApiDocument() as unknown as {
+      components: {
+        schemas: {
+          Error: { properties: { error: { properties: { code: { description: string } } } } };
+        };
+      };
+    };
+    const described = components.schemas.Error.properties.error.properties.code.description;
+    for (const code of ERROR_CODES) expect(described).toContain(code);
   });
 
   it("has components that reference each other instead of copies", () => {
