@@ -1,0 +1,117 @@
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import openapiTS, { astToString } from "openapi-typescript";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startApiServer } from "@/test/support/api-fixtures";
+import { makeTeam } from "@/test/support/factories";
+import type { TestServer } from "@/test/support/server";
+
+// Issue 15: an agent developer outside this repository generates a client from the served
+// OpenAPI document with a standard generator (openapi-typescript, with openapi-fetch as the
+// client), type-checks their code against it under `nodenext`, and runs one whole agent flow:
+// create a run → a reviewer decides → long-poll → claim → complete.
+
+const run = promisify(execFile);
+
+// The agent developer's code, written against the generated `paths` only.
+const FLOW = `import createClient from "openapi-fetch";
+import type { paths } from "./schema.js";
+
+export async function agentFlow(baseUrl: string, agentKey: string, reviewerToken: string) {
+  const as = (token: string) =>
+    createClient<paths>({ baseUrl: baseUrl + "/api/v1", headers: { authorization: "Bearer " + token } });
+  const agent = as(agentKey);
+  const reviewer = as(reviewerToken);
+
+  const created = await agent.POST("/runs", {
+    body: { batch: { calls: [{ toolCallId: "c1", toolName: "refund_order", args: { orderId: "A-1" } }] } },
+  });
+  if (!created.data) throw new Error("create run: " + JSON.stringify(created.error));
+  const runId = created.data.id;
+  const batch = created.data.batches?.[0];
+  if (!batch) throw new Error("the run has no batch");
+  const call = batch.calls[0]!;
+
+  const decided = await reviewer.POST("/calls/{callId}/decision", {
+    params: { path: { callId: call.id } },
+    body: { outcome: "approve", expectedRevision: call.revision },
+  });
+  if (!decided.data) throw new Error("decide: " + JSON.stringify(decided.error));
+
+  const waited = await agent.GET("/batches/{batchId}", {
+    params: { path: { batchId: batch.id }, query: { wait: 10 } },
+  });
+  if (!waited.data) throw new Error("long-poll: " + JSON.stringify(waited.error));
+
+  const claim = await agent.POST("/runs/{runId}/claim", {
+    params: { path: { runId } },
+    body: { workerId: "worker-1" },
+  });
+  if (!claim.data) throw new Error("claim: " + JSON.stringify(claim.error));
+
+  const done = await agent.POST("/runs/{runId}/complete", {
+    params: { path: { runId } },
+    body: { claimToken: claim.data.claimToken, outcome: "completed" },
+  });
+  if (!done.data) throw new Error("complete: " + JSON.stringify(done.error));
+  return { outcome: waited.data.outcome, claimed: claim.data.batch?.id, status: done.data.status };
+}
+`;
+
+let server: TestServer;
+let dir: string;
+
+beforeAll(async () => {
+  server = await startApiServer("openapi-client");
+  // Inside the repository (test-results/ is ignored), so the project resolves openapi-fetch from
+  // its node_modules as an installed dependency.
+  await mkdir("test-results", { recursive: true });
+  dir = await mkdtemp(path.resolve("test-results", "openapi-client-"));
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("a client generated from the served OpenAPI document", () => {
+  it("type-checks under nodenext and drives a whole agent flow", async () => {
+    const team = await makeTeam();
+    const document = await (await fetch(`${server.baseUrl}/api/v1/openapi.json`)).json();
+    await writeFile(path.join(dir, "schema.d.ts"), astToString(await openapiTS(document)));
+    await writeFile(path.join(dir, "flow.ts"), FLOW);
+    await writeFile(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
+    await writeFile(
+      path.join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          target: "es2022",
+          noEmit: true,
+          skipLibCheck: true,
+          types: [],
+        },
+        files: ["flow.ts"],
+      }),
+    );
+    const tsc = path.resolve("node_modules/typescript/bin/tsc");
+    await run(process.execPath, [tsc, "-p", path.join(dir, "tsconfig.json")]).catch((error) => {
+      throw new Error(`tsc refused the flow:\n${error.stdout}${error.stderr}`);
+    });
+
+    const { agentFlow } = (await import(path.join(dir, "flow.ts"))) as {
+      agentFlow: (
+        baseUrl: string,
+        agentKey: string,
+        reviewerToken: string,
+      ) => Promise<{ outcome: string; claimed: string | undefined; status: string }>;
+    };
+    const result = await agentFlow(server.baseUrl, team.agent.key, team.reviewer.token);
+    expect(result.outcome).toBe("approved");
+    expect(result.claimed).toBeTruthy();
+    expect(result.status).toBe("completed");
+  }, 60_000);
+});
