@@ -11,10 +11,10 @@ import { decideCall } from "@/lib/approvals/decide-call";
 import type { ReviewerActor } from "@/lib/auth/actor";
 import { claimReview } from "@/lib/claims/claim-review";
 import { releaseReview } from "@/lib/claims/release-review";
-import { ConflictError, UnauthenticatedError } from "@/lib/errors";
+import { ConflictError } from "@/lib/errors";
 import { assertJsonDepth } from "@/lib/http/json-depth";
 import { requestRollback } from "@/lib/runs/request-rollback";
-import { sessionReviewer } from "./current-reviewer";
+import { actionReviewer } from "./current-reviewer";
 
 // Server actions are public endpoints: each authenticates from the session, and the verbs they
 // call check the reviewer's queue membership and validate the input, as the API routes do.
@@ -22,12 +22,6 @@ import { sessionReviewer } from "./current-reviewer";
 const Id = z.string().min(1).max(200);
 
 export type BatchResult = ActionResult<{ batch: BatchView }>;
-
-async function reviewerOrThrow(): Promise<ReviewerActor> {
-  const reviewer = await sessionReviewer();
-  if (!reviewer) throw new UnauthenticatedError("Your session ended. Sign in again.");
-  return reviewer;
-}
 
 /**
  * On a conflict the card shows the batch as it is now (who decided, the new revision), so the
@@ -55,7 +49,7 @@ export async function decideCallAction(
 ): Promise<BatchResult> {
   let reviewer: ReviewerActor | null = null;
   try {
-    reviewer = await reviewerOrThrow();
+    reviewer = await actionReviewer();
     parseInput(z.object({ batchId: Id, callId: Id }), { batchId, callId });
     // editedArgs is the agent's kind of JSON: capped as the API caps a body (json-depth.ts).
     assertJsonDepth(decision, "decision");
@@ -69,7 +63,7 @@ export async function decideCallAction(
 export async function decideBatchAction(batchId: string, decision: unknown): Promise<BatchResult> {
   let reviewer: ReviewerActor | null = null;
   try {
-    reviewer = await reviewerOrThrow();
+    reviewer = await actionReviewer();
     parseInput(Id, batchId);
     assertJsonDepth(decision, "decision");
     return { ok: true, batch: await decideBatch(reviewer, batchId, decision) };
@@ -82,7 +76,7 @@ export async function decideBatchAction(batchId: string, decision: unknown): Pro
 export async function claimReviewAction(batchId: string, minutes?: number): Promise<BatchResult> {
   let reviewer: ReviewerActor | null = null;
   try {
-    reviewer = await reviewerOrThrow();
+    reviewer = await actionReviewer();
     parseInput(Id, batchId);
     return { ok: true, batch: await claimReview(reviewer, batchId, { minutes }) };
   } catch (error) {
@@ -93,7 +87,7 @@ export async function claimReviewAction(batchId: string, minutes?: number): Prom
 export async function releaseReviewAction(batchId: string): Promise<BatchResult> {
   let reviewer: ReviewerActor | null = null;
   try {
-    reviewer = await reviewerOrThrow();
+    reviewer = await actionReviewer();
     parseInput(Id, batchId);
     return { ok: true, batch: await releaseReview(reviewer, batchId) };
   } catch (error) {
@@ -106,7 +100,7 @@ export async function requestRollbackAction(
   reason: string,
 ): Promise<ActionResult<{ rollbackRequestedAt: string | null }>> {
   try {
-    const reviewer = await reviewerOrThrow();
+    const reviewer = await actionReviewer();
     parseInput(z.object({ runId: Id, reason: z.string().max(4000) }), { runId, reason });
     const run = await requestRollback(reviewer, runId, { reason: reason || undefined });
     return { ok: true, rollbackRequestedAt: run.rollbackRequestedAt };

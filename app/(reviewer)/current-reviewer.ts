@@ -2,6 +2,7 @@ import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import type { ReviewerActor } from "@/lib/auth/actor";
 import { sessionUser } from "@/lib/auth/better-auth";
+import { UnauthenticatedError } from "@/lib/errors";
 
 /** The signed-in reviewer of a page, or off to sign in. */
 export async function currentReviewer(): Promise<ReviewerActor> {
@@ -14,4 +15,11 @@ export async function currentReviewer(): Promise<ReviewerActor> {
 export async function sessionReviewer(): Promise<ReviewerActor | null> {
   const user = await sessionUser(await headers());
   return user ? { kind: "reviewer", id: user.id, name: user.name, email: user.email } : null;
+}
+
+/** The signed-in reviewer of a server action; else `unauthenticated`, which the action answers. */
+export async function actionReviewer(): Promise<ReviewerActor> {
+  const reviewer = await sessionReviewer();
+  if (!reviewer) throw new UnauthenticatedError("Your session ended. Sign in again.");
+  return reviewer;
 }

@@ -1,17 +1,16 @@
 "use client";
 
 import Link from "next/link";
-import { useRouter } from "next/navigation";
 import { useState, useTransition } from "react";
 import {
   createAgentKeyAction,
   revokeAgentKeyAction,
   rotateAgentKeyAction,
 } from "@/app/(reviewer)/agents/actions";
-import type { ActionFailure, ActionResult } from "@/app/action-result";
 import { FormError } from "@/components/queue-settings/form-error";
 import { ConfirmAction } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
+import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
 import { Badge } from "@/components/run-timeline/badges";
 import type { AgentKeyView } from "@/lib/agents/agent-keys";
 import styles from "./credentials.module.css";
@@ -31,21 +30,12 @@ const GRACE_CHOICES = [
  * secret shown once), rotate it with a grace period for the old secret, revoke it at once.
  */
 export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: QueueOption[] }) {
-  const router = useRouter();
-  const [failure, setFailure] = useState<ActionFailure | null>(null);
-  const [status, setStatus] = useState<string | null>(null);
+  const { failure, status, done } = useActionOutcome();
   const [secret, setSecret] = useState<{ title: string; value: string; note: string } | null>(null);
   const [rotating, setRotating] = useState<AgentKeyView | null>(null);
   const [grace, setGrace] = useState(86_400);
   const [confirmRevoke, setConfirmRevoke] = useState<string | null>(null);
   const [pending, startTransition] = useTransition();
-
-  function done(result: ActionResult, message: string) {
-    if (!result.ok) return void setFailure(result);
-    setFailure(null);
-    setStatus(message);
-    router.refresh();
-  }
 
   function create(form: HTMLFormElement) {
     const data = new FormData(form);

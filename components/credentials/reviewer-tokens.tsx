@@ -7,10 +7,11 @@ import {
   revokeReviewerTokenAction,
   signOutEverywhereAction,
 } from "@/app/(reviewer)/tokens/actions";
-import type { ActionFailure, ActionResult } from "@/app/action-result";
+import type { ActionFailure } from "@/app/action-result";
 import { FormError } from "@/components/queue-settings/form-error";
 import { ConfirmAction } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
+import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
 import { Badge } from "@/components/run-timeline/badges";
 import type { ReviewerTokenView } from "@/lib/reviewer-tokens/reviewer-tokens";
 import styles from "./credentials.module.css";
@@ -27,19 +28,10 @@ export function ReviewerTokens({
   tokens: ReviewerTokenView[];
   showOwners: boolean;
 }) {
-  const router = useRouter();
-  const [failure, setFailure] = useState<ActionFailure | null>(null);
-  const [status, setStatus] = useState<string | null>(null);
+  const { failure, status, done } = useActionOutcome();
   const [secret, setSecret] = useState<string | null>(null);
   const [confirmRevoke, setConfirmRevoke] = useState<string | null>(null);
   const [pending, startTransition] = useTransition();
-
-  function done(result: ActionResult, message: string) {
-    if (!result.ok) return void setFailure(result);
-    setFailure(null);
-    setStatus(message);
-    router.refresh();
-  }
 
   return (
     <section className={settings.panel} aria-labelledby="tokens-title">

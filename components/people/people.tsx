@@ -1,18 +1,17 @@
 "use client";
 
-import { useRouter } from "next/navigation";
 import { useState, useTransition } from "react";
 import {
   invitePersonAction,
   passwordResetAction,
   updatePersonAction,
 } from "@/app/(reviewer)/people/actions";
-import type { ActionFailure, ActionResult } from "@/app/action-result";
 import styles from "@/components/credentials/credentials.module.css";
 import { SecretOnce, When } from "@/components/credentials/secret-once";
 import { FormError } from "@/components/queue-settings/form-error";
 import { ConfirmAction } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
+import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
 import { Badge, type Tone } from "@/components/run-timeline/badges";
 import type { PersonStatus, PersonView } from "@/lib/people/list-people";
 import own from "./people.module.css";
@@ -41,21 +40,12 @@ export function People({
   isAdmin: boolean;
   viewerId: string;
 }) {
-  const router = useRouter();
-  const [failure, setFailure] = useState<ActionFailure | null>(null);
-  const [status, setStatus] = useState<string | null>(null);
+  const { failure, status, done } = useActionOutcome();
   const [link, setLink] = useState<{ title: string; url: string; note: string } | null>(null);
   const [renaming, setRenaming] = useState<string | null>(null);
   const [confirmDeactivate, setConfirmDeactivate] = useState<string | null>(null);
   const [withPassword, setWithPassword] = useState(false);
   const [pending, startTransition] = useTransition();
-
-  function done(result: ActionResult, message: string) {
-    if (!result.ok) return void setFailure(result);
-    setFailure(null);
-    setStatus(message);
-    router.refresh();
-  }
 
   function invite(form: HTMLFormElement) {
     const data = new FormData(form);

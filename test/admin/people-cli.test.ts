@@ -1,32 +1,17 @@
-import { execFile } from "node:child_process";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { events, reviewerTokens, users } from "@/db/schema";
 import { redeemLink } from "@/lib/people/person-links";
+import { runAdminCli } from "../support/admin-cli";
 import { freshDatabase } from "../support/database";
 
 // `npm run admin -- reviewer list|invite|rename|deactivate|reactivate|reset-password`, as an
 // operator runs it: a real child process on a real database file.
 
-const run = promisify(execFile);
 let databaseUrl: string;
 
-async function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      [join(process.cwd(), "node_modules", "tsx", "dist", "cli.mjs"), "lib/admin/cli.ts", ...args],
-      { env: { ...process.env, DATABASE_URL: databaseUrl }, cwd: process.cwd() },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const admin = (...args: string[]) => runAdminCli(databaseUrl, ...args);
 
 beforeAll(async () => {
   databaseUrl = await freshDatabase("people-cli");

@@ -7,24 +7,17 @@ import { createAgentKey, type CreatedAgentKey } from "@/lib/agents/create-agent-
 import { revokeAgentKey } from "@/lib/agents/revoke-agent-key";
 import { rotateAgentKey } from "@/lib/agents/rotate-agent-key";
 import { parseInput } from "@/lib/api/parse";
-import { UnauthenticatedError } from "@/lib/errors";
-import { sessionReviewer } from "../current-reviewer";
+import { actionReviewer } from "../current-reviewer";
 
 // Public endpoints like the API routes: each authenticates from the session; the verbs check who
 // may manage which key (admins every key, leads those of their queues) and validate the input.
 
 const Id = z.string().min(1).max(200);
 
-async function reviewerOrThrow() {
-  const reviewer = await sessionReviewer();
-  if (!reviewer) throw new UnauthenticatedError("Your session ended. Sign in again.");
-  return reviewer;
-}
-
 /** A new key: the answer carries its secret, shown once. */
 export async function createAgentKeyAction(input: unknown): Promise<ActionResult<CreatedAgentKey>> {
   try {
-    return { ok: true, ...(await createAgentKey(await reviewerOrThrow(), input)) };
+    return { ok: true, ...(await createAgentKey(await actionReviewer(), input)) };
   } catch (error) {
     return actionError(error);
   }
@@ -35,7 +28,7 @@ export async function rotateAgentKeyAction(
   input: unknown,
 ): Promise<ActionResult<{ agent: AgentKeyView; key: string }>> {
   try {
-    const reviewer = await reviewerOrThrow();
+    const reviewer = await actionReviewer();
     parseInput(Id, agentId);
     return { ok: true, ...(await rotateAgentKey(reviewer, agentId, input)) };
   } catch (error) {
@@ -47,7 +40,7 @@ export async function revokeAgentKeyAction(
   agentId: string,
 ): Promise<ActionResult<{ agent: AgentKeyView }>> {
   try {
-    const reviewer = await reviewerOrThrow();
+    const reviewer = await actionReviewer();
     parseInput(Id, agentId);
     return { ok: true, agent: await revokeAgentKey(reviewer, agentId) };
   } catch (error) {

@@ -4,8 +4,6 @@ import { z } from "zod";
 import { actionError, type ActionResult } from "@/app/action-result";
 import { setAgentMode, type AgentKeyView } from "@/lib/agents/agent-keys";
 import { parseInput } from "@/lib/api/parse";
-import type { ReviewerActor } from "@/lib/auth/actor";
-import { UnauthenticatedError } from "@/lib/errors";
 import { assertJsonDepth } from "@/lib/http/json-depth";
 import { createPolicyRule } from "@/lib/policies/create-policy-rule";
 import { deletePolicyRule } from "@/lib/policies/delete-policy-rule";
@@ -13,7 +11,7 @@ import type { PolicyRuleView } from "@/lib/policies/list-policy-rules";
 import { movePolicyRule } from "@/lib/policies/move-policy-rule";
 import { tryPolicy } from "@/lib/policies/try-policy";
 import { updatePolicyRule } from "@/lib/policies/update-policy-rule";
-import { sessionReviewer } from "../current-reviewer";
+import { actionReviewer } from "../current-reviewer";
 
 // Public endpoints like the API routes: each authenticates from the session; the verbs check who
 // may change which rule (a queue's leads, admins for the global ones) and validate the input.
@@ -22,17 +20,11 @@ const Id = z.string().min(1).max(200);
 
 export type TryPolicyResult = Awaited<ReturnType<typeof tryPolicy>>;
 
-async function reviewerOrThrow(): Promise<ReviewerActor> {
-  const reviewer = await sessionReviewer();
-  if (!reviewer) throw new UnauthenticatedError("Your session ended. Sign in again.");
-  return reviewer;
-}
-
 export async function createPolicyRuleAction(
   input: unknown,
 ): Promise<ActionResult<{ rule: PolicyRuleView }>> {
   try {
-    return { ok: true, rule: await createPolicyRule(await reviewerOrThrow(), input) };
+    return { ok: true, rule: await createPolicyRule(await actionReviewer(), input) };
   } catch (error) {
     return actionError(error);
   }
@@ -44,7 +36,7 @@ export async function updatePolicyRuleAction(
   input: unknown,
 ): Promise<ActionResult<{ rule: PolicyRuleView }>> {
   try {
-    const reviewer = await reviewerOrThrow();
+    const reviewer = await actionReviewer();
     parseInput(Id, ruleId);
     return { ok: true, rule: await updatePolicyRule(reviewer, ruleId, input) };
   } catch (error) {
@@ -55,7 +47,7 @@ export async function updatePolicyRuleAction(
 /** Moves a rule to place `to` (from 0) within its list: its queue's, or the global one. */
 export async function movePolicyRuleAction(ruleId: string, to: number): Promise<ActionResult> {
   try {
-    const reviewer = await reviewerOrThrow();
+    const reviewer = await actionReviewer();
     parseInput(Id, ruleId);
     await movePolicyRule(reviewer, ruleId, { to });
     return { ok: true };
@@ -66,7 +58,7 @@ export async function movePolicyRuleAction(ruleId: string, to: number): Promise<
 
 export async function deletePolicyRuleAction(ruleId: string): Promise<ActionResult> {
   try {
-    const reviewer = await reviewerOrThrow();
+    const reviewer = await actionReviewer();
     parseInput(Id, ruleId);
     await deletePolicyRule(reviewer, ruleId);
     return { ok: true };
@@ -80,7 +72,7 @@ export async function tryPolicyAction(
   input: unknown,
 ): Promise<ActionResult<{ result: TryPolicyResult }>> {
   try {
-    const reviewer = await reviewerOrThrow();
+    const reviewer = await actionReviewer();
     // A trial call's args are walked like an agent's (canonical JSON): capped as the API caps them.
     assertJsonDepth(input, "(body)");
     return { ok: true, result: await tryPolicy(reviewer, input) };
@@ -95,7 +87,7 @@ export async function setAgentModeAction(
   mode: unknown,
 ): Promise<ActionResult<{ agent: AgentKeyView }>> {
   try {
-    const reviewer = await reviewerOrThrow();
+    const reviewer = await actionReviewer();
     parseInput(Id, agentId);
     return { ok: true, agent: await setAgentMode(reviewer, agentId, { mode }) };
   } catch (error) {

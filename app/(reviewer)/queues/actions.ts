@@ -3,8 +3,6 @@
 import { z } from "zod";
 import { actionError, type ActionResult } from "@/app/action-result";
 import { parseInput } from "@/lib/api/parse";
-import type { ReviewerActor } from "@/lib/auth/actor";
-import { UnauthenticatedError } from "@/lib/errors";
 import { addMember } from "@/lib/queues/add-member";
 import { archiveQueue } from "@/lib/queues/archive-queue";
 import { changeRole } from "@/lib/queues/change-role";
@@ -12,24 +10,18 @@ import { createQueue } from "@/lib/queues/create-queue";
 import type { QueueDetailView, QueueMemberView } from "@/lib/queues/queue-views";
 import { removeMember } from "@/lib/queues/remove-member";
 import { updateQueue } from "@/lib/queues/update-queue";
-import { sessionReviewer } from "../current-reviewer";
+import { actionReviewer } from "../current-reviewer";
 
 // Public endpoints like the API routes: each authenticates from the session, and the verbs check
 // the caller's role in the queue and validate the input. Expected failures are answered, not thrown.
 
 const Id = z.string().min(1).max(200);
 
-async function reviewerOrThrow(): Promise<ReviewerActor> {
-  const reviewer = await sessionReviewer();
-  if (!reviewer) throw new UnauthenticatedError("Your session ended. Sign in again.");
-  return reviewer;
-}
-
 export async function createQueueAction(
   input: unknown,
 ): Promise<ActionResult<{ queue: QueueDetailView }>> {
   try {
-    return { ok: true, queue: await createQueue(await reviewerOrThrow(), input) };
+    return { ok: true, queue: await createQueue(await actionReviewer(), input) };
   } catch (error) {
     return actionError(error);
   }
@@ -40,7 +32,7 @@ export async function updateQueueAction(
   input: unknown,
 ): Promise<ActionResult<{ queue: QueueDetailView }>> {
   try {
-    const reviewer = await reviewerOrThrow();
+    const reviewer = await actionReviewer();
     parseInput(Id, queueId);
     return { ok: true, queue: await updateQueue(reviewer, queueId, input) };
   } catch (error) {
@@ -52,7 +44,7 @@ export async function archiveQueueAction(
   queueId: string,
 ): Promise<ActionResult<{ queue: QueueDetailView }>> {
   try {
-    const reviewer = await reviewerOrThrow();
+    const reviewer = await actionReviewer();
     parseInput(Id, queueId);
     return { ok: true, queue: await archiveQueue(reviewer, queueId) };
   } catch (error) {
@@ -65,7 +57,7 @@ export async function addMemberAction(
   input: unknown,
 ): Promise<ActionResult<{ member: QueueMemberView }>> {
   try {
-    const reviewer = await reviewerOrThrow();
+    const reviewer = await actionReviewer();
     parseInput(Id, queueId);
     return { ok: true, member: await addMember(reviewer, queueId, input) };
   } catch (error) {
@@ -79,7 +71,7 @@ export async function changeRoleAction(
   role: unknown,
 ): Promise<ActionResult<{ member: QueueMemberView }>> {
   try {
-    const reviewer = await reviewerOrThrow();
+    const reviewer = await actionReviewer();
     parseInput(z.object({ queueId: Id, userId: Id }), { queueId, userId });
     return { ok: true, member: await changeRole(reviewer, queueId, userId, { role }) };
   } catch (error) {
@@ -92,7 +84,7 @@ export async function removeMemberAction(
   userId: string,
 ): Promise<ActionResult<{ member: QueueMemberView }>> {
   try {
-    const reviewer = await reviewerOrThrow();
+    const reviewer = await actionReviewer();
     parseInput(z.object({ queueId: Id, userId: Id }), { queueId, userId });
     return { ok: true, member: await removeMember(reviewer, queueId, userId) };
   } catch (error) {

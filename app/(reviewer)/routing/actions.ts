@@ -1,27 +1,21 @@
 "use server";
 
 import { actionError, type ActionResult } from "@/app/action-result";
-import { InvalidRequestError, UnauthenticatedError } from "@/lib/errors";
+import { InvalidRequestError } from "@/lib/errors";
 import { createRule } from "@/lib/routing/create-rule";
 import { deleteRule } from "@/lib/routing/delete-rule";
 import type { RoutingRuleView } from "@/lib/routing/list-rules";
 import { moveRule } from "@/lib/routing/move-rule";
 import { updateRule } from "@/lib/routing/update-rule";
-import { sessionReviewer } from "../current-reviewer";
+import { actionReviewer } from "../current-reviewer";
 
 // Public endpoints like every server action: the verbs check that the caller is an admin.
-
-async function reviewer() {
-  const found = await sessionReviewer();
-  if (!found) throw new UnauthenticatedError("Your session ended. Sign in again.");
-  return found;
-}
 
 export async function createRuleAction(
   input: unknown,
 ): Promise<ActionResult<{ rule: RoutingRuleView }>> {
   try {
-    return { ok: true, rule: await createRule(await reviewer(), input) };
+    return { ok: true, rule: await createRule(await actionReviewer(), input) };
   } catch (error) {
     return actionError(error);
   }
@@ -42,7 +36,7 @@ export async function updateRuleAction(
 ): Promise<ActionResult<{ rule: RoutingRuleView }>> {
   try {
     checkRuleId(ruleId);
-    return { ok: true, rule: await updateRule(await reviewer(), ruleId, input) };
+    return { ok: true, rule: await updateRule(await actionReviewer(), ruleId, input) };
   } catch (error) {
     return actionError(error);
   }
@@ -55,7 +49,7 @@ export async function moveRuleAction(
 ): Promise<ActionResult<{ rules: RoutingRuleView[] }>> {
   try {
     checkRuleId(ruleId);
-    return { ok: true, rules: await moveRule(await reviewer(), ruleId, { to }) };
+    return { ok: true, rules: await moveRule(await actionReviewer(), ruleId, { to }) };
   } catch (error) {
     return actionError(error);
   }
@@ -64,7 +58,7 @@ export async function moveRuleAction(
 export async function deleteRuleAction(ruleId: string): Promise<ActionResult> {
   try {
     checkRuleId(ruleId);
-    await deleteRule(await reviewer(), ruleId);
+    await deleteRule(await actionReviewer(), ruleId);
     return { ok: true };
   } catch (error) {
     return actionError(error);
