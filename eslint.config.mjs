@@ -24,6 +24,7 @@ const config = [
       "test-results/**",
       "playwright-report/**",
       "dist/**",
+      "lib/sdk/dist/**",
       "next-env.d.ts",
     ],
   },

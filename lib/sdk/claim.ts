@@ -1,6 +1,6 @@
-import { CountersignError } from "./errors";
-import type { Countersign } from "./client";
-import type { Batch, BatchInput, ClaimGrant, RollbackAction, Run, RunEvent } from "./types";
+import { CountersignError } from "./errors.js";
+import type { Countersign } from "./client.js";
+import type { Batch, BatchInput, ClaimGrant, RollbackAction, Run, RunEvent } from "./types.js";
 
 // A worker's hold on a run (`POST /runs/{id}/claim`), kept alive by heartbeats every third of the
 // lease until the claim ends: by pause, complete, fail, release, or being lost. Losing it

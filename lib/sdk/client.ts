@@ -1,10 +1,10 @@
-import { Claim } from "./claim";
-import { CountersignError } from "./errors";
-import { newIdempotencyKey, Transport, type FetchLike } from "./http";
-import type { RetryOptions } from "./retry";
-import { RunSession, type RunSessionOptions } from "./run-session";
-import type { Batch, BatchInput, ClaimGrant, CreateRunInput, Run, RunEvent } from "./types";
-import { waitForDecision, type WaitOptions } from "./wait-for-decision";
+import { Claim } from "./claim.js";
+import { CountersignError } from "./errors.js";
+import { newIdempotencyKey, Transport, type FetchLike } from "./http.js";
+import type { RetryOptions } from "./retry.js";
+import { RunSession, type RunSessionOptions } from "./run-session.js";
+import type { Batch, BatchInput, ClaimGrant, CreateRunInput, Run, RunEvent } from "./types.js";
+import { waitForDecision, type WaitOptions } from "./wait-for-decision.js";
 
 // The agent's client for the Countersign API (agent key auth). One method per endpoint, plus
 // waitForDecision and claims with heartbeats; `gate` and `runRollback` build on it.

@@ -1,8 +1,8 @@
-import type { Countersign } from "./client";
-import { CountersignError } from "./errors";
-import { newIdempotencyKey } from "./http";
-import { rejectionMessage } from "./rejection";
-import type { RunSession } from "./run-session";
+import type { Countersign } from "./client.js";
+import { CountersignError } from "./errors.js";
+import { newIdempotencyKey } from "./http.js";
+import { rejectionMessage } from "./rejection.js";
+import type { RunSession } from "./run-session.js";
 import type {
   Batch,
   Call,
@@ -11,8 +11,8 @@ import type {
   DecisionSource,
   Ref,
   TimeoutAction,
-} from "./types";
-import type { WaitOptions } from "./wait-for-decision";
+} from "./types.js";
+import type { WaitOptions } from "./wait-for-decision.js";
 
 // gate(tool, options) wraps a tool function so that, when a call needs approval, it runs only
 // after a person approved it (with their edited args, if they edited), and a rejection comes back

@@ -1,4 +1,4 @@
-import { CountersignError, errorFromResponse } from "./errors";
+import { CountersignError, errorFromResponse } from "./errors.js";
 import {
   backoffMs,
   isRetryableStatus,
@@ -7,7 +7,7 @@ import {
   sleep,
   type RetryOptions,
   type RetryPolicy,
-} from "./retry";
+} from "./retry.js";
 
 // The one place the SDK talks HTTP: auth, JSON, per-attempt timeouts, retries and error mapping.
 

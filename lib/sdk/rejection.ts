@@ -1,4 +1,4 @@
-import type { Batch, Call } from "./types";
+import type { Batch, Call } from "./types.js";
 
 // What a model reads when its tool call did not run: one wording for gate() and every adapter,
 // so an agent hears the same sentences whichever framework it runs in.

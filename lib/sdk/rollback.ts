@@ -1,5 +1,5 @@
-import type { Claim } from "./claim";
-import type { RollbackAction } from "./types";
+import type { Claim } from "./claim.js";
+import type { RollbackAction } from "./types.js";
 
 // Undoes a run's reported actions after `requestRollback`: the claim that follows carries them
 // (those reported with `revert` data and not reverted yet, newest first). Each is handed to the

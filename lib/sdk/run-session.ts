@@ -1,10 +1,10 @@
-import type { Claim } from "./claim";
-import { describeError } from "./claim";
-import type { Countersign } from "./client";
-import { CountersignError } from "./errors";
-import { newIdempotencyKey } from "./http";
-import type { Batch, BatchInput, Run, RunEvent } from "./types";
-import type { WaitOptions } from "./wait-for-decision";
+import type { Claim } from "./claim.js";
+import { describeError } from "./claim.js";
+import type { Countersign } from "./client.js";
+import { CountersignError } from "./errors.js";
+import { newIdempotencyKey } from "./http.js";
+import type { Batch, BatchInput, Run, RunEvent } from "./types.js";
+import type { WaitOptions } from "./wait-for-decision.js";
 
 // One run driven by this process across many pauses, as an agent loop sees it. The run's
 // lifecycle decides what each step needs: a fresh run is `running` and held by its creator (no

@@ -1,8 +1,8 @@
-import { CountersignError, errorFromResponse } from "./errors";
-import type { Transport } from "./http";
-import { backoffMs, isRetryableStatus, sleep, type RetryPolicy } from "./retry";
-import { readSse } from "./sse";
-import type { Batch, RunEvent } from "./types";
+import { CountersignError, errorFromResponse } from "./errors.js";
+import type { Transport } from "./http.js";
+import { backoffMs, isRetryableStatus, sleep, type RetryPolicy } from "./retry.js";
+import { readSse } from "./sse.js";
+import type { Batch, RunEvent } from "./types.js";
 
 // Waits for a batch to leave `pending`. The run's event stream is the fast path: it resumes with
 // Last-Event-ID after any cut, so an event that happened while disconnected is replayed, not lost.

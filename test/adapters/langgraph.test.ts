@@ -13,7 +13,7 @@ import {
   type PendingAction,
 } from "@/lib/sdk/adapters/langgraph";
 import { main } from "@/lib/sdk/examples/langgraph";
-import { Countersign } from "@/lib/sdk";
+import { Countersign } from "@/lib/sdk/index";
 import { startApiServer } from "@/test/support/api-fixtures";
 import { makeTeam } from "@/test/support/factories";
 import { apiClient, type ApiClient } from "@/test/support/http";

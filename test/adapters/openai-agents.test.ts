@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Agent, run, Usage, type ModelRequest, type ModelResponse } from "@openai/agents";
 import { functionCall } from "@openai/agents/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Countersign, CountersignError, type FetchLike } from "@/lib/sdk";
+import { Countersign, CountersignError, type FetchLike } from "@/lib/sdk/index";
 import { pauseOnInterruptions, resumeFromDecision } from "@/lib/sdk/adapters/openai-agents";
 import {
   Payments,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { events as eventLog } from "@/db/schema";
-import { Countersign } from "@/lib/sdk";
+import { Countersign } from "@/lib/sdk/index";
 import { requestApprovals } from "@/lib/sdk/adapters/vercel-ai";
 import { cli, main, type RefundAgentOptions } from "@/lib/sdk/examples/vercel-ai";
 import { startApiServer } from "@/test/support/api-fixtures";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CountersignError, runRollback, type Claim } from "@/lib/sdk";
+import { CountersignError, runRollback, type Claim } from "@/lib/sdk/index";
 import { startApiServer } from "@/test/support/api-fixtures";
 import { sleep, waitUntil } from "@/test/support/polling";
 import type { TestServer } from "@/test/support/server";

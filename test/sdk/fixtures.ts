@@ -2,7 +2,7 @@ import { and, asc, count, eq } from "drizzle-orm";
 import { expect } from "vitest";
 import { getDb } from "@/db/client";
 import { batches, events, runs } from "@/db/schema";
-import { Countersign, type CountersignOptions } from "@/lib/sdk";
+import { Countersign, type CountersignOptions } from "@/lib/sdk/index";
 import { makeQuickTeam, makeReviewers } from "@/test/support/api-fixtures";
 import { apiClient, type ApiClient } from "@/test/support/http";
 import { waitUntil } from "@/test/support/polling";

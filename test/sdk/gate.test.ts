@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gate, type GateRejection, type RunSession } from "@/lib/sdk";
+import { gate, type GateRejection, type RunSession } from "@/lib/sdk/index";
 import { startApiServer } from "@/test/support/api-fixtures";
 import { makeReviewer } from "@/test/support/factories";
 import { apiClient } from "@/test/support/http";

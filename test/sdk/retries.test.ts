@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Countersign, CountersignError } from "@/lib/sdk";
+import { Countersign, CountersignError } from "@/lib/sdk/index";
 import { backoffMs, parseRetryAfter, retryPolicy } from "@/lib/sdk/retry";
 
 // What the SDK retries and what it never does, against a scripted fetch: every answer is chosen

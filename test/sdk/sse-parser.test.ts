@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SseParser, type SseMessage } from "@/lib/sdk";
+import { SseParser, type SseMessage } from "@/lib/sdk/index";
 import { readSse } from "@/lib/sdk/sse";
 
 // The SDK parses server-sent events itself (EventSource cannot send an Authorization header):

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CountersignError, type RunEvent } from "@/lib/sdk";
+import { CountersignError, type RunEvent } from "@/lib/sdk/index";
 import { freshDatabase } from "@/test/support/database";
 import { sleep, waitUntil } from "@/test/support/polling";
 import { startServer, type TestServer } from "@/test/support/server";

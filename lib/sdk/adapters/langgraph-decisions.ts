@@ -6,8 +6,8 @@ import type {
   ReviewConfig,
 } from "langchain";
 import { AIMessage, type ToolCall } from "@langchain/core/messages";
-import { callRejectionMessage } from "../rejection";
-import type { Batch, Call, CallInput } from "../types";
+import { callRejectionMessage } from "../rejection.js";
+import type { Batch, Call, CallInput } from "../types.js";
 
 // The pure half of the LangGraph adapter: a human-in-the-loop interrupt's action requests become
 // Countersign calls, and a settled batch becomes the middleware's resume decisions. No I/O here.

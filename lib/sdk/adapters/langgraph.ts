@@ -1,12 +1,12 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { Command, INTERRUPT, type Interrupt } from "@langchain/langgraph";
 import type { ActionRequest, Decision as HitlDecision, HITLRequest, HITLResponse } from "langchain";
-import type { Countersign } from "../client";
-import { CountersignError } from "../errors";
-import { newIdempotencyKey } from "../http";
-import type { RunSession } from "../run-session";
-import type { Batch, CreateRunInput, TimeoutAction } from "../types";
-import type { WaitOptions } from "../wait-for-decision";
+import type { Countersign } from "../client.js";
+import { CountersignError } from "../errors.js";
+import { newIdempotencyKey } from "../http.js";
+import type { RunSession } from "../run-session.js";
+import type { Batch, CreateRunInput, TimeoutAction } from "../types.js";
+import type { WaitOptions } from "../wait-for-decision.js";
 import {
   callInput,
   clip,
@@ -15,15 +15,15 @@ import {
   toolCallIdsFor,
   type CallDetails,
   type PendingAction,
-} from "./langgraph-decisions";
+} from "./langgraph-decisions.js";
 
 // LangChain's humanInTheLoopMiddleware pauses an agent with an interrupt listing the tool calls
 // it wants reviewed. Here those become one Countersign batch, and the reviewers' decisions come
 // back as the middleware's resume decisions: approve, edit (the reviewer's args), or reject (with
 // the reason, for the model). `invokeWithApproval` runs the whole invoke → decide → resume loop.
 
-export { DecisionNotAllowedError, decisionsFrom, toolCallIdsFor } from "./langgraph-decisions";
-export type { CallDetails, PendingAction } from "./langgraph-decisions";
+export { DecisionNotAllowedError, decisionsFrom, toolCallIdsFor } from "./langgraph-decisions.js";
+export type { CallDetails, PendingAction } from "./langgraph-decisions.js";
 
 export type AskOptions = {
   /** a queue id or name the agent key may target; its default queue otherwise */

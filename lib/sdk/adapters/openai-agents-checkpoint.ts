@@ -1,4 +1,4 @@
-import { CountersignError } from "../errors";
+import { CountersignError } from "../errors.js";
 
 // The checkpoint the OpenAI Agents adapter stores with a pause: the Agents SDK's serialized
 // RunState, kept as JSON (not as a string inside JSON, whose escaping grows it by a tenth or

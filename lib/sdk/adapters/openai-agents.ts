@@ -7,34 +7,34 @@ import {
   type RunResult,
   type RunToolApprovalItem,
 } from "@openai/agents";
-import { callRejectionMessage } from "../rejection";
-import { Claim } from "../claim";
-import type { Countersign } from "../client";
-import { CountersignError } from "../errors";
-import { RunSession } from "../run-session";
-import type { Batch, BatchInput, CallInput, CreateRunInput, Run, TimeoutAction } from "../types";
-import type { WaitOptions } from "../wait-for-decision";
+import { callRejectionMessage } from "../rejection.js";
+import { Claim } from "../claim.js";
+import type { Countersign } from "../client.js";
+import { CountersignError } from "../errors.js";
+import { RunSession } from "../run-session.js";
+import type { Batch, BatchInput, CallInput, CreateRunInput, Run, TimeoutAction } from "../types.js";
+import type { WaitOptions } from "../wait-for-decision.js";
 import {
   editNotAppliedMessage,
   inputSchemaOf,
   interruptedCall,
   type InterruptedCall,
-} from "./openai-agents-calls";
+} from "./openai-agents-calls.js";
 import {
   DEFAULT_MAX_CHECKPOINT_BYTES,
   readCheckpoint,
   sameJson,
   toCheckpoint,
   withEditedArguments,
-} from "./openai-agents-checkpoint";
+} from "./openai-agents-checkpoint.js";
 
 // Countersign for the OpenAI Agents SDK (`@openai/agents`). A run that stops on tools with
 // `needsApproval` becomes one Countersign batch whose checkpoint is the serialized RunState; any
 // process that has the run id and the agent definition can later claim the run, apply the
 // reviewers' decisions to the restored state and continue it. Nothing waits in memory meanwhile.
 
-export type { InterruptedCall } from "./openai-agents-calls";
-export { CHECKPOINT_FORMAT, type AgentsCheckpoint } from "./openai-agents-checkpoint";
+export type { InterruptedCall } from "./openai-agents-calls.js";
+export { CHECKPOINT_FORMAT, type AgentsCheckpoint } from "./openai-agents-checkpoint.js";
 
 // The Agents SDK's own bound for "an agent of any context and output" (RunState, Runner.run).
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,6 +1,6 @@
 import type { ModelMessage, ToolResultPart } from "ai";
-import { callRejectionMessage } from "../rejection";
-import type { Batch, Call } from "../types";
+import { callRejectionMessage } from "../rejection.js";
+import type { Batch, Call } from "../types.js";
 
 // Reading the AI SDK's message parts: which tool approval requests are still unanswered, which
 // tool results the SDK produced, and the words a decision is given to the model in.

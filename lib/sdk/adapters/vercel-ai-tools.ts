@@ -6,9 +6,9 @@ import {
   type Tool,
   type ToolResultPart,
 } from "ai";
-import type { RunSession } from "../run-session";
-import type { Call } from "../types";
-import { asJson, isObject, type PendingApproval } from "./vercel-ai-parts";
+import type { RunSession } from "../run-session.js";
+import type { Call } from "../types.js";
+import { asJson, isObject, type PendingApproval } from "./vercel-ai-parts.js";
 
 // What the adapter does with the agent's AI SDK tools: puts their input schemas on the cards (so
 // reviewers' edits are checked), and runs a call a reviewer approved with an edited input.

@@ -5,9 +5,9 @@ import type {
   ToolResultPart,
   ToolSet,
 } from "ai";
-import type { Countersign } from "../client";
-import { CountersignError } from "../errors";
-import type { RunSession } from "../run-session";
+import type { Countersign } from "../client.js";
+import { CountersignError } from "../errors.js";
+import type { RunSession } from "../run-session.js";
 import type {
   Batch,
   Call,
@@ -16,8 +16,8 @@ import type {
   DecisionSource,
   Ref,
   TimeoutAction,
-} from "../types";
-import type { WaitOptions } from "../wait-for-decision";
+} from "../types.js";
+import type { WaitOptions } from "../wait-for-decision.js";
 import {
   approvalReason,
   asJson,
@@ -29,8 +29,8 @@ import {
   toolResultsIn,
   type PendingApproval,
   type ResultLike,
-} from "./vercel-ai-parts";
-import { checkEditedInput, editedInput, jsonSchemaOf, runEdited } from "./vercel-ai-tools";
+} from "./vercel-ai-parts.js";
+import { checkEditedInput, editedInput, jsonSchemaOf, runEdited } from "./vercel-ai-tools.js";
 
 // The Vercel AI SDK (`ai` v6) asks for approval by ending generateText / streamText with
 // `tool-approval-request` parts (tools with `needsApproval`) and resumes when the next call's

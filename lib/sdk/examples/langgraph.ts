@@ -14,8 +14,8 @@ import {
   tool,
 } from "langchain";
 import { z } from "zod";
-import { Countersign } from "..";
-import { invokeWithApproval } from "../adapters/langgraph";
+import { Countersign } from "../index.js";
+import { invokeWithApproval } from "../adapters/langgraph.js";
 
 // A LangChain agent whose file writes wait for a person in Countersign. It reads notes.md freely,
 // proposes a write (the human-in-the-loop middleware interrupts), and the reviewer approves,

@@ -11,9 +11,9 @@ import {
 } from "@openai/agents";
 import { assistantMessage, functionCall } from "@openai/agents/testing";
 import { z } from "zod";
-import { pauseOnInterruptions, resumeFromDecision } from "../adapters/openai-agents";
-import { Countersign } from "../client";
-import { CountersignError } from "../errors";
+import { pauseOnInterruptions, resumeFromDecision } from "../adapters/openai-agents.js";
+import { Countersign } from "../client.js";
+import { CountersignError } from "../errors.js";
 
 // A support agent (OpenAI Agents SDK) whose `refund_order` tool needs a person's approval, in two
 // processes that share nothing but a run id:

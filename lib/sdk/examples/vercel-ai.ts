@@ -4,9 +4,9 @@ import { fileURLToPath } from "node:url";
 import { generateText, stepCountIs, tool, type ModelMessage } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
-import { requestApprovals, type ApprovalDecision } from "../adapters/vercel-ai";
-import { Countersign } from "../client";
-import type { Batch } from "../types";
+import { requestApprovals, type ApprovalDecision } from "../adapters/vercel-ai.js";
+import { Countersign } from "../client.js";
+import type { Batch } from "../types.js";
 
 // A refund agent on the Vercel AI SDK whose `refund_order` tool needs approval: each step's
 // approval requests become one Countersign card, and the agent resumes with what people decided.
