@@ -2,7 +2,12 @@
 // edge runtimes): no Next.js, React or server imports.
 
 export { Countersign } from "./client.js";
-export type { ClaimOptions, CompleteRunInput, CountersignOptions, ToolEventInput } from "./client.js";
+export type {
+  ClaimOptions,
+  CompleteRunInput,
+  CountersignOptions,
+  ToolEventInput,
+} from "./client.js";
 export { Claim } from "./claim.js";
 export type { ClaimState } from "./claim.js";
 export { CountersignError } from "./errors.js";
