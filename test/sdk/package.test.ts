@@ -13,18 +13,19 @@ import type { TestServer } from "@/test/support/server";
 
 // Issue 15: `@countersign/sdk` as an agent developer gets it. The workspace is packed with
 // `npm pack` (its prepack builds dist/ from the sources), the tarball is installed into a fresh
-// project outside the repository, an agent written in TypeScript against the installed package is
-// type-checked and compiled under `nodenext`, and plain `node` runs it against a real server:
-// it pauses on a refund, a reviewer edits the amount over the HTTP API, and the agent resumes
-// with what the reviewer approved and completes the run.
+// project outside the repository, and two agents written in TypeScript against the installed
+// package are type-checked and compiled under `nodenext`, then run by plain `node` against a real
+// server: the README's quick start (gate() pauses, a reviewer approves, the tool runs), and a
+// step-by-step agent that pauses with a checkpoint, is edited by a reviewer, claims the run and
+// resumes with what the reviewer approved.
 
 const execFileAsync = promisify(execFile);
 const repoRoot = process.cwd();
 const tscBin = path.join(repoRoot, "node_modules/typescript/bin/tsc");
 
-// What a developer would write from the README's quick start, plus the Vercel AI SDK adapter
-// imported from its subpath export (its types are checked; `ai` is the adapter's peer).
-const AGENT = `import { Countersign, type Batch } from "@countersign/sdk";
+// The step-by-step flow, plus the Vercel AI SDK adapter imported from its subpath export (its
+// types are checked and its module loaded; `ai` is the adapter's peer).
+const STEP_BY_STEP_AGENT = `import { Countersign, type Batch } from "@countersign/sdk";
 import { requestApprovals, type RequestApprovalsOptions } from "@countersign/sdk/adapters/vercel-ai";
 
 type RefundArgs = { orderId: string; amount: number };
@@ -85,17 +86,20 @@ console.log(
 
 type PackedFile = { path: string };
 type Packed = { filename: string; files: PackedFile[] };
-
-let server: TestServer;
-let workDir: string;
-let projectDir: string;
-let packed: Packed;
-let manifest: {
+type Manifest = {
   dependencies?: Record<string, string>;
   peerDependencies: Record<string, string>;
   peerDependenciesMeta: Record<string, { optional?: boolean }>;
   exports: Record<string, string | { types: string; import: string }>;
 };
+
+let server: TestServer;
+let workDir: string;
+let projectDir: string;
+let packed: Packed;
+let manifest: Manifest;
+/** what `npm install <tarball>` put in the project's node_modules, by npm's own account */
+let installedPackages: string[];
 
 beforeAll(async () => {
   workDir = await mkdtemp(path.join(tmpdir(), "countersign-sdk-"));
@@ -114,15 +118,74 @@ beforeAll(async () => {
   ).catch((error) => {
     throw new Error(`npm install of the tarball failed:\n${error.stdout}${error.stderr}`);
   });
+  const installed = path.join(projectDir, "node_modules");
   manifest = JSON.parse(
-    await readFile(path.join(projectDir, "node_modules/@countersign/sdk/package.json"), "utf8"),
+    await readFile(path.join(installed, "@countersign/sdk/package.json"), "utf8"),
   );
+  installedPackages = Object.keys(
+    JSON.parse(await readFile(path.join(installed, ".package-lock.json"), "utf8")).packages,
+  );
+
+  // What the developer adds next to the SDK: Node's types and the one framework they use.
+  await mkdir(path.join(installed, "@types"));
+  await symlink(
+    path.join(repoRoot, "node_modules/@types/node"),
+    path.join(installed, "@types/node"),
+  );
+  await symlink(path.join(repoRoot, "node_modules/ai"), path.join(installed, "ai"));
+
+  await writeFile(path.join(projectDir, "quick-start.ts"), await readmeQuickStart());
+  await writeFile(path.join(projectDir, "step-by-step.ts"), STEP_BY_STEP_AGENT);
+  await writeFile(
+    path.join(projectDir, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        target: "es2022",
+        types: ["node"],
+        // The package's own declarations are checked too: an extensionless import in them
+        // would only show up here.
+        skipLibCheck: false,
+        outDir: "out",
+      },
+      files: ["quick-start.ts", "step-by-step.ts"],
+    }),
+  );
+  await execFileAsync(process.execPath, [tscBin, "-p", projectDir]).catch((error) => {
+    throw new Error(`tsc refused the agents under nodenext:\n${error.stdout}${error.stderr}`);
+  });
 }, 60_000);
 
 afterAll(async () => {
   await server?.stop();
   if (workDir) await rm(workDir, { recursive: true, force: true });
 });
+
+/** The first TypeScript block under "## Quick start" in the package's README, as a reader copies it. */
+async function readmeQuickStart(): Promise<string> {
+  const readme = await readFile(path.join(repoRoot, "lib/sdk/README.md"), "utf8");
+  const section = readme.split(/^## Quick start$/m)[1];
+  const code = section?.match(/```ts\n([\s\S]*?)```/)?.[1];
+  if (!code) throw new Error("lib/sdk/README.md has no ```ts block under '## Quick start'");
+  return code;
+}
+
+/** Starts a compiled agent with plain node; its stdout lines are collected as they come. */
+function startAgent(script: string, args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [path.join(projectDir, "out", script), ...args], {
+    cwd: projectDir,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  const lines: string[] = [];
+  createInterface({ input: child.stdout }).on("line", (line) => lines.push(line));
+  const exitCode = new Promise<number | null>((resolve) => child.on("close", resolve));
+  return { lines, exitCode, stderr: () => stderr, kill: () => child.kill() };
+}
 
 /** `npm pack` of the workspace, as a publish would make it; returns npm's account of the tarball. */
 async function packSdk(destination: string): Promise<Packed> {
@@ -176,7 +239,7 @@ describe("@countersign/sdk packed and installed into a fresh project", () => {
     // `@/` app module can ride along. The client itself imports no package at all.
     expect(manifest.dependencies ?? {}).toEqual({});
     const installed = path.join(projectDir, "node_modules/@countersign/sdk");
-    const foreign = new Map<string, string[]>();
+    const importedPackages = new Set<string>();
     for (const file of paths.filter((p) => /\.(js|d\.ts)$/.test(p))) {
       const specifiers = importedSpecifiers(await readFile(path.join(installed, file), "utf8"));
       for (const specifier of specifiers) {
@@ -184,64 +247,49 @@ describe("@countersign/sdk packed and installed into a fresh project", () => {
           expect(specifier, `${file} imports ${specifier}`).toMatch(/\.js$/);
         } else {
           expect(file, `${file} imports ${specifier}`).toMatch(/^dist\/adapters\//);
-          foreign.set(packageOf(specifier), [...(foreign.get(packageOf(specifier)) ?? []), file]);
+          importedPackages.add(packageOf(specifier));
         }
       }
     }
-    expect([...foreign.keys()].sort()).toEqual(Object.keys(manifest.peerDependencies).sort());
-    for (const peer of foreign.keys()) {
+    expect([...importedPackages].sort()).toEqual(Object.keys(manifest.peerDependencies).sort());
+    for (const peer of importedPackages) {
       expect(manifest.peerDependenciesMeta[peer]?.optional, peer).toBe(true);
     }
 
     // Installing the tarball added exactly one package: the SDK.
-    const lock = JSON.parse(
-      await readFile(path.join(projectDir, "node_modules/.package-lock.json"), "utf8"),
-    );
-    expect(Object.keys(lock.packages)).toEqual(["node_modules/@countersign/sdk"]);
+    expect(installedPackages).toEqual(["node_modules/@countersign/sdk"]);
   });
 
-  it("type-checks an agent under nodenext, and plain node runs it: pause → a reviewer edits → resume", async () => {
+  it("runs the README's quick start with plain node: gate() pauses, a reviewer approves, the tool runs", async () => {
     const team = await makeTeam();
-    // What the developer adds next to the SDK: Node's types and the one framework they use.
-    await mkdir(path.join(projectDir, "node_modules/@types"), { recursive: true });
-    await symlink(
-      path.join(repoRoot, "node_modules/@types/node"),
-      path.join(projectDir, "node_modules/@types/node"),
-    );
-    await symlink(path.join(repoRoot, "node_modules/ai"), path.join(projectDir, "node_modules/ai"));
-    await writeFile(path.join(projectDir, "agent.ts"), AGENT);
-    await writeFile(
-      path.join(projectDir, "tsconfig.json"),
-      JSON.stringify({
-        compilerOptions: {
-          strict: true,
-          module: "nodenext",
-          moduleResolution: "nodenext",
-          target: "es2022",
-          types: ["node"],
-          // The package's own declarations are checked too: an extensionless import in them
-          // would only show up here.
-          skipLibCheck: false,
-          outDir: "out",
-        },
-        files: ["agent.ts"],
-      }),
-    );
-    await execFileAsync(process.execPath, [tscBin, "-p", projectDir]).catch((error) => {
-      throw new Error(`tsc refused the agent:\n${error.stdout}${error.stderr}`);
+    const agent = startAgent("quick-start.js", [], {
+      CS_URL: server.baseUrl,
+      CS_AGENT_KEY: team.agent.key,
     });
-
-    const agent = spawn(
-      process.execPath,
-      [path.join(projectDir, "out/agent.js"), server.baseUrl, team.agent.key],
-      { cwd: projectDir, stdio: ["ignore", "pipe", "pipe"] },
+    const reviewer = apiClient(server.baseUrl, team.reviewer.token);
+    let batch: any;
+    try {
+      batch = await pendingBatch(reviewer, team.queue.id);
+      expect(batch.calls[0]).toMatchObject({
+        toolName: "refund_order",
+        args: { orderId: "A-1001", amount: 250 },
+        summary: "Refund 250 USD on order A-1001",
+      });
+      await decide(reviewer, batch.calls[0], "approve");
+      expect(await agent.exitCode, `the agent failed:\n${agent.stderr()}`).toBe(0);
+    } finally {
+      agent.kill();
+    }
+    expect(agent.lines).toEqual(["Refunded 250 USD on order A-1001"]);
+    const { body: run } = await apiClient(server.baseUrl, team.agent.key).get(
+      `/runs/${batch.runId}`,
     );
-    let stderr = "";
-    agent.stderr.on("data", (chunk) => (stderr += chunk));
-    const lines: Record<string, any>[] = [];
-    createInterface({ input: agent.stdout }).on("line", (line) => lines.push(JSON.parse(line)));
-    const exited = new Promise<number | null>((resolve) => agent.on("close", resolve));
+    expect(run.status).toBe("completed");
+  });
 
+  it("runs a step-by-step agent with plain node: pause with a checkpoint → a reviewer edits → claim → resume with the edit", async () => {
+    const team = await makeTeam();
+    const agent = startAgent("step-by-step.js", [server.baseUrl, team.agent.key]);
     // The reviewer finds the card in their queue and approves a smaller refund.
     const reviewer = apiClient(server.baseUrl, team.reviewer.token);
     let batch: any;
@@ -253,12 +301,12 @@ describe("@countersign/sdk packed and installed into a fresh project", () => {
         reason: "Shipping is not refunded",
       });
 
-      expect(await exited, `the agent failed:\n${stderr}`).toBe(0);
+      expect(await agent.exitCode, `the agent failed:\n${agent.stderr()}`).toBe(0);
     } finally {
       agent.kill();
     }
 
-    expect(lines).toEqual([
+    expect(agent.lines.map((line) => JSON.parse(line))).toEqual([
       { event: "paused", runId: batch.runId, batchId: batch.id },
       {
         event: "completed",
