@@ -24,6 +24,7 @@ const config = [
       "test-results/**",
       "playwright-report/**",
       "dist/**",
+      "components/review-card/dist/**",
       "next-env.d.ts",
     ],
   },

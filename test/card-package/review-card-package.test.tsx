@@ -17,7 +17,7 @@ import { pathToFileURL } from "node:url";
 import { act, cleanup, fireEvent, render, screen } from "@testing-library/react";
 import ts from "typescript";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import type { DecisionRequest, DecisionResult } from "@/components/review-card";
+import type { DecisionRequest, DecisionResult } from "@/components/review-card/index";
 import {
   clock,
   dana,
@@ -27,24 +27,25 @@ import {
   makeCall,
 } from "@/test/components/review-card-fixtures";
 
-// `countersign/review-card` as a host app gets it: the BUILT files under dist/review-card (built
-// here by `npm run build:card` when missing or older than the card's sources), rendered with the
-// host's own data and callbacks, outside Next.js.
+// `@countersign/review-card` as a host app gets it: the BUILT files under
+// components/review-card/dist (built here by `npm run build:card` when missing or older than the
+// card's sources), rendered with the host's own data and callbacks, outside Next.js. The packed
+// tarball in a host on another React is review-card-tarball.test.ts.
 
 const root = process.cwd();
 const sourceDir = join(root, "components/review-card");
-const outDir = join(root, "dist/review-card");
+const outDir = join(sourceDir, "dist");
 
 function cardIsStale(): boolean {
   const built = statSync(join(outDir, "index.d.ts"), { throwIfNoEntry: false });
   if (!built) return true;
-  return readdirSync(sourceDir).some(
-    (name) => statSync(join(sourceDir, name)).mtimeMs > built.mtimeMs,
+  return readdirSync(sourceDir, { withFileTypes: true }).some(
+    (entry) => entry.isFile() && statSync(join(sourceDir, entry.name)).mtimeMs > built.mtimeMs,
   );
 }
 
 // The card's API is the source's; the import below is of the bundle built from it.
-type CardModule = typeof import("@/components/review-card");
+type CardModule = typeof import("@/components/review-card/index");
 let card: CardModule;
 
 beforeAll(async () => {
@@ -62,7 +63,7 @@ afterEach(cleanup);
 const bundle = () => readFileSync(join(outDir, "index.js"), "utf8");
 
 describe("the built review card", () => {
-  it("imports only React, ReactDOM and Ajv: no Next.js, no app code", () => {
+  it("imports only React, ReactDOM and the JSON Schema validator: no Next.js, no app code", () => {
     const js = bundle();
     const specifiers = new Set(
       [
@@ -72,7 +73,12 @@ describe("the built review card", () => {
     for (const dynamic of js.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)) {
       specifiers.add(dynamic[1]!);
     }
-    expect([...specifiers].sort()).toEqual(["ajv", "react", "react-dom", "react/jsx-runtime"]);
+    expect([...specifiers].sort()).toEqual([
+      "@cfworker/json-schema",
+      "react",
+      "react-dom",
+      "react/jsx-runtime",
+    ]);
     expect(js).not.toMatch(/["']next[/"']/);
     expect(js).not.toContain("process.env");
     // One client boundary for the whole bundle, so a Next.js host may use it from a server file.
@@ -130,7 +136,7 @@ describe("the built review card", () => {
     expect(screen.getByTestId("conflict-notice").textContent).toContain("Approved by Sam");
   });
 
-  it("checks an edit against the call's JSON Schema with the bundled Ajv import", () => {
+  it("checks an edit against the call's JSON Schema with the package's validator", () => {
     const inputSchema = {
       type: "object",
       properties: { orderId: { type: "string" }, amount: { type: "number", maximum: 100 } },
@@ -179,7 +185,7 @@ describe("the built review card", () => {
 });
 
 describe("the package entry", () => {
-  // A host's project: its own folder whose node_modules holds countersign (this repository),
+  // A host's project: its own folder whose node_modules holds the package (its folder here),
   // React and React's types, as `npm install` would leave it.
   let host: string;
   beforeAll(() => {
@@ -187,14 +193,22 @@ describe("the package entry", () => {
     writeFileSync(join(host, "package.json"), JSON.stringify({ type: "module", private: true }));
     const modules = join(host, "node_modules");
     mkdirSync(join(modules, "@types"), { recursive: true });
-    symlinkSync(root, join(modules, "countersign"));
-    for (const name of ["react", "react-dom", "@types/react", "@types/react-dom"]) {
+    mkdirSync(join(modules, "@countersign"));
+    mkdirSync(join(modules, "@cfworker"));
+    symlinkSync(sourceDir, join(modules, "@countersign/review-card"));
+    for (const name of [
+      "react",
+      "react-dom",
+      "@types/react",
+      "@types/react-dom",
+      "@cfworker/json-schema",
+    ]) {
       symlinkSync(join(root, "node_modules", name), join(modules, name));
     }
     writeFileSync(
       join(host, "app.tsx"),
       [
-        'import { ReviewCard, type Batch, type DecisionResult } from "countersign/review-card";',
+        'import { ReviewCard, type Batch, type DecisionResult } from "@countersign/review-card";',
         "export function HostApp({ batch }: { batch: Batch }) {",
         "  return (",
         "    <ReviewCard",
@@ -214,7 +228,7 @@ describe("the package entry", () => {
       [
         'import { createElement } from "react";',
         'import { renderToStaticMarkup } from "react-dom/server";',
-        'import { ReviewCard } from "countersign/review-card";',
+        'import { ReviewCard } from "@countersign/review-card";',
         "const batch = JSON.parse(process.argv[2]);",
         "process.stdout.write(renderToStaticMarkup(createElement(ReviewCard, { batch })));",
       ].join("\n"),
