@@ -43,7 +43,7 @@ function follow(batchId: string, options: Partial<FollowBatchOptions> = {}) {
   stops.push(following.stop);
   const latest = () => states.at(-1);
   const until = (what: string, test: (state: LiveBatch) => boolean, timeoutMs = 10_000) =>
-    waitUntil(() => states.some(test) && latest(), { what, timeoutMs });
+    waitUntil(() => states.findLast(test), { what, timeoutMs });
   return { states, latest, until };
 }
 
