@@ -1,16 +1,6 @@
 // @vitest-environment happy-dom
 import { execFileSync } from "node:child_process";
-import {
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -26,6 +16,11 @@ import {
   makeBatch,
   makeCall,
 } from "@/test/components/review-card-fixtures";
+import {
+  ensureReviewCardBuilt,
+  REVIEW_CARD_DIR,
+  REVIEW_CARD_DIST,
+} from "@/test/support/review-card-build";
 
 // `@countersign/review-card` as a host app gets it: the BUILT files under
 // components/review-card/dist (built here by `npm run build:card` when missing or older than the
@@ -33,26 +28,15 @@ import {
 // tarball in a host on another React is review-card-tarball.test.ts.
 
 const root = process.cwd();
-const sourceDir = join(root, "components/review-card");
-const outDir = join(sourceDir, "dist");
-
-function cardIsStale(): boolean {
-  const built = statSync(join(outDir, "index.d.ts"), { throwIfNoEntry: false });
-  if (!built) return true;
-  return readdirSync(sourceDir, { withFileTypes: true }).some(
-    (entry) => entry.isFile() && statSync(join(sourceDir, entry.name)).mtimeMs > built.mtimeMs,
-  );
-}
+const sourceDir = REVIEW_CARD_DIR;
+const outDir = REVIEW_CARD_DIST;
 
 // The card's API is the source's; the import below is of the bundle built from it.
 type CardModule = typeof import("@/components/review-card/index");
 let card: CardModule;
 
 beforeAll(async () => {
-  if (cardIsStale()) {
-    const tsx = createRequire(import.meta.url).resolve("tsx/cli");
-    execFileSync(process.execPath, [tsx, "lib/card-package/build.ts"], { cwd: root });
-  }
+  ensureReviewCardBuilt();
   card = (await import(
     /* @vite-ignore */ pathToFileURL(join(outDir, "index.js")).href
   )) as CardModule;
@@ -181,6 +165,21 @@ describe("the built review card", () => {
     expect(used.size).toBeGreaterThan(5);
     const unstyled = [...used].filter((name) => !css.includes(`.${name}`));
     expect(unstyled).toEqual([]);
+  });
+});
+
+describe("the stylesheet's theme", () => {
+  it("reads no CSS variable of the host's but the --cs-* ones its README documents", () => {
+    const css = readFileSync(join(outDir, "index.css"), "utf8");
+    const defined = new Set([...css.matchAll(/(--[\w-]+)\s*:/g)].map((match) => match[1]!));
+    const read = new Set([...css.matchAll(/var\(\s*(--[\w-]+)/g)].map((match) => match[1]!));
+    // What the card reads without setting it itself comes from the host page.
+    const fromHost = [...read].filter((name) => !defined.has(name)).sort();
+    expect(fromHost.length).toBeGreaterThanOrEqual(8);
+    expect(fromHost.filter((name) => !name.startsWith("--cs-"))).toEqual([]);
+    const readme = readFileSync(join(sourceDir, "README.md"), "utf8");
+    const documented = [...readme.matchAll(/^\| `(--cs-[\w-]+)`/gm)].map((match) => match[1]!);
+    expect(documented.sort()).toEqual(fromHost);
   });
 });
 
