@@ -127,7 +127,12 @@ async function forward(
       "content-type": upstream.headers.get("content-type") ?? "application/json",
       "cache-control": "no-cache, no-transform",
     });
-    for await (const chunk of upstream.body ?? []) response.write(chunk);
+    const reader = upstream.body?.getReader();
+    for (;;) {
+      const chunk = await reader?.read();
+      if (!chunk || chunk.done) break;
+      response.write(chunk.value); // as it comes: an event stream must not wait for its end
+    }
     response.end();
   } catch {
     response.destroy(); // the page left (or the server stopped): nothing to answer
