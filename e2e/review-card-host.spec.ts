@@ -97,6 +97,10 @@ async function startHost(): Promise<Host> {
   };
 }
 
+// The calls the README's proxy lets through.
+const CARD_CALLS =
+  /^(GET batches\/[^/]+|GET runs\/[^/]+\/stream|POST (calls|batches)\/[^/]+\/decision|(POST|DELETE) batches\/[^/]+\/review-claim)$/;
+
 /** The host's backend proxy, as the package README writes it: the reviewer's token added here. */
 async function forward(
   request: IncomingMessage,
@@ -104,6 +108,11 @@ async function forward(
   url: URL,
   token: string,
 ): Promise<void> {
+  const path = url.pathname.slice("/countersign/api/v1/".length);
+  if (!CARD_CALLS.test(`${request.method} ${path}`)) {
+    response.writeHead(404).end();
+    return;
+  }
   const aborted = new AbortController();
   response.on("close", () => aborted.abort());
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };

@@ -207,7 +207,18 @@ describe("the package entry", () => {
     writeFileSync(
       join(host, "app.tsx"),
       [
-        'import { ReviewCard, type Batch, type DecisionResult } from "@countersign/review-card";',
+        "import {",
+        "  ReviewCard,",
+        "  useBatch,",
+        "  type Batch,",
+        "  type DecisionResult,",
+        "  type LiveStatus,",
+        '} from "@countersign/review-card";',
+        "export function LiveStatusText({ id }: { id: string }): LiveStatus {",
+        '  const { batch, status } = useBatch(id, { baseUrl: "/countersign", pollIntervalMs: 2000 });',
+        '  const pending: boolean | undefined = batch?.calls.some((call) => call.status === "pending");',
+        '  return pending === false ? "settled" : status;',
+        "}",
         "export function HostApp({ batch }: { batch: Batch }) {",
         "  return (",
         "    <ReviewCard",
@@ -222,6 +233,11 @@ describe("the package entry", () => {
         "}",
       ].join("\n"),
     );
+    // The package README's quick start, as a host pastes it.
+    const readme = readFileSync(join(sourceDir, "README.md"), "utf8");
+    const quickStart = /## Quick start\n\n```tsx\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(quickStart).toBeDefined();
+    writeFileSync(join(host, "quick-start.tsx"), quickStart!);
     writeFileSync(
       join(host, "server-render.mjs"),
       [
@@ -238,34 +254,37 @@ describe("the package entry", () => {
   it.each([
     ["bundler", ts.ModuleKind.ESNext, ts.ModuleResolutionKind.Bundler],
     ["nodenext", ts.ModuleKind.NodeNext, ts.ModuleResolutionKind.NodeNext],
-  ])("type-checks a host's use of it (moduleResolution %s)", (_name, module, moduleResolution) => {
-    const program = ts.createProgram([join(host, "app.tsx")], {
-      module,
-      moduleResolution,
-      target: ts.ScriptTarget.ES2022,
-      jsx: ts.JsxEmit.ReactJSX,
-      strict: true,
-      noEmit: true,
-      types: [],
-    });
-    // The host's file and the package's declarations (an unresolved import in those would
-    // otherwise quietly become `any`); React's own types are not checked again.
-    const checked = program
-      .getSourceFiles()
-      .filter((file) => file.fileName.startsWith(host) || file.fileName.startsWith(outDir));
-    expect(checked.length).toBeGreaterThan(5);
-    const problems = [
-      ...program.getOptionsDiagnostics(),
-      ...program.getGlobalDiagnostics(),
-      ...checked.flatMap((file) => [
-        ...program.getSyntacticDiagnostics(file),
-        ...program.getSemanticDiagnostics(file),
-      ]),
-    ].map(
-      (d) => `${d.file?.fileName ?? ""} ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`,
-    );
-    expect(problems).toEqual([]);
-  });
+  ])(
+    "type-checks a host's use of it and the README's quick start (moduleResolution %s)",
+    (_name, module, moduleResolution) => {
+      const program = ts.createProgram([join(host, "app.tsx"), join(host, "quick-start.tsx")], {
+        module,
+        moduleResolution,
+        target: ts.ScriptTarget.ES2022,
+        jsx: ts.JsxEmit.ReactJSX,
+        strict: true,
+        noEmit: true,
+        types: [],
+      });
+      // The host's file and the package's declarations (an unresolved import in those would
+      // otherwise quietly become `any`); React's own types are not checked again.
+      const checked = program
+        .getSourceFiles()
+        .filter((file) => file.fileName.startsWith(host) || file.fileName.startsWith(outDir));
+      expect(checked.length).toBeGreaterThan(5);
+      const problems = [
+        ...program.getOptionsDiagnostics(),
+        ...program.getGlobalDiagnostics(),
+        ...checked.flatMap((file) => [
+          ...program.getSyntacticDiagnostics(file),
+          ...program.getSemanticDiagnostics(file),
+        ]),
+      ].map(
+        (d) => `${d.file?.fileName ?? ""} ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`,
+      );
+      expect(problems).toEqual([]);
+    },
+  );
 
   it("renders in plain Node, resolved by its package name", () => {
     const html = execFileSync(
