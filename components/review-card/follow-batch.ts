@@ -206,12 +206,16 @@ export function followBatch(
     }
   }
 
+  /** Waits `ms`, or less when stopped (hours of polling must not pile up abort listeners). */
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      stopped.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), {
-        once: true,
-      });
+      const wake = () => {
+        clearTimeout(timer);
+        stopped.signal.removeEventListener("abort", wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      stopped.signal.addEventListener("abort", wake);
     });
 
   function fail(error: unknown) {
