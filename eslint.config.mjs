@@ -25,6 +25,7 @@ const config = [
       "playwright-report/**",
       "dist/**",
       "lib/sdk/dist/**",
+      "components/review-card/dist/**",
       "next-env.d.ts",
     ],
   },

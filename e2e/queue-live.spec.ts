@@ -1,3 +1,4 @@
+import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "./support/test";
 import { refundBatch } from "@/test/support/http";
 import { pause, seedTeam, signIn } from "./support/fixtures";
@@ -75,11 +76,21 @@ test("a multi-call batch shows a row per call with approve-all; plans are labell
   await expect(planCard).toContainText("Restore from the snapshot taken first.");
   await page.setViewportSize({ width: 1280, height: 1400 });
   await page.screenshot({ path: "test-results/screenshots/queue-multi.png", fullPage: true });
+  // The cards take the app's theme through their --cs-* variables (app/globals.css): readable in
+  // the light theme and the dark one.
+  const cardContrast = () =>
+    new AxeBuilder({ page })
+      .include('[data-testid="review-card"]')
+      .withRules(["color-contrast"])
+      .analyze()
+      .then((result) => result.violations.flatMap((v) => v.nodes.map((n) => n.target.join(" "))));
+  expect(await cardContrast()).toEqual([]);
 
   await page.getByRole("button", { name: /^Theme/ }).click(); // system → light
   await page.getByRole("button", { name: /^Theme/ }).click(); // light → dark
   await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
   await page.screenshot({ path: "test-results/screenshots/queue-dark.png", fullPage: true });
+  expect(await cardContrast()).toEqual([]);
 
   await codingCard.getByTestId("approve-all").click();
   const decided = await team.agent.get(`/batches/${coding.batch.id}?wait=10`);

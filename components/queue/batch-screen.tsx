@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { ReviewCard } from "@/components/review-card";
+import { ReviewCard } from "@/components/review-card/index";
 import type { Batch } from "@/components/review-card/types";
 import styles from "./queue.module.css";
 import { useLiveBatch } from "./use-live-batch";

@@ -1,5 +1,5 @@
 import type { BatchResult } from "@/app/(reviewer)/actions";
-import type { DecisionResult } from "@/components/review-card";
+import type { DecisionResult } from "@/components/review-card/index";
 import type { Batch } from "@/components/review-card/types";
 
 /**

@@ -9,7 +9,7 @@ import {
   type DecisionRequest,
   type DecisionResult,
   type ReviewCardHandle,
-} from "@/components/review-card";
+} from "@/components/review-card/index";
 import {
   claimReviewAction,
   decideBatchAction,

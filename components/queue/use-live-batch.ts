@@ -9,7 +9,7 @@ import {
   releaseReviewAction,
   type BatchResult,
 } from "@/app/(reviewer)/actions";
-import type { ReviewCardProps } from "@/components/review-card";
+import type { ReviewCardProps } from "@/components/review-card/index";
 import type { Batch, DecisionResult } from "@/components/review-card/types";
 import { toDecisionResult } from "./decision-result";
 import { useHeldClaims } from "./use-held-claims";

@@ -5,14 +5,16 @@ import { join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 
-// Builds `countersign/review-card` (package.json "exports") from components/review-card/:
-// dist/review-card/index.js (ESM, every dependency left to the host: react, react-dom, ajv),
-// index.css (the card's CSS modules, class names made unique at build time: the host imports it
-// once) and index.d.ts with the declarations it re-exports.
+// Builds the `@countersign/review-card` workspace package (components/review-card/package.json,
+// whose `build` and `prepack` scripts run this) into components/review-card/dist/: index.js (ESM,
+// every dependency left to the host's install: the react/react-dom peers and the JSON Schema
+// validator), index.css (the card's CSS modules, class names made unique at build time: the host
+// imports it once) and index.d.ts with the declarations it re-exports. It lives outside the
+// package folder so the package's declarations and files hold the card alone.
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const sourceDir = join(root, "components/review-card");
-const cardOutDir = join(root, "dist/review-card");
+const cardOutDir = join(sourceDir, "dist");
 
 export async function buildReviewCard(): Promise<void> {
   await rm(cardOutDir, { recursive: true, force: true });

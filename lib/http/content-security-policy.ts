@@ -3,8 +3,9 @@
 // send what it reads to another site (connect-src, img-src, form-action). Inline scripts run only
 // with the request's nonce (proxy.ts makes one per request; Next.js puts it on its hydration
 // scripts, the root layout on the theme script), so markup that slips into a page cannot run
-// script. 'unsafe-eval' stays for Ajv, which compiles a tool's input schema into a function in the
-// card (the schema is the agent's, known only at run time). Styles keep 'unsafe-inline': React's
+// script, and no script may turn a string into code (no 'unsafe-eval': the card checks a tool's
+// input schema with an interpreting validator, not Ajv's compiler) except under `next dev`, whose
+// React rebuilds server stack traces with eval. Styles keep 'unsafe-inline': React's
 // `style` attributes cannot carry a nonce, and a style cannot run script.
 
 /** A fresh nonce: 128 random bits, base64. Used once, for one response. */
@@ -22,9 +23,10 @@ export function pageContentSecurityPolicy(
   nonce: string,
   frameAncestors: string[] = ["'none'"],
 ): string {
+  const devEval = process.env.NODE_ENV === "development" ? " 'unsafe-eval'" : "";
   return [
     "default-src 'self'",
-    `script-src 'self' 'nonce-${nonce}' 'unsafe-eval'`,
+    `script-src 'self' 'nonce-${nonce}'${devEval}`,
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",
     "font-src 'self' data:",

@@ -1,23 +1,13 @@
 // @vitest-environment happy-dom
 import { execFileSync } from "node:child_process";
-import {
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { act, cleanup, fireEvent, render, screen } from "@testing-library/react";
 import ts from "typescript";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import type { DecisionRequest, DecisionResult } from "@/components/review-card";
+import type { DecisionRequest, DecisionResult } from "@/components/review-card/index";
 import {
   clock,
   dana,
@@ -26,32 +16,27 @@ import {
   makeBatch,
   makeCall,
 } from "@/test/components/review-card-fixtures";
+import {
+  ensureReviewCardBuilt,
+  REVIEW_CARD_DIR,
+  REVIEW_CARD_DIST,
+} from "@/test/support/review-card-build";
 
-// `countersign/review-card` as a host app gets it: the BUILT files under dist/review-card (built
-// here by `npm run build:card` when missing or older than the card's sources), rendered with the
-// host's own data and callbacks, outside Next.js.
+// `@countersign/review-card` as a host app gets it: the BUILT files under
+// components/review-card/dist (built here by `npm run build:card` when missing or older than the
+// card's sources), rendered with the host's own data and callbacks, outside Next.js. The packed
+// tarball in a host on another React is review-card-tarball.test.ts.
 
 const root = process.cwd();
-const sourceDir = join(root, "components/review-card");
-const outDir = join(root, "dist/review-card");
-
-function cardIsStale(): boolean {
-  const built = statSync(join(outDir, "index.d.ts"), { throwIfNoEntry: false });
-  if (!built) return true;
-  return readdirSync(sourceDir).some(
-    (name) => statSync(join(sourceDir, name)).mtimeMs > built.mtimeMs,
-  );
-}
+const sourceDir = REVIEW_CARD_DIR;
+const outDir = REVIEW_CARD_DIST;
 
 // The card's API is the source's; the import below is of the bundle built from it.
-type CardModule = typeof import("@/components/review-card");
+type CardModule = typeof import("@/components/review-card/index");
 let card: CardModule;
 
 beforeAll(async () => {
-  if (cardIsStale()) {
-    const tsx = createRequire(import.meta.url).resolve("tsx/cli");
-    execFileSync(process.execPath, [tsx, "lib/card-package/build.ts"], { cwd: root });
-  }
+  ensureReviewCardBuilt();
   card = (await import(
     /* @vite-ignore */ pathToFileURL(join(outDir, "index.js")).href
   )) as CardModule;
@@ -62,7 +47,7 @@ afterEach(cleanup);
 const bundle = () => readFileSync(join(outDir, "index.js"), "utf8");
 
 describe("the built review card", () => {
-  it("imports only React, ReactDOM and Ajv: no Next.js, no app code", () => {
+  it("imports only React, ReactDOM and the JSON Schema validator: no Next.js, no app code", () => {
     const js = bundle();
     const specifiers = new Set(
       [
@@ -72,7 +57,12 @@ describe("the built review card", () => {
     for (const dynamic of js.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)) {
       specifiers.add(dynamic[1]!);
     }
-    expect([...specifiers].sort()).toEqual(["ajv", "react", "react-dom", "react/jsx-runtime"]);
+    expect([...specifiers].sort()).toEqual([
+      "@cfworker/json-schema",
+      "react",
+      "react-dom",
+      "react/jsx-runtime",
+    ]);
     expect(js).not.toMatch(/["']next[/"']/);
     expect(js).not.toContain("process.env");
     // One client boundary for the whole bundle, so a Next.js host may use it from a server file.
@@ -130,7 +120,7 @@ describe("the built review card", () => {
     expect(screen.getByTestId("conflict-notice").textContent).toContain("Approved by Sam");
   });
 
-  it("checks an edit against the call's JSON Schema with the bundled Ajv import", () => {
+  it("checks an edit against the call's JSON Schema with the package's validator", () => {
     const inputSchema = {
       type: "object",
       properties: { orderId: { type: "string" }, amount: { type: "number", maximum: 100 } },
@@ -178,8 +168,23 @@ describe("the built review card", () => {
   });
 });
 
+describe("the stylesheet's theme", () => {
+  it("reads no CSS variable of the host's but the --cs-* ones its README documents", () => {
+    const css = readFileSync(join(outDir, "index.css"), "utf8");
+    const defined = new Set([...css.matchAll(/(--[\w-]+)\s*:/g)].map((match) => match[1]!));
+    const read = new Set([...css.matchAll(/var\(\s*(--[\w-]+)/g)].map((match) => match[1]!));
+    // What the card reads without setting it itself comes from the host page.
+    const fromHost = [...read].filter((name) => !defined.has(name)).sort();
+    expect(fromHost.length).toBeGreaterThanOrEqual(8);
+    expect(fromHost.filter((name) => !name.startsWith("--cs-"))).toEqual([]);
+    const readme = readFileSync(join(sourceDir, "README.md"), "utf8");
+    const documented = [...readme.matchAll(/^\| `(--cs-[\w-]+)`/gm)].map((match) => match[1]!);
+    expect(documented.sort()).toEqual(fromHost);
+  });
+});
+
 describe("the package entry", () => {
-  // A host's project: its own folder whose node_modules holds countersign (this repository),
+  // A host's project: its own folder whose node_modules holds the package (its folder here),
   // React and React's types, as `npm install` would leave it.
   let host: string;
   beforeAll(() => {
@@ -187,14 +192,33 @@ describe("the package entry", () => {
     writeFileSync(join(host, "package.json"), JSON.stringify({ type: "module", private: true }));
     const modules = join(host, "node_modules");
     mkdirSync(join(modules, "@types"), { recursive: true });
-    symlinkSync(root, join(modules, "countersign"));
-    for (const name of ["react", "react-dom", "@types/react", "@types/react-dom"]) {
+    mkdirSync(join(modules, "@countersign"));
+    mkdirSync(join(modules, "@cfworker"));
+    symlinkSync(sourceDir, join(modules, "@countersign/review-card"));
+    for (const name of [
+      "react",
+      "react-dom",
+      "@types/react",
+      "@types/react-dom",
+      "@cfworker/json-schema",
+    ]) {
       symlinkSync(join(root, "node_modules", name), join(modules, name));
     }
     writeFileSync(
       join(host, "app.tsx"),
       [
-        'import { ReviewCard, type Batch, type DecisionResult } from "countersign/review-card";',
+        "import {",
+        "  ReviewCard,",
+        "  useBatch,",
+        "  type Batch,",
+        "  type DecisionResult,",
+        "  type LiveStatus,",
+        '} from "@countersign/review-card";',
+        "export function LiveStatusText({ id }: { id: string }): LiveStatus {",
+        '  const { batch, status } = useBatch(id, { baseUrl: "/countersign", pollIntervalMs: 2000 });',
+        '  const pending: boolean | undefined = batch?.calls.some((call) => call.status === "pending");',
+        '  return pending === false ? "settled" : status;',
+        "}",
         "export function HostApp({ batch }: { batch: Batch }) {",
         "  return (",
         "    <ReviewCard",
@@ -209,12 +233,17 @@ describe("the package entry", () => {
         "}",
       ].join("\n"),
     );
+    // The package README's quick start, as a host pastes it.
+    const readme = readFileSync(join(sourceDir, "README.md"), "utf8");
+    const quickStart = /## Quick start\n\n```tsx\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(quickStart).toBeDefined();
+    writeFileSync(join(host, "quick-start.tsx"), quickStart!);
     writeFileSync(
       join(host, "server-render.mjs"),
       [
         'import { createElement } from "react";',
         'import { renderToStaticMarkup } from "react-dom/server";',
-        'import { ReviewCard } from "countersign/review-card";',
+        'import { ReviewCard } from "@countersign/review-card";',
         "const batch = JSON.parse(process.argv[2]);",
         "process.stdout.write(renderToStaticMarkup(createElement(ReviewCard, { batch })));",
       ].join("\n"),
@@ -225,34 +254,37 @@ describe("the package entry", () => {
   it.each([
     ["bundler", ts.ModuleKind.ESNext, ts.ModuleResolutionKind.Bundler],
     ["nodenext", ts.ModuleKind.NodeNext, ts.ModuleResolutionKind.NodeNext],
-  ])("type-checks a host's use of it (moduleResolution %s)", (_name, module, moduleResolution) => {
-    const program = ts.createProgram([join(host, "app.tsx")], {
-      module,
-      moduleResolution,
-      target: ts.ScriptTarget.ES2022,
-      jsx: ts.JsxEmit.ReactJSX,
-      strict: true,
-      noEmit: true,
-      types: [],
-    });
-    // The host's file and the package's declarations (an unresolved import in those would
-    // otherwise quietly become `any`); React's own types are not checked again.
-    const checked = program
-      .getSourceFiles()
-      .filter((file) => file.fileName.startsWith(host) || file.fileName.startsWith(outDir));
-    expect(checked.length).toBeGreaterThan(5);
-    const problems = [
-      ...program.getOptionsDiagnostics(),
-      ...program.getGlobalDiagnostics(),
-      ...checked.flatMap((file) => [
-        ...program.getSyntacticDiagnostics(file),
-        ...program.getSemanticDiagnostics(file),
-      ]),
-    ].map(
-      (d) => `${d.file?.fileName ?? ""} ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`,
-    );
-    expect(problems).toEqual([]);
-  });
+  ])(
+    "type-checks a host's use of it and the README's quick start (moduleResolution %s)",
+    (_name, module, moduleResolution) => {
+      const program = ts.createProgram([join(host, "app.tsx"), join(host, "quick-start.tsx")], {
+        module,
+        moduleResolution,
+        target: ts.ScriptTarget.ES2022,
+        jsx: ts.JsxEmit.ReactJSX,
+        strict: true,
+        noEmit: true,
+        types: [],
+      });
+      // The host's file and the package's declarations (an unresolved import in those would
+      // otherwise quietly become `any`); React's own types are not checked again.
+      const checked = program
+        .getSourceFiles()
+        .filter((file) => file.fileName.startsWith(host) || file.fileName.startsWith(outDir));
+      expect(checked.length).toBeGreaterThan(5);
+      const problems = [
+        ...program.getOptionsDiagnostics(),
+        ...program.getGlobalDiagnostics(),
+        ...checked.flatMap((file) => [
+          ...program.getSyntacticDiagnostics(file),
+          ...program.getSemanticDiagnostics(file),
+        ]),
+      ].map(
+        (d) => `${d.file?.fileName ?? ""} ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`,
+      );
+      expect(problems).toEqual([]);
+    },
+  );
 
   it("renders in plain Node, resolved by its package name", () => {
     const html = execFileSync(

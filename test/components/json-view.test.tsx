@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
-import { ReviewCard } from "@/components/review-card";
+import { ReviewCard } from "@/components/review-card/index";
 import { JsonView } from "@/components/review-card/json-view";
 import { clock, makeBatch, makeCall } from "./review-card-fixtures";
 

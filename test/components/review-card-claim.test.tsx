@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 import { act, cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ReviewCard, type Batch, type DecisionResult } from "@/components/review-card";
+import { ReviewCard, type Batch, type DecisionResult } from "@/components/review-card/index";
 import { NOW, clock, dana, iso, makeBatch, sam } from "./review-card-fixtures";
 
 afterEach(cleanup);

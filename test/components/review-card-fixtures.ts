@@ -1,4 +1,4 @@
-import type { Batch, Call, Decision, Plan, PolicyDecision } from "@/components/review-card";
+import type { Batch, Call, Decision, Plan, PolicyDecision } from "@/components/review-card/index";
 
 // Builders for the card's wire shapes: each test states only what it is about.
 

@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, it } from "vitest";
 import type { z } from "zod";
-import type { Batch, Call, DecisionResult } from "@/components/review-card";
+import type { Batch, Call, DecisionResult } from "@/components/review-card/index";
 import type { BatchResource, CallResource } from "@/lib/api/resource-schemas";
 
 // Compile-time: `tsc --noEmit` fails if the API's resources stop fitting the card's wire types.

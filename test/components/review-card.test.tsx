@@ -8,7 +8,7 @@ import {
   type DecisionRequest,
   type DecisionResult,
   type ReviewCardHandle,
-} from "@/components/review-card";
+} from "@/components/review-card/index";
 import {
   NOW,
   byPolicy,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Batch, PolicyDecision } from "@/components/review-card";
+import type { Batch, PolicyDecision } from "@/components/review-card/index";
 import {
   callDecisionText,
   describeEvent,

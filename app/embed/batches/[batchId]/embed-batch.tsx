@@ -1,6 +1,6 @@
 "use client";
 
-import { ReviewCard } from "@/components/review-card";
+import { ReviewCard } from "@/components/review-card/index";
 import type { Batch } from "@/components/review-card/types";
 import { useLiveBatch } from "@/components/queue/use-live-batch";
 import { useDecisionMessages } from "../../use-decision-messages";
