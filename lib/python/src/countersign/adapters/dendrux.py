@@ -233,7 +233,8 @@ def _decisions(claim: AsyncClaim) -> tuple[str, list[AppliedDecision]]:
     decisions = []
     for tool_call_id in ids:
         call = calls[tool_call_id]
-        edited = (call.get("decision") or {}).get("editedArgs")
+        decision = call["decision"]
+        edited = decision["editedArgs"] if decision is not None else None
         if call["status"] == "approved" and (not isinstance(edited, dict) or _same(edited, call["args"])):
             decisions.append(AppliedDecision(tool_call_id, call["toolName"], "approved"))
             continue
