@@ -222,31 +222,31 @@ def _sync_gate(
             except CountersignError as error:
                 if error.code != "wait_timeout":
                     if owned:
-                        _quietly(lambda: session.fail(error))
+                        _quietly(session.fail, error)
                     raise
                 if owned:
-                    _report(name, lambda: session.complete({"rejected": True, "source": "cancelled"}))
+                    _report(name, session.complete, {"rejected": True, "source": "cancelled"})
                 return _waited_out(name, tool_call_id, session.run_id, error.current)
 
             call = _call_of(settled, tool_call_id)
             if call["status"] != "approved":
                 rejection = _rejection(call, settled, session.run_id)
                 if owned:
-                    _report(name, lambda: session.complete({"rejected": True, "source": rejection.source}))
+                    _report(name, session.complete, {"rejected": True, "source": rejection.source})
                 return rejection
 
             bound.arguments.update(approved_args(call))
             try:
                 result = tool(*bound.args, **bound.kwargs)
             except Exception as error:
-                _report(name, lambda: session.report_tool_failure(tool_call_id, error))
+                _report(name, session.report_tool_failure, tool_call_id, error)
                 if owned:
-                    _report(name, lambda: session.fail(error))
+                    _report(name, session.fail, error)
                 raise
             revert = options.revert(dict(bound.arguments), result) if options.revert else None
-            _report(name, lambda: session.report_tool_result(tool_call_id, _as_json(result), revert=revert))
+            _report(name, session.report_tool_result, tool_call_id, _as_json(result), revert=revert)
             if owned:
-                _report(name, lambda: session.complete())
+                _report(name, session.complete)
             return result
 
     return gated
@@ -362,10 +362,10 @@ def _as_json(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _report(tool_name: str, request: Callable[[], Any]) -> None:
+def _report(tool_name: str, request: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     # The tool already ran (or was refused): failing to tell the server must not change its answer.
     try:
-        request()
+        request(*args, **kwargs)
     except Exception:
         logger.warning("Countersign: could not report on %s", tool_name, exc_info=True)
 
@@ -377,9 +377,9 @@ async def _areport(tool_name: str, request: Awaitable[Any]) -> None:
         logger.warning("Countersign: could not report on %s", tool_name, exc_info=True)
 
 
-def _quietly(request: Callable[[], Any]) -> None:
+def _quietly(request: Callable[..., Any], *args: Any) -> None:
     try:
-        request()
+        request(*args)
     except Exception:  # noqa: BLE001 — the original error is the one to raise
         pass
 

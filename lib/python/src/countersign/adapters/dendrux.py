@@ -33,6 +33,7 @@ from ..claim import AsyncClaim
 from ..client import AsyncCountersign
 from ..errors import CountersignError
 from ..rejection import call_rejection_message
+from ._common import claim_when_decided, edited_args
 
 CHECKPOINT_FORMAT = "dendrux/run"
 
@@ -156,7 +157,9 @@ async def resume_from_decision(
     cannot resume), the error is raised and the claim is left to lapse, so the run can be resumed
     again; if the resumed agent raises, the Countersign run is failed.
     """
-    claim = await _claim_when_decided(client, run_id, worker_id, lease_secs, wait, wait_timeout)
+    claim = await claim_when_decided(
+        client, run_id, worker_id=worker_id, lease_secs=lease_secs, wait=wait, wait_timeout=wait_timeout
+    )
     try:
         dendrux_run_id, decisions = _decisions(claim)
     except Exception:
@@ -233,9 +236,8 @@ def _decisions(claim: AsyncClaim) -> tuple[str, list[AppliedDecision]]:
     decisions = []
     for tool_call_id in ids:
         call = calls[tool_call_id]
-        decision = call["decision"]
-        edited = decision["editedArgs"] if decision is not None else None
-        if call["status"] == "approved" and (not isinstance(edited, dict) or _same(edited, call["args"])):
+        edited = edited_args(call)
+        if call["status"] == "approved" and edited is None:
             decisions.append(AppliedDecision(tool_call_id, call["toolName"], "approved"))
             continue
         message = (
@@ -252,10 +254,6 @@ def _edit_not_applied(tool_name: str, edited: Any) -> str:
         f"The reviewer approved this call only with other arguments: {json.dumps(edited)}. "
         f"The tool was not run; call {tool_name} again with exactly these arguments to run it."
     )
-
-
-def _same(a: Any, b: Any) -> bool:
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
 class _ResultReporter(BaseNotifier):
@@ -286,25 +284,6 @@ def _parsed(payload: str) -> Any:
     except ValueError:
         return payload
 
-
-async def _claim_when_decided(
-    client: AsyncCountersign,
-    run_id: str,
-    worker_id: str,
-    lease_secs: int,
-    wait: bool,
-    wait_timeout: float | None,
-) -> AsyncClaim:
-    try:
-        return await client.claim(run_id, worker_id=worker_id, lease_secs=lease_secs)
-    except CountersignError as error:
-        if not wait or error.code != "not_ready":
-            raise
-    run = await client.get_run(run_id)
-    pending = [batch for batch in run.get("batches", []) if batch["status"] == "pending"]
-    if pending:
-        await client.wait_for_decision(pending[-1]["id"], run_id=run_id, timeout=wait_timeout)
-    return await client.claim(run_id, worker_id=worker_id, lease_secs=lease_secs)
 
 
 async def _quietly(request: Any) -> None:
