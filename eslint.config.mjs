@@ -24,6 +24,7 @@ const config = [
       "test-results/**",
       "playwright-report/**",
       "dist/**",
+      "lib/python/.venv/**",
       "next-env.d.ts",
     ],
   },

@@ -151,7 +151,7 @@ async def pause_on_interrupts(
         "checkpoint": {
             "format": CHECKPOINT_FORMAT,
             "configurable": configurable,
-            "interrupts": {call["toolCallId"]: item.id for call, item in zip(calls, interrupts)},
+            "interrupts": {call["toolCallId"]: item.id for call, item in zip(calls, interrupts, strict=True)},
         },
     }
     if options.queue is not None:
