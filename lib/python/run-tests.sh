@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package's tests (npm run test:python): a virtualenv in lib/python/.venv with the
-# package and its test extras (reinstalled only when pyproject.toml changed), mypy --strict over
-# the package, then pytest against a real server (needs `npm run build`, which npm test runs first).
+# package and its test extras (reinstalled only when pyproject.toml changed), ruff (lint and
+# format check) and mypy --strict over the package, then pytest against a real server (needs `npm run build`, which npm test runs first).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -22,5 +22,7 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; 
   echo "$wanted" >"$stamp"
 fi
 
+.venv/bin/ruff check src tests
+.venv/bin/ruff format --check src tests
 .venv/bin/mypy
 .venv/bin/pytest -q "$@"

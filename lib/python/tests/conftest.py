@@ -164,5 +164,7 @@ def team(server: Server) -> Iterator[Team]:
     reviewer.http.close()
 
 
-def one_call(tool_call_id: str = "call-1", tool_name: str = "refund", **args: Any) -> dict[str, Any]:
+def one_call(
+    tool_call_id: str = "call-1", tool_name: str = "refund", **args: Any
+) -> dict[str, Any]:
     return {"toolCallId": tool_call_id, "toolName": tool_name, "args": args or {"orderId": "A-1"}}

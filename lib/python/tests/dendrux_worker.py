@@ -21,7 +21,9 @@ from countersign import AsyncCountersign
 from countersign.adapters.dendrux import PauseOptions, pause_on_approval, resume_from_decision
 
 
-def build_agent(database_url: str, ledger: str, responses: list[LLMResponse]) -> tuple[Agent, MockLLM]:
+def build_agent(
+    database_url: str, ledger: str, responses: list[LLMResponse]
+) -> tuple[Agent, MockLLM]:
     @tool()
     async def refund(order_id: str, amount: float) -> str:
         """Refund part of an order."""
@@ -47,17 +49,25 @@ async def pause(base_url: str, key: str, database_url: str, ledger: str) -> dict
     result = await agent.run("Please refund 40 on order A-1.")
     async with AsyncCountersign(base_url, key) as client:
         paused = await pause_on_approval(
-            client, result, PauseOptions(summary=lambda call: f"Refund {call.params['amount']} on {call.params['order_id']}")
+            client,
+            result,
+            PauseOptions(
+                summary=lambda call: f"Refund {call.params['amount']} on {call.params['order_id']}"
+            ),
         )
     assert paused is not None
     return {"runId": paused.run_id, "batchId": paused.batch["id"], "dendruxRunId": result.run_id}
 
 
-async def resume(base_url: str, key: str, database_url: str, ledger: str, run_id: str) -> dict[str, Any]:
+async def resume(
+    base_url: str, key: str, database_url: str, ledger: str, run_id: str
+) -> dict[str, Any]:
     agent, llm = build_agent(database_url, ledger, [LLMResponse(text="All done.")])
     print(json.dumps({"resuming": run_id}), flush=True)  # tells the test this process is up
     async with AsyncCountersign(base_url, key) as client:
-        resumed = await resume_from_decision(client, agent, run_id, worker_id="dendrux-worker", wait_timeout=60)
+        resumed = await resume_from_decision(
+            client, agent, run_id, worker_id="dendrux-worker", wait_timeout=60
+        )
     seen = [m.content for m in llm.call_history[-1]["messages"]] if llm.call_history else []
     return {
         "status": resumed.status,

@@ -19,7 +19,8 @@ async def test_async_client_waits_by_stream_then_claims_with_a_heartbeat_task(te
         run = await client.create_run({"batch": {"calls": [one_call()]}})
         batch = run["batches"][0]
         decided = asyncio.get_running_loop().run_in_executor(
-            None, lambda: (time.sleep(0.3), team.reviewer.decide_batch(team.reviewer.batch(), "approve"))
+            None,
+            lambda: (time.sleep(0.3), team.reviewer.decide_batch(team.reviewer.batch(), "approve")),
         )
         settled = await client.wait_for_decision(batch["id"], run_id=run["id"], mode="stream")
         await decided
@@ -47,7 +48,11 @@ def test_gate_runs_the_tool_with_the_reviewers_edited_args(team: Team) -> None:
     client = team.client()
     refunds: list[tuple[str, float]] = []
 
-    @gate(client, summary=lambda args: f"Refund {args['amount']} on {args['order_id']}", risks=["money leaves"])
+    @gate(
+        client,
+        summary=lambda args: f"Refund {args['amount']} on {args['order_id']}",
+        risks=["money leaves"],
+    )
     def refund(order_id: str, amount: float = 10.0) -> dict[str, Any]:
         refunds.append((order_id, amount))
         return {"refunded": amount}
@@ -79,7 +84,9 @@ def test_gate_answers_a_rejection_without_running_the_tool(team: Team) -> None:
     assert answer.source == "reviewer"
     assert answer.reason == "not that folder"
     assert answer.decided_by is not None and answer.decided_by["name"] == team.reviewer_name
-    assert answer.message == "The reviewer rejected this call: not that folder. The tool was not run."
+    assert (
+        answer.message == "The reviewer rejected this call: not that folder. The tool was not run."
+    )
     assert ran == []
     run = client.get_run(answer.run_id)
     assert run["status"] == "completed"
@@ -141,7 +148,10 @@ async def test_async_gate(team: Team) -> None:
     loop.run_in_executor(None, lambda: team.reviewer.decide_later("reject").join())
     rejected = await charge("cus_1", 900)
     assert isinstance(rejected, GateRejection)
-    assert rejected.message == "The reviewer rejected this call without giving a reason. The tool was not run."
+    assert (
+        rejected.message
+        == "The reviewer rejected this call without giving a reason. The tool was not run."
+    )
     await session.complete()
     await client.aclose()
 

@@ -41,7 +41,9 @@ def test_wait_follows_the_run_stream_and_sees_the_decision(team: Team) -> None:
     run, batch = paused_run(client)
     seen: list[str] = []
     team.reviewer.decide_later("approve")
-    settled = client.wait_for_decision(batch["id"], mode="stream", on_event=lambda e: seen.append(e["type"]))
+    settled = client.wait_for_decision(
+        batch["id"], mode="stream", on_event=lambda e: seen.append(e["type"])
+    )
     assert settled["status"] == "decided"
     assert settled["outcome"] == "approved"
     assert settled["calls"][0]["decision"]["by"]["name"] == team.reviewer_name
@@ -77,11 +79,16 @@ def proxy(team: Team, intercept: Any) -> httpx.Client:
         if answer is not None:
             return answer  # type: ignore[no-any-return]
         forwarded = upstream.send(
-            upstream.build_request(request.method, request.url, headers=request.headers, content=request.content),
+            upstream.build_request(
+                request.method, request.url, headers=request.headers, content=request.content
+            ),
             stream=True,
         )
         return httpx.Response(
-            forwarded.status_code, headers=forwarded.headers, stream=forwarded.stream, request=request
+            forwarded.status_code,
+            headers=forwarded.headers,
+            stream=forwarded.stream,
+            request=request,
         )
 
     return httpx.Client(transport=httpx.MockTransport(handle))
@@ -90,7 +97,9 @@ def proxy(team: Team, intercept: Any) -> httpx.Client:
 def test_a_stream_a_proxy_turns_into_html_falls_back_to_long_polls(team: Team) -> None:
     def html_stream(request: httpx.Request) -> httpx.Response | None:
         if request.url.path.endswith("/stream"):
-            return httpx.Response(200, headers={"content-type": "text/html"}, text="<p>buffered</p>")
+            return httpx.Response(
+                200, headers={"content-type": "text/html"}, text="<p>buffered</p>"
+            )
         return None
 
     client = team.client(http_client=proxy(team, html_stream))
@@ -152,7 +161,13 @@ def test_a_claim_taken_over_is_lost(team: Team) -> None:
     run, _ = paused_run(client)
     team.reviewer.decide_batch(team.reviewer.batch(), "approve")
     lost: list[str] = []
-    claim = client.claim(run["id"], worker_id="slow", lease_secs=5, heartbeat=False, on_lost=lambda e: lost.append(e.code))
+    claim = client.claim(
+        run["id"],
+        worker_id="slow",
+        lease_secs=5,
+        heartbeat=False,
+        on_lost=lambda e: lost.append(e.code),
+    )
     time.sleep(5.3)  # the lease ran out: another worker may take the run
     client.claim(run["id"], worker_id="fast").release()
     with pytest.raises(CountersignError) as refused:
@@ -171,7 +186,11 @@ def test_transient_failures_are_retried_with_the_same_idempotency_key(team: Team
             if len(keys) == 1:
                 raise httpx.ConnectError("connection refused")
             if len(keys) == 2:
-                return httpx.Response(503, headers={"retry-after": "0"}, json={"error": {"code": "unavailable", "message": "busy"}})
+                return httpx.Response(
+                    503,
+                    headers={"retry-after": "0"},
+                    json={"error": {"code": "unavailable", "message": "busy"}},
+                )
         return None
 
     client = team.client(http_client=proxy(team, flaky))
@@ -201,7 +220,11 @@ def test_errors_carry_the_contract_code_and_are_not_retried(team: Team) -> None:
 
 
 def test_no_server_is_a_network_error_after_the_retries() -> None:
-    client = Countersign("http://127.0.0.1:9", "cs_agent_x", retry=RetryPolicy(retries=2, min_delay=0.01, max_delay=0.02))
+    client = Countersign(
+        "http://127.0.0.1:9",
+        "cs_agent_x",
+        retry=RetryPolicy(retries=2, min_delay=0.01, max_delay=0.02),
+    )
     with pytest.raises(CountersignError) as failed:
         client.get_run("r")
     assert failed.value.status == 0

@@ -22,7 +22,10 @@ WORKER = Path(__file__).with_name("dendrux_worker.py")
 
 def start(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(WORKER), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, str(WORKER), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -46,7 +49,9 @@ def places(team: Team, tmp_path: Path) -> tuple[str, str, str, str]:
     return team.base_url, team.agent_key, database_url, str(tmp_path / "ledger.jsonl")
 
 
-def test_an_approved_pause_is_resumed_by_another_process(team: Team, places: tuple[str, ...], tmp_path: Path) -> None:
+def test_an_approved_pause_is_resumed_by_another_process(
+    team: Team, places: tuple[str, ...], tmp_path: Path
+) -> None:
     paused = finish(start("pause", *places))  # the agent's process has exited
 
     card = team.reviewer.batch(lambda b: b["id"] == paused["batchId"])
@@ -73,7 +78,9 @@ def test_an_approved_pause_is_resumed_by_another_process(team: Team, places: tup
     assert run["result"] == {"answer": "All done.", "dendruxRunId": paused["dendruxRunId"]}
 
 
-def test_a_rejection_reaches_the_model_and_the_tool_never_runs(team: Team, places: tuple[str, ...], tmp_path: Path) -> None:
+def test_a_rejection_reaches_the_model_and_the_tool_never_runs(
+    team: Team, places: tuple[str, ...], tmp_path: Path
+) -> None:
     paused = finish(start("pause", *places))
     resumer = start("resume", *places, paused["runId"])
     [call] = team.reviewer.batch(lambda b: b["id"] == paused["batchId"])["calls"]

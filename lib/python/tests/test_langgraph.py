@@ -49,7 +49,9 @@ def build(checkpointer: Any, ledger: list[Any]) -> Any:
         return {"log": [f"refunded {approval['args']['amount']}"]}
 
     def close(state: State) -> dict[str, Any]:
-        approval = request_approval("close_ticket", {"order_id": state["order"]}, risks=["customer not told"])
+        approval = request_approval(
+            "close_ticket", {"order_id": state["order"]}, risks=["customer not told"]
+        )
         if not approval["approved"]:
             return {"log": [f"close refused: {approval['message']}"]}
         ledger.append(("close_ticket", approval["args"]))
@@ -65,14 +67,18 @@ def build(checkpointer: Any, ledger: list[Any]) -> Any:
     return graph.compile(checkpointer=checkpointer)
 
 
-async def test_a_thread_paused_in_one_graph_is_resumed_by_another(team: Team, tmp_path: Path) -> None:
+async def test_a_thread_paused_in_one_graph_is_resumed_by_another(
+    team: Team, tmp_path: Path
+) -> None:
     database = str(tmp_path / "checkpoints.db")
     config = {"configurable": {"thread_id": "ticket-42"}}
     ledger: list[Any] = []
     async with team.async_client() as client:
         async with AsyncSqliteSaver.from_conn_string(database) as saver:
             state = await build(saver, ledger).ainvoke({"order": "A-1", "log": []}, config)
-            paused = await pause_on_interrupts(client, state, config, PauseOptions(queue=team.queue_name))
+            paused = await pause_on_interrupts(
+                client, state, config, PauseOptions(queue=team.queue_name)
+            )
         assert paused is not None and ledger == []
 
         card = team.reviewer.batch(lambda b: b["id"] == paused.batch["id"])
@@ -85,7 +91,9 @@ async def test_a_thread_paused_in_one_graph_is_resumed_by_another(team: Team, tm
 
         # Nothing of the first graph is reused: a new connection, a new compiled graph.
         async with AsyncSqliteSaver.from_conn_string(database) as saver:
-            resumed = await resume_from_decision(client, build(saver, ledger), paused.run_id, worker_id="graph-worker")
+            resumed = await resume_from_decision(
+                client, build(saver, ledger), paused.run_id, worker_id="graph-worker"
+            )
 
         assert ledger == [("refund", {"order_id": "A-1", "amount": 25})]
         assert sorted(resumed.state["log"]) == [
@@ -123,9 +131,13 @@ async def test_invoke_with_approval_asks_again_for_the_next_interrupt(team: Team
     second = asyncio.get_running_loop().run_in_executor(None, decide_second)
     async with team.async_client() as client:
         resumed = await invoke_with_approval(
-            client, compiled, {"order": "B-2", "log": []}, {"configurable": {"thread_id": "b2"}},
-            worker_id="loop", output=lambda state: state["log"],
-        )  # fmt: skip
+            client,
+            compiled,
+            {"order": "B-2", "log": []},
+            {"configurable": {"thread_id": "b2"}},
+            worker_id="loop",
+            output=lambda state: state["log"],
+        )
         await second
         assert resumed.state["log"] == ["refund True, notify False"]
         # The node ran again from its start on each resume; only the last run got past both asks.

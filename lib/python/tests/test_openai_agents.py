@@ -48,26 +48,40 @@ async def paused_run(team: Team, *calls: Any) -> tuple[str, dict[str, Any]]:
     assert len(result.interruptions) == len(calls)
     async with team.async_client() as client:
         paused = await pause_on_interruptions(
-            client, result, PauseOptions(summary=lambda call: f"{call.tool_name} asked by {call.agent_name}")
+            client,
+            result,
+            PauseOptions(summary=lambda call: f"{call.tool_name} asked by {call.agent_name}"),
         )
     assert paused is not None and ledger == []
     return paused.run_id, dict(paused.batch)
 
 
-async def resume(team: Team, run_id: str, model: ScriptedModel, ledger: list[dict[str, Any]]) -> Any:
+async def resume(
+    team: Team, run_id: str, model: ScriptedModel, ledger: list[dict[str, Any]]
+) -> Any:
     async with team.async_client() as client:
-        return await resume_from_decision(client, support_agent(model, ledger), run_id, worker_id="agents-worker")
+        return await resume_from_decision(
+            client, support_agent(model, ledger), run_id, worker_id="agents-worker"
+        )
 
 
 async def test_an_approved_call_runs_and_the_run_completes(team: Team) -> None:
-    run_id, batch = await paused_run(team, function_call("refund", {"order_id": "A-1", "amount": 40}, call_id="call_refund"))
+    run_id, batch = await paused_run(
+        team, function_call("refund", {"order_id": "A-1", "amount": 40}, call_id="call_refund")
+    )
     [call] = team.reviewer.batch(lambda b: b["id"] == batch["id"])["calls"]
-    assert (call["toolCallId"], call["toolName"], call["args"]) == ("call_refund", "refund", {"order_id": "A-1", "amount": 40})
+    assert (call["toolCallId"], call["toolName"], call["args"]) == (
+        "call_refund",
+        "refund",
+        {"order_id": "A-1", "amount": 40},
+    )
     assert call["summary"] == "refund asked by support"
     team.reviewer.decide(call, "approve")
 
     ledger: list[dict[str, Any]] = []
-    resumed = await resume(team, run_id, ScriptedModel([[assistant_message("Refunded 40.")]]), ledger)
+    resumed = await resume(
+        team, run_id, ScriptedModel([[assistant_message("Refunded 40.")]]), ledger
+    )
     assert resumed.status == "completed"
     assert ledger == [{"order_id": "A-1", "amount": 40}]
     assert resumed.result.final_output == "Refunded 40."
@@ -76,7 +90,9 @@ async def test_an_approved_call_runs_and_the_run_completes(team: Team) -> None:
 
 
 async def test_an_edited_call_runs_with_the_reviewers_arguments(team: Team) -> None:
-    run_id, batch = await paused_run(team, function_call("refund", {"order_id": "A-1", "amount": 40}, call_id="call_refund"))
+    run_id, batch = await paused_run(
+        team, function_call("refund", {"order_id": "A-1", "amount": 40}, call_id="call_refund")
+    )
     [call] = team.reviewer.batch(lambda b: b["id"] == batch["id"])["calls"]
     team.reviewer.decide(call, "edit", editedArgs={"order_id": "A-1", "amount": 25})
 
@@ -86,7 +102,11 @@ async def test_an_edited_call_runs_with_the_reviewers_arguments(team: Team) -> N
     assert ledger == [{"order_id": "A-1", "amount": 25}]
     assert resumed.decisions[0].outcome == "edited"
     # The model's history shows the call that ran, not the one it first asked for.
-    calls = [item for item in model.last_call.input if isinstance(item, dict) and item.get("type") == "function_call"]
+    calls = [
+        item
+        for item in model.last_call.input
+        if isinstance(item, dict) and item.get("type") == "function_call"
+    ]
     assert json.loads(calls[-1]["arguments"]) == {"order_id": "A-1", "amount": 25}
 
 
@@ -110,12 +130,17 @@ async def test_a_rejected_call_does_not_run_and_the_model_reads_why(team: Team) 
         for item in model.last_call.input
         if isinstance(item, dict) and item.get("type") == "function_call_output"
     }
-    assert outputs["call_close"] == "The reviewer rejected this call: customer did not ask. The tool was not run."
+    assert (
+        outputs["call_close"]
+        == "The reviewer rejected this call: customer did not ask. The tool was not run."
+    )
     assert resumed.status == "completed"
 
 
 async def test_the_worker_waits_for_a_decision_still_to_come(team: Team) -> None:
-    run_id, _ = await paused_run(team, function_call("refund", {"order_id": "A-9", "amount": 1}, call_id="call_later"))
+    run_id, _ = await paused_run(
+        team, function_call("refund", {"order_id": "A-9", "amount": 1}, call_id="call_later")
+    )
     team.reviewer.decide_later("approve", delay=0.5)
     ledger: list[dict[str, Any]] = []
     resumed = await resume(team, run_id, ScriptedModel([[assistant_message("ok")]]), ledger)

@@ -74,7 +74,9 @@ class Transport:
         content: str | None = None
         if request.method == "POST":
             headers["content-type"] = "application/json"
-            content = json.dumps({} if request.body is None else request.body, separators=(",", ":"))
+            content = json.dumps(
+                {} if request.body is None else request.body, separators=(",", ":")
+            )
         if request.idempotency_key:
             headers["idempotency-key"] = request.idempotency_key
         params = {name: str(value) for name, value in request.query.items() if value is not None}

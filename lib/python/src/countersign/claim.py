@@ -159,7 +159,9 @@ class Claim(_ClaimBase):
     def pause(self, batch: BatchInput, *, idempotency_key: str | None = None) -> Batch:
         """Pauses the run again with a new batch; the claim ends (the run waits for a decision)."""
         body: BatchInput = {**batch, "claimToken": self.token}
-        return self._ends(lambda: self.client.pause(self.run_id, body, idempotency_key=idempotency_key))
+        return self._ends(
+            lambda: self.client.pause(self.run_id, body, idempotency_key=idempotency_key)
+        )
 
     def complete(self, result: Any = None) -> Run:
         """Ends the run as ``completed``; the claim ends with it."""

@@ -9,7 +9,15 @@ from typing import Any, Literal, cast
 
 import httpx
 
-from ._http import DEFAULT_TIMEOUT, Request, Transport, enc, new_idempotency_key, send_async, send_sync
+from ._http import (
+    DEFAULT_TIMEOUT,
+    Request,
+    Transport,
+    enc,
+    new_idempotency_key,
+    send_async,
+    send_sync,
+)
 from ._retry import RetryPolicy
 from ._types import Batch, BatchInput, ClaimGrant, CreateRunInput, Run, RunEvent
 from ._wait import OnEvent, WaitMode, wait_async, wait_sync
@@ -22,7 +30,11 @@ DEFAULT_LEASE_SECS = 60
 def _recover_cancel(error: CountersignError) -> Any:
     # A retry that finds the batch cancelled found the first attempt's work.
     current = error.current
-    if error.code == "not_pending" and isinstance(current, dict) and current.get("status") == "cancelled":
+    if (
+        error.code == "not_pending"
+        and isinstance(current, dict)
+        and current.get("status") == "cancelled"
+    ):
         return current
     return None
 
@@ -31,7 +43,11 @@ def _recover_complete(outcome: str) -> Any:
     def recover(error: CountersignError) -> Any:
         # A retry that finds the run already ended as asked found the first attempt's work.
         current = error.current
-        if error.code == "run_terminal" and isinstance(current, dict) and current.get("status") == outcome:
+        if (
+            error.code == "run_terminal"
+            and isinstance(current, dict)
+            and current.get("status") == outcome
+        ):
             return current
         return None
 
@@ -116,30 +132,60 @@ class Countersign:
     ) -> Run:
         """``POST /runs``: starts a run, optionally paused at once with its first ``batch``.
         The Idempotency-Key defaults to a fresh one, reused by this call's retries."""
-        return cast(Run, self._send(Request(
-            "POST", "/runs", body=run or {},
-            idempotency_key=idempotency_key or new_idempotency_key(),
-        )))  # fmt: skip
+        return cast(
+            Run,
+            self._send(
+                Request(
+                    "POST",
+                    "/runs",
+                    body=run or {},
+                    idempotency_key=idempotency_key or new_idempotency_key(),
+                )
+            ),
+        )
 
     def pause(self, run_id: str, batch: BatchInput, *, idempotency_key: str | None = None) -> Batch:
         """``POST /runs/{id}/batches``: pauses a running run (a claimed one: use ``Claim.pause``)."""
-        return cast(Batch, self._send(Request(
-            "POST", f"/runs/{enc(run_id)}/batches", body=batch,
-            idempotency_key=idempotency_key or new_idempotency_key(),
-        )))  # fmt: skip
+        return cast(
+            Batch,
+            self._send(
+                Request(
+                    "POST",
+                    f"/runs/{enc(run_id)}/batches",
+                    body=batch,
+                    idempotency_key=idempotency_key or new_idempotency_key(),
+                )
+            ),
+        )
 
     def get_batch(self, batch_id: str, *, wait: int | None = None) -> Batch:
         """``GET /batches/{id}``; with ``wait`` (0–60 s) a pending batch is held until it settles."""
-        return cast(Batch, self._send(Request(
-            "GET", f"/batches/{enc(batch_id)}", query={"wait": wait}, timeout=_wait_timeout(wait),
-        )))  # fmt: skip
+        return cast(
+            Batch,
+            self._send(
+                Request(
+                    "GET",
+                    f"/batches/{enc(batch_id)}",
+                    query={"wait": wait},
+                    timeout=_wait_timeout(wait),
+                )
+            ),
+        )
 
     def cancel_batch(self, batch_id: str, *, reason: str | None = None) -> Batch:
         """``POST /batches/{id}/cancel``: withdraws a pending batch."""
         body = {} if reason is None else {"reason": reason}
-        return cast(Batch, self._send(Request(
-            "POST", f"/batches/{enc(batch_id)}/cancel", body=body, recover=_recover_cancel,
-        )))  # fmt: skip
+        return cast(
+            Batch,
+            self._send(
+                Request(
+                    "POST",
+                    f"/batches/{enc(batch_id)}/cancel",
+                    body=body,
+                    recover=_recover_cancel,
+                )
+            ),
+        )
 
     def get_run(self, run_id: str) -> Run:
         """``GET /runs/{id}``: the run with its batches."""
@@ -178,27 +224,44 @@ class Countersign:
         go every ``lease_secs / 3`` until the claim ends. Raises ``already_claimed`` when another
         worker holds it, ``not_ready`` while it waits for a decision."""
         sent_at = time.monotonic()
-        grant = cast(ClaimGrant, self._send(Request(
-            "POST", f"/runs/{enc(run_id)}/claim",
-            body={"workerId": worker_id, "leaseSecs": lease_secs},
-            recover=_recover_claim(worker_id),
-        )))  # fmt: skip
+        grant = cast(
+            ClaimGrant,
+            self._send(
+                Request(
+                    "POST",
+                    f"/runs/{enc(run_id)}/claim",
+                    body={"workerId": worker_id, "leaseSecs": lease_secs},
+                    recover=_recover_claim(worker_id),
+                )
+            ),
+        )
         return Claim(
-            self, grant, worker_id=worker_id, lease_secs=lease_secs, heartbeat=heartbeat,
-            on_lost=on_lost, sent_at=sent_at,
-        )  # fmt: skip
+            self,
+            grant,
+            worker_id=worker_id,
+            lease_secs=lease_secs,
+            heartbeat=heartbeat,
+            on_lost=on_lost,
+            sent_at=sent_at,
+        )
 
-    def heartbeat(self, run_id: str, claim_token: str, lease_secs: int | None = None) -> dict[str, str]:
+    def heartbeat(
+        self, run_id: str, claim_token: str, lease_secs: int | None = None
+    ) -> dict[str, str]:
         """``POST /runs/{id}/heartbeat``: extends a lease (a Claim does this by itself)."""
         body: dict[str, Any] = {"claimToken": claim_token}
         if lease_secs is not None:
             body["leaseSecs"] = lease_secs
-        return cast(dict[str, str], self._send(Request("POST", f"/runs/{enc(run_id)}/heartbeat", body=body)))
+        return cast(
+            dict[str, str], self._send(Request("POST", f"/runs/{enc(run_id)}/heartbeat", body=body))
+        )
 
     def report_event(self, run_id: str, event: dict[str, Any]) -> RunEvent:
         """``POST /runs/{id}/events``. Retried like the rest, so after a dropped answer an event may
         be recorded twice (the API has no idempotency for events)."""
-        return cast(RunEvent, self._send(Request("POST", f"/runs/{enc(run_id)}/events", body=event)))
+        return cast(
+            RunEvent, self._send(Request("POST", f"/runs/{enc(run_id)}/events", body=event))
+        )
 
     def complete_run(
         self,
@@ -213,10 +276,17 @@ class Countersign:
         return self._complete(run_id, _complete_body(outcome, claim_token, result, error))
 
     def _complete(self, run_id: str, body: dict[str, Any]) -> Run:
-        return cast(Run, self._send(Request(
-            "POST", f"/runs/{enc(run_id)}/complete", body=body,
-            recover=_recover_complete(body["outcome"]),
-        )))  # fmt: skip
+        return cast(
+            Run,
+            self._send(
+                Request(
+                    "POST",
+                    f"/runs/{enc(run_id)}/complete",
+                    body=body,
+                    recover=_recover_complete(body["outcome"]),
+                )
+            ),
+        )
 
     def request_rollback(self, run_id: str, *, reason: str | None = None) -> Any:
         """``POST /runs/{id}/rollback``: the next claim's ``rollback`` lists the actions to revert."""
@@ -256,29 +326,59 @@ class AsyncCountersign:
     async def create_run(
         self, run: CreateRunInput | None = None, *, idempotency_key: str | None = None
     ) -> Run:
-        return cast(Run, await self._send(Request(
-            "POST", "/runs", body=run or {},
-            idempotency_key=idempotency_key or new_idempotency_key(),
-        )))  # fmt: skip
+        return cast(
+            Run,
+            await self._send(
+                Request(
+                    "POST",
+                    "/runs",
+                    body=run or {},
+                    idempotency_key=idempotency_key or new_idempotency_key(),
+                )
+            ),
+        )
 
     async def pause(
         self, run_id: str, batch: BatchInput, *, idempotency_key: str | None = None
     ) -> Batch:
-        return cast(Batch, await self._send(Request(
-            "POST", f"/runs/{enc(run_id)}/batches", body=batch,
-            idempotency_key=idempotency_key or new_idempotency_key(),
-        )))  # fmt: skip
+        return cast(
+            Batch,
+            await self._send(
+                Request(
+                    "POST",
+                    f"/runs/{enc(run_id)}/batches",
+                    body=batch,
+                    idempotency_key=idempotency_key or new_idempotency_key(),
+                )
+            ),
+        )
 
     async def get_batch(self, batch_id: str, *, wait: int | None = None) -> Batch:
-        return cast(Batch, await self._send(Request(
-            "GET", f"/batches/{enc(batch_id)}", query={"wait": wait}, timeout=_wait_timeout(wait),
-        )))  # fmt: skip
+        return cast(
+            Batch,
+            await self._send(
+                Request(
+                    "GET",
+                    f"/batches/{enc(batch_id)}",
+                    query={"wait": wait},
+                    timeout=_wait_timeout(wait),
+                )
+            ),
+        )
 
     async def cancel_batch(self, batch_id: str, *, reason: str | None = None) -> Batch:
         body = {} if reason is None else {"reason": reason}
-        return cast(Batch, await self._send(Request(
-            "POST", f"/batches/{enc(batch_id)}/cancel", body=body, recover=_recover_cancel,
-        )))  # fmt: skip
+        return cast(
+            Batch,
+            await self._send(
+                Request(
+                    "POST",
+                    f"/batches/{enc(batch_id)}/cancel",
+                    body=body,
+                    recover=_recover_cancel,
+                )
+            ),
+        )
 
     async def get_run(self, run_id: str) -> Run:
         return cast(Run, await self._send(Request("GET", f"/runs/{enc(run_id)}")))
@@ -307,15 +407,26 @@ class AsyncCountersign:
         on_lost: Any = None,
     ) -> AsyncClaim:
         sent_at = time.monotonic()
-        grant = cast(ClaimGrant, await self._send(Request(
-            "POST", f"/runs/{enc(run_id)}/claim",
-            body={"workerId": worker_id, "leaseSecs": lease_secs},
-            recover=_recover_claim(worker_id),
-        )))  # fmt: skip
+        grant = cast(
+            ClaimGrant,
+            await self._send(
+                Request(
+                    "POST",
+                    f"/runs/{enc(run_id)}/claim",
+                    body={"workerId": worker_id, "leaseSecs": lease_secs},
+                    recover=_recover_claim(worker_id),
+                )
+            ),
+        )
         return AsyncClaim(
-            self, grant, worker_id=worker_id, lease_secs=lease_secs, heartbeat=heartbeat,
-            on_lost=on_lost, sent_at=sent_at,
-        )  # fmt: skip
+            self,
+            grant,
+            worker_id=worker_id,
+            lease_secs=lease_secs,
+            heartbeat=heartbeat,
+            on_lost=on_lost,
+            sent_at=sent_at,
+        )
 
     async def heartbeat(
         self, run_id: str, claim_token: str, lease_secs: int | None = None
@@ -323,10 +434,15 @@ class AsyncCountersign:
         body: dict[str, Any] = {"claimToken": claim_token}
         if lease_secs is not None:
             body["leaseSecs"] = lease_secs
-        return cast(dict[str, str], await self._send(Request("POST", f"/runs/{enc(run_id)}/heartbeat", body=body)))
+        return cast(
+            dict[str, str],
+            await self._send(Request("POST", f"/runs/{enc(run_id)}/heartbeat", body=body)),
+        )
 
     async def report_event(self, run_id: str, event: dict[str, Any]) -> RunEvent:
-        return cast(RunEvent, await self._send(Request("POST", f"/runs/{enc(run_id)}/events", body=event)))
+        return cast(
+            RunEvent, await self._send(Request("POST", f"/runs/{enc(run_id)}/events", body=event))
+        )
 
     async def complete_run(
         self,
@@ -340,10 +456,17 @@ class AsyncCountersign:
         return await self._complete(run_id, _complete_body(outcome, claim_token, result, error))
 
     async def _complete(self, run_id: str, body: dict[str, Any]) -> Run:
-        return cast(Run, await self._send(Request(
-            "POST", f"/runs/{enc(run_id)}/complete", body=body,
-            recover=_recover_complete(body["outcome"]),
-        )))  # fmt: skip
+        return cast(
+            Run,
+            await self._send(
+                Request(
+                    "POST",
+                    f"/runs/{enc(run_id)}/complete",
+                    body=body,
+                    recover=_recover_complete(body["outcome"]),
+                )
+            ),
+        )
 
     async def request_rollback(self, run_id: str, *, reason: str | None = None) -> Any:
         body = {} if reason is None else {"reason": reason}

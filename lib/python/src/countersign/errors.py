@@ -44,7 +44,9 @@ class CountersignError(Exception):
         return self.code == code
 
     def __repr__(self) -> str:
-        return f"CountersignError(status={self.status}, code={self.code!r}, message={self.message!r})"
+        return (
+            f"CountersignError(status={self.status}, code={self.code!r}, message={self.message!r})"
+        )
 
 
 def error_from_response(status: int, body: Any, retry_after: float | None) -> CountersignError:

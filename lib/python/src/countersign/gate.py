@@ -14,7 +14,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, TypeVar, Union, overload
+from typing import Any, Literal, TypeAlias, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
@@ -100,8 +100,9 @@ class _GateOptions:
         return self.needs_approval(args) if callable(self.needs_approval) else self.needs_approval
 
 
-SyncRun = Union[RunSession, Callable[[], Union[RunSession, None]], None]
-AsyncRun = Union[AsyncRunSession, Callable[[], Union[AsyncRunSession, None]], None]
+#: the run gated calls belong to: a session, a function giving one per call, or None (a run per call)
+SyncRun: TypeAlias = RunSession | Callable[[], RunSession | None] | None
+AsyncRun: TypeAlias = AsyncRunSession | Callable[[], AsyncRunSession | None] | None
 
 
 @overload
@@ -180,9 +181,21 @@ def gate(
     reviewer sees; a reviewer's edit replaces them when the tool runs.
     """
     options = _GateOptions(
-        tool_name, run, needs_approval, summary, risks, cost_estimate, input_schema, metadata,
-        queue, timeout_secs, on_timeout, wait_timeout, revert, new_run,
-    )  # fmt: skip
+        tool_name,
+        run,
+        needs_approval,
+        summary,
+        risks,
+        cost_estimate,
+        input_schema,
+        metadata,
+        queue,
+        timeout_secs,
+        on_timeout,
+        wait_timeout,
+        revert,
+        new_run,
+    )
 
     def decorate(tool: Callable[..., Any]) -> Callable[..., Any]:
         name = tool_name or tool.__name__
@@ -192,7 +205,9 @@ def gate(
                 raise TypeError(f"gate: async tool {name} needs an AsyncCountersign client.")
             return _async_gate(client, tool, name, signature, options)
         if not isinstance(client, Countersign):
-            raise TypeError(f"gate: sync tool {name} needs a Countersign client (not AsyncCountersign).")
+            raise TypeError(
+                f"gate: sync tool {name} needs a Countersign client (not AsyncCountersign)."
+            )
         return _sync_gate(client, tool, name, signature, options)
 
     return decorate
@@ -218,7 +233,9 @@ def _sync_gate(
         with session.lock:
             tool_call_id = _tool_call_id(name)
             try:
-                settled = session.ask(options.batch(name, tool_call_id, arguments), timeout=options.wait_timeout)
+                settled = session.ask(
+                    options.batch(name, tool_call_id, arguments), timeout=options.wait_timeout
+                )
             except CountersignError as error:
                 if error.code != "wait_timeout":
                     if owned:
@@ -283,14 +300,18 @@ def _async_gate(
                         await _aquietly(session.fail(error))
                     raise
                 if owned:
-                    await _areport(name, session.complete({"rejected": True, "source": "cancelled"}))
+                    await _areport(
+                        name, session.complete({"rejected": True, "source": "cancelled"})
+                    )
                 return _waited_out(name, tool_call_id, session.run_id, error.current)
 
             call = _call_of(settled, tool_call_id)
             if call["status"] != "approved":
                 rejection = _rejection(call, settled, session.run_id)
                 if owned:
-                    await _areport(name, session.complete({"rejected": True, "source": rejection.source}))
+                    await _areport(
+                        name, session.complete({"rejected": True, "source": rejection.source})
+                    )
                 return rejection
 
             bound.arguments.update(approved_args(call))
@@ -302,7 +323,9 @@ def _async_gate(
                     await _areport(name, session.fail(error))
                 raise
             revert = options.revert(dict(bound.arguments), result) if options.revert else None
-            await _areport(name, session.report_tool_result(tool_call_id, _as_json(result), revert=revert))
+            await _areport(
+                name, session.report_tool_result(tool_call_id, _as_json(result), revert=revert)
+            )
             if owned:
                 await _areport(name, session.complete())
             return result
@@ -326,7 +349,9 @@ def _call_of(batch: Batch, tool_call_id: str) -> Any:
 def _rejection(call: Any, batch: Batch, run_id: str) -> GateRejection:
     decision = call.get("decision")
     blocked = bool(((decision or {}).get("policy") or {}).get("blocked"))
-    source: RejectionSource = "cancelled" if call["status"] == "cancelled" or decision is None else decision["source"]
+    source: RejectionSource = (
+        "cancelled" if call["status"] == "cancelled" or decision is None else decision["source"]
+    )
     if call["status"] == "expired":
         source = "timeout"
     reason = batch.get("cancelReason") if source == "cancelled" else (decision or {}).get("reason")

@@ -40,9 +40,16 @@ def rejection_message(
 def call_rejection_message(call: Any, batch: Any, *, name_reviewer: bool = False) -> str:
     """rejection_message for a settled call as the API answers it (a missing call: withdrawn)."""
     decision = (call or {}).get("decision")
-    if call is not None and (call.get("status") == "expired" or (decision or {}).get("source") == "timeout"):
+    if call is not None and (
+        call.get("status") == "expired" or (decision or {}).get("source") == "timeout"
+    ):
         return rejection_message("timeout")
-    if call is None or decision is None or call.get("status") == "cancelled" or (batch or {}).get("status") == "cancelled":
+    if (
+        call is None
+        or decision is None
+        or call.get("status") == "cancelled"
+        or (batch or {}).get("status") == "cancelled"
+    ):
         return rejection_message("cancelled", reason=(batch or {}).get("cancelReason"))
     by = decision.get("by") or {}
     return rejection_message(

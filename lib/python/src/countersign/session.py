@@ -30,7 +30,9 @@ def _worker_id() -> str:
 
 def _ready_unheld(error: CountersignError) -> bool:
     current = error.current
-    return error.code == "not_ready" and isinstance(current, dict) and current.get("status") == "ready"
+    return (
+        error.code == "not_ready" and isinstance(current, dict) and current.get("status") == "ready"
+    )
 
 
 def _withdrawn(refused: CountersignError) -> Batch | None:
@@ -66,7 +68,9 @@ class RunSession:
         withdraws the batch and raises ``wait_timeout`` (unless a decision came first)."""
         with self.lock:
             paused = self.pause(batch, idempotency_key=idempotency_key)
-            settled = paused if paused["status"] != "pending" else self._wait_or_withdraw(paused, timeout)
+            settled = (
+                paused if paused["status"] != "pending" else self._wait_or_withdraw(paused, timeout)
+            )
             if settled["status"] != "cancelled":
                 self.take_back()
             return settled
@@ -79,15 +83,19 @@ class RunSession:
                 raise
             # No one should decide what no one will act on; a decision that came first stands.
             try:
-                withdrawn: Batch | None = self.client.cancel_batch(paused["id"], reason=WITHDRAWN_REASON)
+                withdrawn: Batch | None = self.client.cancel_batch(
+                    paused["id"], reason=WITHDRAWN_REASON
+                )
             except CountersignError as refused:
                 withdrawn = _withdrawn(refused)
             if withdrawn is not None and withdrawn["status"] != "cancelled":
                 return withdrawn
             raise CountersignError(
-                status=0, code="wait_timeout", message=f"{error.message} It was withdrawn.",
+                status=0,
+                code="wait_timeout",
+                message=f"{error.message} It was withdrawn.",
                 current=withdrawn or error.current,
-            ) from None  # fmt: skip
+            ) from None
 
     def pause(self, batch: BatchInput, *, idempotency_key: str | None = None) -> Batch:
         """Pauses the run (with the claim when holding one) without waiting."""
@@ -108,14 +116,25 @@ class RunSession:
 
     def take_back(self) -> Claim:
         """Claims the run for this session (after a decision)."""
-        self.claim = self.client.claim(self.run_id, worker_id=self.worker_id, lease_secs=self.lease_secs)
+        self.claim = self.client.claim(
+            self.run_id, worker_id=self.worker_id, lease_secs=self.lease_secs
+        )
         return self.claim
 
-    def report_tool_result(self, tool_call_id: str, result: Any = None, *, revert: Any = None) -> RunEvent:
+    def report_tool_result(
+        self, tool_call_id: str, result: Any = None, *, revert: Any = None
+    ) -> RunEvent:
         if self.claim is not None and self.claim.state == "held":
             return self.claim.report_tool_result(tool_call_id, result, revert=revert)
-        event = {"type": "tool.completed", "toolCallId": tool_call_id, "result": result, "revert": revert}
-        return self.client.report_event(self.run_id, {k: v for k, v in event.items() if v is not None})
+        event = {
+            "type": "tool.completed",
+            "toolCallId": tool_call_id,
+            "result": result,
+            "revert": revert,
+        }
+        return self.client.report_event(
+            self.run_id, {k: v for k, v in event.items() if v is not None}
+        )
 
     def report_tool_failure(self, tool_call_id: str, error: object) -> RunEvent:
         if self.claim is not None and self.claim.state == "held":
@@ -170,27 +189,37 @@ class AsyncRunSession:
     ) -> Batch:
         """``ask`` for a caller that already holds ``lock`` (the gate runs its tool under it)."""
         paused = await self.pause(batch, idempotency_key=idempotency_key)
-        settled = paused if paused["status"] != "pending" else await self._wait_or_withdraw(paused, timeout)
+        settled = (
+            paused
+            if paused["status"] != "pending"
+            else await self._wait_or_withdraw(paused, timeout)
+        )
         if settled["status"] != "cancelled":
             await self.take_back()
         return settled
 
     async def _wait_or_withdraw(self, paused: Batch, timeout: float | None) -> Batch:
         try:
-            return await self.client.wait_for_decision(paused["id"], timeout=timeout, run_id=self.run_id)
+            return await self.client.wait_for_decision(
+                paused["id"], timeout=timeout, run_id=self.run_id
+            )
         except CountersignError as error:
             if error.code != "wait_timeout":
                 raise
             try:
-                withdrawn: Batch | None = await self.client.cancel_batch(paused["id"], reason=WITHDRAWN_REASON)
+                withdrawn: Batch | None = await self.client.cancel_batch(
+                    paused["id"], reason=WITHDRAWN_REASON
+                )
             except CountersignError as refused:
                 withdrawn = _withdrawn(refused)
             if withdrawn is not None and withdrawn["status"] != "cancelled":
                 return withdrawn
             raise CountersignError(
-                status=0, code="wait_timeout", message=f"{error.message} It was withdrawn.",
+                status=0,
+                code="wait_timeout",
+                message=f"{error.message} It was withdrawn.",
                 current=withdrawn or error.current,
-            ) from None  # fmt: skip
+            ) from None
 
     async def pause(self, batch: BatchInput, *, idempotency_key: str | None = None) -> Batch:
         key = idempotency_key or new_idempotency_key()
@@ -207,14 +236,25 @@ class AsyncRunSession:
             return await claim.pause(batch, idempotency_key=new_idempotency_key())
 
     async def take_back(self) -> AsyncClaim:
-        self.claim = await self.client.claim(self.run_id, worker_id=self.worker_id, lease_secs=self.lease_secs)
+        self.claim = await self.client.claim(
+            self.run_id, worker_id=self.worker_id, lease_secs=self.lease_secs
+        )
         return self.claim
 
-    async def report_tool_result(self, tool_call_id: str, result: Any = None, *, revert: Any = None) -> RunEvent:
+    async def report_tool_result(
+        self, tool_call_id: str, result: Any = None, *, revert: Any = None
+    ) -> RunEvent:
         if self.claim is not None and self.claim.state == "held":
             return await self.claim.report_tool_result(tool_call_id, result, revert=revert)
-        event = {"type": "tool.completed", "toolCallId": tool_call_id, "result": result, "revert": revert}
-        return await self.client.report_event(self.run_id, {k: v for k, v in event.items() if v is not None})
+        event = {
+            "type": "tool.completed",
+            "toolCallId": tool_call_id,
+            "result": result,
+            "revert": revert,
+        }
+        return await self.client.report_event(
+            self.run_id, {k: v for k, v in event.items() if v is not None}
+        )
 
     async def report_tool_failure(self, tool_call_id: str, error: object) -> RunEvent:
         if self.claim is not None and self.claim.state == "held":

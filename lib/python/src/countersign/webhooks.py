@@ -44,7 +44,9 @@ def verify_webhook(
     timestamp = lowered.get("webhook-timestamp")
     signatures = lowered.get("webhook-signature")
     if not message_id or not timestamp or not signatures:
-        raise WebhookVerificationError("Missing webhook-id, webhook-timestamp or webhook-signature.")
+        raise WebhookVerificationError(
+            "Missing webhook-id, webhook-timestamp or webhook-signature."
+        )
     try:
         sent_at = int(timestamp)
     except ValueError:

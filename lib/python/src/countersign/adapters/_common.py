@@ -42,6 +42,10 @@ def edited_args(call: Any) -> dict[str, Any] | None:
     """An approved call's edited arguments when they differ from what the agent asked, else None."""
     decision = call["decision"]
     edited = decision["editedArgs"] if decision is not None else None
-    if call["status"] != "approved" or not isinstance(edited, dict) or same_json(edited, call["args"]):
+    if (
+        call["status"] != "approved"
+        or not isinstance(edited, dict)
+        or same_json(edited, call["args"])
+    ):
         return None
     return edited

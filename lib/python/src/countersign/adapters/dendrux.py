@@ -133,7 +133,11 @@ async def pause_on_approval(
     key = f"dendrux-{result.run_id}-{iteration}-{calls[0].id if calls else ''}"
     if claim is not None:
         return Paused(claim.run_id, await claim.pause(batch, idempotency_key=key))
-    new_run: CreateRunInput = {"externalId": result.run_id, **(options.new_run or {}), "batch": batch}
+    new_run: CreateRunInput = {
+        "externalId": result.run_id,
+        **(options.new_run or {}),
+        "batch": batch,
+    }
     run = await client.create_run(new_run, idempotency_key=key)
     return Paused(run["id"], run["batches"][0])
 
@@ -158,7 +162,12 @@ async def resume_from_decision(
     again; if the resumed agent raises, the Countersign run is failed.
     """
     claim = await claim_when_decided(
-        client, run_id, worker_id=worker_id, lease_secs=lease_secs, wait=wait, wait_timeout=wait_timeout
+        client,
+        run_id,
+        worker_id=worker_id,
+        lease_secs=lease_secs,
+        wait=wait,
+        wait_timeout=wait_timeout,
     )
     try:
         dendrux_run_id, decisions = _decisions(claim)
@@ -194,7 +203,9 @@ async def resume_from_decision(
     if result.status == RunStatus.SUCCESS:
         run = await claim.complete({"answer": result.answer, "dendruxRunId": result.run_id})
         return Resumed("completed", claim.run_id, result, decisions, run=run)
-    run = await claim.fail({"status": str(result.status), "error": result.error, "dendruxRunId": result.run_id})
+    run = await claim.fail(
+        {"status": str(result.status), "error": result.error, "dendruxRunId": result.run_id}
+    )
     return Resumed("failed", claim.run_id, result, decisions, run=run)
 
 
@@ -232,7 +243,9 @@ def _decisions(claim: AsyncClaim) -> tuple[str, list[AppliedDecision]]:
     calls = {call["toolCallId"]: call for call in (batch["calls"] if batch is not None else [])}
     ids: list[str] = checkpoint["toolCallIds"]
     if not all(tool_call_id in calls for tool_call_id in ids):
-        raise ValueError(f"Run {claim.run_id}'s latest batch is not the one its checkpoint was paused with.")
+        raise ValueError(
+            f"Run {claim.run_id}'s latest batch is not the one its checkpoint was paused with."
+        )
     decisions = []
     for tool_call_id in ids:
         call = calls[tool_call_id]
@@ -273,7 +286,9 @@ class _ResultReporter(BaseNotifier):
             if tool_result.success:
                 await self.claim.report_tool_result(tool_call.id, _parsed(tool_result.payload))
             else:
-                await self.claim.report_tool_failure(tool_call.id, tool_result.error or tool_result.payload)
+                await self.claim.report_tool_failure(
+                    tool_call.id, tool_result.error or tool_result.payload
+                )
         except CountersignError:
             pass  # the run goes on; a lost claim shows at completion
 
@@ -283,7 +298,6 @@ def _parsed(payload: str) -> Any:
         return json.loads(payload)
     except ValueError:
         return payload
-
 
 
 async def _quietly(request: Any) -> None:

@@ -120,7 +120,9 @@ class Resumed:
 def approval_interrupts(result: Any) -> list[Interrupt]:
     """The interrupts of an invoke's result (or a list of them) that ``request_approval`` made."""
     interrupts = result.get("__interrupt__", []) if isinstance(result, Mapping) else result
-    return [item for item in interrupts or [] if isinstance(item.value, dict) and MARK in item.value]
+    return [
+        item for item in interrupts or [] if isinstance(item.value, dict) and MARK in item.value
+    ]
 
 
 async def pause_on_interrupts(
@@ -144,14 +146,18 @@ async def pause_on_interrupts(
         if isinstance(value, (str, int, float, bool))
     }
     if "thread_id" not in configurable:
-        raise ValueError("LangGraph config has no configurable.thread_id: the graph cannot be resumed.")
+        raise ValueError(
+            "LangGraph config has no configurable.thread_id: the graph cannot be resumed."
+        )
     calls = [_call_input(item) for item in interrupts]
     batch: BatchInput = {
         "calls": calls,
         "checkpoint": {
             "format": CHECKPOINT_FORMAT,
             "configurable": configurable,
-            "interrupts": {call["toolCallId"]: item.id for call, item in zip(calls, interrupts, strict=True)},
+            "interrupts": {
+                call["toolCallId"]: item.id for call, item in zip(calls, interrupts, strict=True)
+            },
         },
     }
     if options.queue is not None:
@@ -191,7 +197,12 @@ async def resume_from_decision(
     saved ``configurable``). ``output`` picks what the completed run stores from the final state
     (default: the state as JSON). If the graph raises, the Countersign run is failed."""
     claim = await claim_when_decided(
-        client, run_id, worker_id=worker_id, lease_secs=lease_secs, wait=wait, wait_timeout=wait_timeout
+        client,
+        run_id,
+        worker_id=worker_id,
+        lease_secs=lease_secs,
+        wait=wait,
+        wait_timeout=wait_timeout,
     )
     try:
         thread_config, resume, approvals = _resume_values(claim, config)
@@ -233,9 +244,15 @@ async def invoke_with_approval(
         return state
     while True:
         resumed = await resume_from_decision(
-            client, graph, paused.run_id, worker_id=worker_id, wait_timeout=wait_timeout,
-            config=config, pause=pause, output=output,
-        )  # fmt: skip
+            client,
+            graph,
+            paused.run_id,
+            worker_id=worker_id,
+            wait_timeout=wait_timeout,
+            config=config,
+            pause=pause,
+            output=output,
+        )
         if resumed.status != "paused":
             return resumed
 
@@ -264,7 +281,9 @@ def _resume_values(
     calls = {call["toolCallId"]: call for call in (batch["calls"] if batch is not None else [])}
     interrupts: dict[str, str] = checkpoint["interrupts"]
     if not all(tool_call_id in calls for tool_call_id in interrupts):
-        raise ValueError(f"Run {claim.run_id}'s latest batch is not the one its checkpoint was paused with.")
+        raise ValueError(
+            f"Run {claim.run_id}'s latest batch is not the one its checkpoint was paused with."
+        )
 
     approvals: dict[str, Approval] = {}
     for tool_call_id in interrupts:
@@ -277,7 +296,9 @@ def _resume_values(
             "args": edited if edited is not None else call["args"],
             "edited": edited is not None,
             "message": None if approved else call_rejection_message(call, batch),
-            "reason": decision["reason"] if decision is not None else (batch or {}).get("cancelReason"),  # type: ignore[call-overload]
+            "reason": decision["reason"]
+            if decision is not None
+            else (batch or {}).get("cancelReason"),  # type: ignore[call-overload]
             "source": decision["source"] if decision is not None else "cancelled",
             "decided_by": decision["by"] if decision is not None else None,
         }

@@ -87,7 +87,9 @@ class Resumed:
 
 def interrupted_call(item: ToolApprovalItem) -> InterruptedCall:
     raw = item.raw_item
-    call_id = getattr(raw, "call_id", None) or (raw.get("call_id") if isinstance(raw, dict) else None)
+    call_id = getattr(raw, "call_id", None) or (
+        raw.get("call_id") if isinstance(raw, dict) else None
+    )
     arguments = item.arguments or "{}"
     try:
         args = json.loads(arguments)
@@ -163,7 +165,12 @@ async def resume_from_decision(
     failed instead, since resuming from the checkpoint would run its tools again.
     """
     claim = await claim_when_decided(
-        client, run_id, worker_id=worker_id, lease_secs=lease_secs, wait=wait, wait_timeout=wait_timeout
+        client,
+        run_id,
+        worker_id=worker_id,
+        lease_secs=lease_secs,
+        wait=wait,
+        wait_timeout=wait_timeout,
     )
     try:
         state, decisions = await _restore(agent, claim)
@@ -192,16 +199,22 @@ async def resume_from_decision(
     return Resumed("completed", claim.run_id, result, decisions, run=run)
 
 
-async def _restore(agent: Agent[Any], claim: AsyncClaim) -> tuple[RunState[Any, Any], list[AppliedDecision]]:
+async def _restore(
+    agent: Agent[Any], claim: AsyncClaim
+) -> tuple[RunState[Any, Any], list[AppliedDecision]]:
     checkpoint = claim.checkpoint
     if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"Run {claim.run_id} was not paused by the openai-agents adapter.")
     batch = claim.batch
     calls = {call["toolCallId"]: call for call in (batch["calls"] if batch is not None else [])}
     if not all(tool_call_id in calls for tool_call_id in checkpoint["toolCallIds"]):
-        raise ValueError(f"Run {claim.run_id}'s latest batch is not the one its checkpoint was paused with.")
+        raise ValueError(
+            f"Run {claim.run_id}'s latest batch is not the one its checkpoint was paused with."
+        )
 
-    edits = {tool_call_id: edit for tool_call_id, call in calls.items() if (edit := edited_args(call))}
+    edits = {
+        tool_call_id: edit for tool_call_id, call in calls.items() if (edit := edited_args(call))
+    }
     state = await RunState.from_json(agent, _with_edited_arguments(checkpoint["state"], edits))
 
     decisions: list[AppliedDecision] = []
@@ -215,7 +228,11 @@ async def _restore(agent: Agent[Any], claim: AsyncClaim) -> tuple[RunState[Any, 
             if edited is None or same_json(interrupted.args, edited):
                 state.approve(item)
                 outcome = "approved" if edited is None else "edited"
-                decisions.append(AppliedDecision(interrupted.tool_call_id, interrupted.tool_name, outcome, interrupted.args))
+                decisions.append(
+                    AppliedDecision(
+                        interrupted.tool_call_id, interrupted.tool_name, outcome, interrupted.args
+                    )
+                )
                 continue
             message = (
                 f"The reviewer approved this call only with other arguments ({json.dumps(edited)}), "
@@ -225,12 +242,20 @@ async def _restore(agent: Agent[Any], claim: AsyncClaim) -> tuple[RunState[Any, 
             message = call_rejection_message(asked, batch)
         state.reject(item, rejection_message=message)
         decisions.append(
-            AppliedDecision(interrupted.tool_call_id, interrupted.tool_name, "rejected", edited or interrupted.args, message)
+            AppliedDecision(
+                interrupted.tool_call_id,
+                interrupted.tool_name,
+                "rejected",
+                edited or interrupted.args,
+                message,
+            )
         )
     return state, decisions
 
 
-def _with_edited_arguments(state: dict[str, Any], edits: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _with_edited_arguments(
+    state: dict[str, Any], edits: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
     """The serialized state with every copy of each edited call (model response, generated items,
     the pending interruption) carrying the reviewer's arguments."""
     if not edits:
