@@ -5,6 +5,7 @@ and claims with heartbeats; ``gate`` and the framework adapters build on them.""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Literal, cast
 
 import httpx
@@ -218,7 +219,7 @@ class Countersign:
         worker_id: str,
         lease_secs: int = DEFAULT_LEASE_SECS,
         heartbeat: bool = True,
-        on_lost: Any = None,
+        on_lost: Callable[[CountersignError], None] | None = None,
     ) -> Claim:
         """``POST /runs/{id}/claim``: takes a ``ready`` run (or one whose lease ran out). Heartbeats
         go every ``lease_secs / 3`` until the claim ends. Raises ``already_claimed`` when another
@@ -404,7 +405,7 @@ class AsyncCountersign:
         worker_id: str,
         lease_secs: int = DEFAULT_LEASE_SECS,
         heartbeat: bool = True,
-        on_lost: Any = None,
+        on_lost: Callable[[CountersignError], None] | None = None,
     ) -> AsyncClaim:
         sent_at = time.monotonic()
         grant = cast(
