@@ -8,11 +8,13 @@ with this session even if pytest is killed. Needs `npm run build` (npm test does
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -168,3 +170,22 @@ def one_call(
     tool_call_id: str = "call-1", tool_name: str = "refund", **args: Any
 ) -> dict[str, Any]:
     return {"toolCallId": tool_call_id, "toolName": tool_name, "args": args or {"orderId": "A-1"}}
+
+
+def receiver() -> tuple[ThreadingHTTPServer, queue.Queue[tuple[bytes, dict[str, str]]]]:
+    """A webhook receiver on loopback: every POST's raw body and headers go to the queue."""
+    received: queue.Queue[tuple[bytes, dict[str, str]]] = queue.Queue()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["content-length"]))
+            received.put((body, dict(self.headers.items())))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, received

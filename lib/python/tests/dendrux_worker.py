@@ -2,8 +2,9 @@
 
 ``pause``: a dendrux agent (scripted model, SQLite persistence) asks to refund an order; its
 ``require_approval`` pause becomes a Countersign card; the process prints the ids and exits.
-``resume``: a new process with the same agent definition waits for the reviewer's decision,
-resumes the persisted dendrux run through ``submit_approval`` and prints what happened.
+``resume``: a new process with the same agent definition waits for the reviewer's decision (or,
+with ``no-wait``, expects it made: a webhook started it), resumes the persisted dendrux run
+through ``submit_approval`` and prints what happened.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ def build_agent(
     return agent, llm
 
 
-async def pause(base_url: str, key: str, database_url: str, ledger: str) -> dict[str, Any]:
+async def pause(
+    base_url: str, key: str, database_url: str, ledger: str, callback_url: str | None = None
+) -> dict[str, Any]:
     ask = LLMResponse(text=None, tool_calls=[ToolCall("refund", {"order_id": "A-1", "amount": 40})])
     agent, _ = build_agent(database_url, ledger, [ask])
     result = await agent.run("Please refund 40 on order A-1.")
@@ -52,7 +55,8 @@ async def pause(base_url: str, key: str, database_url: str, ledger: str) -> dict
             client,
             result,
             PauseOptions(
-                summary=lambda call: f"Refund {call.params['amount']} on {call.params['order_id']}"
+                summary=lambda call: f"Refund {call.params['amount']} on {call.params['order_id']}",
+                callback_url=callback_url,
             ),
         )
     assert paused is not None
@@ -60,13 +64,13 @@ async def pause(base_url: str, key: str, database_url: str, ledger: str) -> dict
 
 
 async def resume(
-    base_url: str, key: str, database_url: str, ledger: str, run_id: str
+    base_url: str, key: str, database_url: str, ledger: str, run_id: str, wait: str = "wait"
 ) -> dict[str, Any]:
     agent, llm = build_agent(database_url, ledger, [LLMResponse(text="All done.")])
     print(json.dumps({"resuming": run_id}), flush=True)  # tells the test this process is up
     async with AsyncCountersign(base_url, key) as client:
         resumed = await resume_from_decision(
-            client, agent, run_id, worker_id="dendrux-worker", wait_timeout=60
+            client, agent, run_id, worker_id="dendrux-worker", wait=wait == "wait", wait_timeout=60
         )
     seen = [m.content for m in llm.call_history[-1]["messages"]] if llm.call_history else []
     return {

@@ -15,7 +15,9 @@ import pytest
 
 pytest.importorskip("dendrux")
 
-from .conftest import Team  # noqa: E402
+from countersign import verify_webhook  # noqa: E402
+
+from .conftest import Team, receiver  # noqa: E402
 
 WORKER = Path(__file__).with_name("dendrux_worker.py")
 
@@ -107,3 +109,27 @@ def test_an_edited_call_is_not_run_and_the_model_hears_the_approved_arguments(
     assert resumed["decisions"][0]["outcome"] == "denied"
     assert '{"order_id": "A-1", "amount": 25}' in resumed["decisions"][0]["message"]
     assert not (tmp_path / "ledger.jsonl").exists()
+
+
+def test_the_batch_webhook_starts_the_process_that_resumes(
+    team: Team, places: tuple[str, ...], tmp_path: Path
+) -> None:
+    hooks, received = receiver()
+    try:
+        url = f"http://127.0.0.1:{hooks.server_address[1]}/countersign"
+        paused = finish(start("pause", *places, url))
+        [call] = team.reviewer.batch(lambda b: b["id"] == paused["batchId"])["calls"]
+        team.reviewer.decide(call, "approve")
+        body, headers = received.get(timeout=15)
+    finally:
+        hooks.shutdown()
+
+    # Only a delivery signed with this agent's secret may start work.
+    event = verify_webhook(body, headers, team.webhook_secret)
+    assert event["type"] == "batch.decided"
+    run_id = event["data"]["runId"]
+    assert run_id == paused["runId"]
+    resumed = finish(start("resume", *places, run_id, "no-wait"))
+
+    assert resumed["status"] == "completed"
+    assert json.loads((tmp_path / "ledger.jsonl").read_text()) == {"order_id": "A-1", "amount": 40}

@@ -6,35 +6,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import queue
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
 from countersign import WebhookVerificationError, verify_webhook
 
-from .conftest import Team, one_call
-
-
-def receiver() -> tuple[ThreadingHTTPServer, queue.Queue[tuple[bytes, dict[str, str]]]]:
-    received: queue.Queue[tuple[bytes, dict[str, str]]] = queue.Queue()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["content-length"]))
-            received.put((body, dict(self.headers.items())))
-            self.send_response(204)
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, received
+from .conftest import Team, one_call, receiver
 
 
 def test_a_real_delivery_verifies_and_a_forged_one_does_not(team: Team) -> None:
