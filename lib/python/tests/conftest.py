@@ -84,6 +84,8 @@ class Reviewer:
             base_url=f"{base_url}/api/v1", headers={"authorization": f"Bearer {token}"}, timeout=30
         )
         self.queue_id = queue_id
+        self.threads: list[threading.Thread] = []
+        self.failures: list[BaseException] = []
 
     def pending(self, timeout: float = 15) -> list[dict[str, Any]]:
         """The queue's pending batches, once there is at least one."""
@@ -122,15 +124,27 @@ class Reviewer:
         return answer
 
     def decide_later(self, outcome: str, delay: float = 0.3, **fields: Any) -> threading.Thread:
-        """Decides the next pending batch from a thread after ``delay`` s (the agent is waiting)."""
+        """Decides the next pending batch from a thread after ``delay`` s (the agent is waiting).
+        The team fixture joins these threads and raises what failed in them."""
 
         def decide() -> None:
-            time.sleep(delay)
-            self.decide_batch(self.batch(), outcome, **fields)
+            try:
+                time.sleep(delay)
+                self.decide_batch(self.batch(), outcome, **fields)
+            except BaseException as error:
+                self.failures.append(error)
 
         thread = threading.Thread(target=decide, daemon=True)
         thread.start()
+        self.threads.append(thread)
         return thread
+
+    def close(self) -> None:
+        for thread in self.threads:
+            thread.join(timeout=30)
+        self.http.close()
+        if self.failures:
+            raise self.failures[0]
 
 
 @dataclass
@@ -163,7 +177,7 @@ def team(server: Server) -> Iterator[Team]:
         reviewer_name=made["reviewerName"],
         reviewer=reviewer,
     )
-    reviewer.http.close()
+    reviewer.close()
 
 
 def one_call(
