@@ -59,12 +59,13 @@ def test_wait_by_long_poll(team: Team) -> None:
     assert settled["calls"][0]["decision"]["reason"] == "wrong customer"
 
 
-def test_wait_timeout_raises_with_the_batch_still_pending(team: Team) -> None:
+@pytest.mark.parametrize("mode", ["auto", "poll"])
+def test_wait_timeout_raises_with_the_batch_still_pending(team: Team, mode: Any) -> None:
     client = team.client()
     _, batch = paused_run(client)
     started = time.monotonic()
     with pytest.raises(CountersignError) as waited:
-        client.wait_for_decision(batch["id"], timeout=0.8)
+        client.wait_for_decision(batch["id"], timeout=0.8, mode=mode)
     assert waited.value.code == "wait_timeout"
     assert waited.value.current["status"] == "pending"
     assert time.monotonic() - started < 3

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
@@ -129,7 +130,8 @@ def wait_sync(
     def get(wait: int | None = None) -> Batch:
         left = remaining()
         if wait is not None and left is not None:
-            wait = min(wait, int(left))
+            # At least 1 s: a wait of 0 answers at once, and the loop would spin until the deadline.
+            wait = min(wait, math.ceil(left))
         progress.latest = client.get_batch(batch_id, wait=wait)
         return progress.latest
 
