@@ -26,6 +26,7 @@ const config = [
       "dist/**",
       "lib/sdk/dist/**",
       "components/review-card/dist/**",
+      "lib/python/.venv/**",
       "next-env.d.ts",
     ],
   },
