@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, isNull, lte, max, ne, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, lte, max, min, ne, sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import {
   batches,
@@ -59,11 +59,9 @@ type Happening = {
   only?: Set<string>;
 };
 
-/** Digests go out at the end of each period of `minutes`, counted from the epoch (aligned). */
-export function digestDueAt(now: number, minutes: number): number {
-  const unit = Number(process.env.NOTIFY_DIGEST_UNIT_MS) || 60_000;
-  const period = minutes * unit;
-  return Math.floor(now / period) * period + period;
+/** How long a digest gathers: `minutes` (NOTIFY_DIGEST_UNIT_MS shortens a minute in tests). */
+export function digestPeriodMs(minutes: number): number {
+  return minutes * (Number(process.env.NOTIFY_DIGEST_UNIT_MS) || 60_000);
 }
 
 async function readCursors(): Promise<Partial<Record<Cursor, number>>> {
@@ -265,6 +263,37 @@ async function notificationRows(happenings: Happening[], now: number): Promise<N
         isNull(users.deactivatedAt),
       ),
     );
+  // A person's first digest notification opens a digest, due `digestMinutes` later; what comes
+  // before then joins it (rows not yet tried: one being sent is closed to newcomers).
+  const digestUsers = [
+    ...new Set(
+      subscribed.flatMap((s) => (s.preference.delivery === "digest" ? [s.preference.userId] : [])),
+    ),
+  ];
+  const openDigests = new Map(
+    digestUsers.length === 0
+      ? []
+      : (
+          await getDb()
+            .select({ userId: notifications.userId, dueAt: min(notifications.nextAttemptAt) })
+            .from(notifications)
+            .where(
+              and(
+                inArray(notifications.userId, digestUsers),
+                eq(notifications.status, "pending"),
+                eq(notifications.digest, true),
+                eq(notifications.attempts, 0),
+              ),
+            )
+            .groupBy(notifications.userId)
+        ).map((r) => [r.userId, r.dueAt!]),
+  );
+  const dueAt = (p: NotificationPreference) => {
+    if (p.delivery !== "digest") return now;
+    let due = openDigests.get(p.userId);
+    if (due === undefined) openDigests.set(p.userId, (due = now + digestPeriodMs(p.digestMinutes)));
+    return due;
+  };
   const byQueue = new Map<string, NotificationPreference[]>();
   for (const { preference } of subscribed)
     byQueue.set(preference.queueId, [...(byQueue.get(preference.queueId) ?? []), preference]);
@@ -284,7 +313,7 @@ async function notificationRows(happenings: Happening[], now: number): Promise<N
         digest: p.delivery === "digest",
         detail: happening.detail,
         status: "pending" as const,
-        nextAttemptAt: p.delivery === "digest" ? digestDueAt(now, p.digestMinutes) : now,
+        nextAttemptAt: dueAt(p),
         createdAt: now,
       })),
   );
