@@ -1,6 +1,7 @@
 import { expireBatch, overdueBatchIds } from "@/lib/batches/expire-batch";
 import { getTailer } from "@/lib/events/tailer";
 import { expireLease, expiredLeaseRunIds } from "@/lib/runs/expire-lease";
+import { emailConfigured } from "@/lib/email/transport";
 import { deliverDueNotifications } from "@/lib/notifications/deliver-notifications";
 import { planNotifications } from "@/lib/notifications/plan-notifications";
 import { deliverDueWebhooks } from "@/lib/webhooks/deliver-webhooks";
@@ -48,6 +49,8 @@ export async function startBackgroundWork(): Promise<void> {
     every(
       Number(process.env.NOTIFY_POLL_MS) || 1000,
       async () => {
+        // Without a channel to send on there is nothing to plan (lib/notifications explains)
+        if (!emailConfigured()) return;
         await planNotifications();
         await deliverDueNotifications();
       },

@@ -21,7 +21,6 @@ import {
   writeBatch,
   type Statement,
 } from "@/db/write-batch";
-import { emailConfigured } from "@/lib/email/transport";
 import { newId } from "@/lib/ids";
 import { KIND_SWITCH } from "./preferences";
 
@@ -43,6 +42,11 @@ import { KIND_SWITCH } from "./preferences";
 /** The events that can notify anyone. */
 const PLANNED_TYPES = ["batch.created", "batch.escalated", "batch.decided", "batch.expired"];
 const PAGE = 500;
+/**
+ * Events older than this are passed over: a server that sent no email for a while (SMTP_URL
+ * unset, or the planner stopped) does not mail its whole backlog once it starts again.
+ */
+const MAX_EVENT_AGE_MS = 3600_000;
 /** A deadline is "approaching" once this share of the card's time is left. */
 const DEADLINE_SHARE_LEFT = 0.2;
 
@@ -102,13 +106,6 @@ export async function planNotifications(now = Date.now()): Promise<number> {
     return 0;
   }
   const stored = { events: cursors.events, deadlines: cursors.deadlines };
-  // Without a channel to send on, nothing is planned: turning email on later must not mail the
-  // backlog of everything that happened meanwhile.
-  if (!emailConfigured()) {
-    if (lastSeq === stored.events) return 0;
-    return commitPlan(stored, lastSeq, now, []);
-  }
-
   const planned = await db
     .select()
     .from(events)
@@ -124,7 +121,7 @@ export async function planNotifications(now = Date.now()): Promise<number> {
   // A full page: stop after its last row, the rest is the next pass's.
   const toSeq = planned.length === PAGE ? planned[PAGE - 1]!.seq : lastSeq;
   const happenings = [
-    ...(await fromEvents(planned)),
+    ...(await fromEvents(planned.filter((row) => row.at >= now - MAX_EVENT_AGE_MS))),
     ...(await deadlinesBetween(stored.deadlines, now)),
   ];
   const rows = await notificationRows(happenings, now);

@@ -5,6 +5,8 @@ import { batches, notifications } from "@/db/schema";
 import { cardLinkUrl } from "@/lib/email/card-links";
 import { removeMember } from "@/lib/queues/remove-member";
 import { OPERATOR } from "@/lib/queues/queue-access";
+import { addMember } from "@/lib/queues/add-member";
+import { updateQueue } from "@/lib/queues/update-queue";
 import { freshDatabase } from "../support/database";
 import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "../support/factories";
 import { decideOverApi, pauseNewRun } from "../support/flows";
@@ -40,6 +42,7 @@ const env = (smtpUrl: string) => ({
   // a digest of "5 minutes" gathers for 1.5 s
   NOTIFY_DIGEST_UNIT_MS: "300",
   SMTP_TIMEOUT_MS: "1500",
+  SWEEP_INTERVAL_MS: "200",
 });
 
 beforeAll(async () => {
@@ -290,6 +293,47 @@ describe("email", () => {
       expect(await rowsFor(b.id)).toContainEqual(
         expect.objectContaining({ userId: people.dee.id, status: "sent", digest: true }),
       );
+  });
+
+  it("warns of a deadline approaching, then tells the escalation queue's members", async () => {
+    const oversight = await makeQueue({ name: "Oversight" });
+    await updateQueue(OPERATOR, queue.id, { escalationQueueId: oversight.id });
+    await addMember(OPERATOR, oversight.id, { email: people.other.email, role: "reviewer" });
+    expect(
+      (
+        await setPreference(clients.other, oversight.id, {
+          delivery: "immediate",
+          events: ALL_EVENTS,
+        })
+      ).status,
+    ).toBe(200);
+    // 3 s to decide: the last fifth begins after 2.4 s; at 3 s the card moves to Oversight
+    const { batch: urgent } = await pauseNewRun(
+      agent,
+      refundBatch({ timeoutSecs: 3, onTimeout: "escalate" }),
+    );
+    const warned = await waitUntil(
+      () =>
+        smtp
+          .to(people.ivy.email)
+          .find((m) => /^\[Countersign\] Deadline soon:/.test(String(m.parsed.subject))),
+      { what: "Ivy's deadline warning", timeoutMs: 6000 },
+    );
+    expect(linksOf(warned)).toHaveLength(1);
+    const escalated = await waitUntil(
+      () =>
+        smtp
+          .to(people.other.email)
+          .find((m) => String(m.parsed.subject).startsWith("[Countersign] Escalated to Oversight")),
+      { what: "Olga's escalation email", timeoutMs: 6000 },
+    );
+    expect(String(escalated.parsed.text)).toContain("Escalated from: Payments");
+    const [moved] = await getDb().select().from(batches).where(eq(batches.id, urgent.id));
+    expect(moved).toMatchObject({ status: "pending", queueId: oversight.id });
+    // Ivy is not in Oversight: her own new-card mail was sent, but nothing about the escalation
+    expect(
+      smtp.to(people.ivy.email).filter((m) => /Escalated/.test(String(m.parsed.subject))),
+    ).toHaveLength(0);
   });
 
   it("tells who claimed a card that someone else decided it", async () => {
