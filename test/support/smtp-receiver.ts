@@ -20,6 +20,8 @@ export type SmtpReceiver = {
   holdNext: () => void;
   /** the Message-IDs of the messages held, unanswered */
   held: () => string[];
+  /** whether every held message's connection has closed (its client is gone) */
+  heldClosed: () => boolean;
   /** answers the held messages (those whose connection is still open are accepted) */
   release: () => void;
   stop: () => Promise<void>;
@@ -81,6 +83,7 @@ export async function startSmtpReceiver(port: number): Promise<SmtpReceiver> {
     to: (address) => received.filter((m) => m.to.includes(address)),
     holdNext: () => void (holding = true),
     held: () => heldReplies.map((reply) => reply.messageId),
+    heldClosed: () => heldReplies.every((reply) => closed.has(reply.session.id)),
     release: () => {
       for (const reply of heldReplies.splice(0)) reply.accept();
     },
