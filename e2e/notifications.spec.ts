@@ -54,6 +54,7 @@ test("a reviewer chooses a digest for one queue and immediate email for another"
   await deploysPanel.getByRole("button", { name: `Save ${deploys.name}` }).click();
   await expect(deploysPanel.getByRole("status")).toHaveText(`Saved for ${deploys.name}.`);
 
+  await expect(deploysPanel.getByRole("button", { name: `Save ${deploys.name}` })).toBeEnabled();
   await page.screenshot({ path: `${SCREENSHOTS}/notifications.png`, fullPage: true });
   expect(
     (await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze()).violations,

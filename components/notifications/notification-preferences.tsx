@@ -95,12 +95,7 @@ function QueuePreferenceForm({ preference }: { preference: NotificationPreferenc
       <h2 id={`${id}-title`} className={styles.panelTitle}>
         {preference.queue.name}
       </h2>
-      <form
-        onSubmit={submit}
-        noValidate
-        className={local.form}
-        aria-describedby={`${id}-status`}
-      >
+      <form onSubmit={submit} noValidate className={local.form} aria-describedby={`${id}-status`}>
         <fieldset className={local.group}>
           <legend>Send email</legend>
           {DELIVERIES.map((option) => (
