@@ -1,8 +1,9 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "./support/test";
-import { makeQueue, makeReviewer } from "@/test/support/factories";
-import { apiClient } from "@/test/support/http";
-import { baseURL, signIn } from "./support/fixtures";
+import { cardLinkUrl } from "@/lib/email/card-links";
+import { makeAgentKey, makeQueue, makeReviewer } from "@/test/support/factories";
+import { apiClient, refundBatch } from "@/test/support/http";
+import { baseURL, PASSWORD, pause, signIn } from "./support/fixtures";
 
 // Issue 16, item 1: a reviewer sets their own notification preferences per queue, with the
 // keyboard, and the API reads back what the page saved. This server has no SMTP_URL: the page
@@ -85,4 +86,29 @@ test("someone in no queue is told where notifications come from", async ({ page 
   await signIn(page, loner);
   await page.goto("/notifications");
   await expect(page.getByTestId("no-queues")).toContainText("not in any queue");
+});
+
+test("a card link from an email leads through sign-in to the card, and works once", async ({
+  page,
+}) => {
+  const queue = await makeQueue();
+  const reviewer = await makeReviewer({ name: "Cleo Clicker", queues: [{ name: queue.name }] });
+  const { key } = await makeAgentKey({ queues: [queue.name] });
+  const { batch } = await pause(apiClient(baseURL, key), refundBatch());
+  // the link an email would carry (signed with the server's key, which lives in the database)
+  const link = new URL(await cardLinkUrl(reviewer.id, batch.id)).pathname;
+
+  await page.goto(link);
+  await expect(page).toHaveURL(/\/sign-in\?next=/);
+  await page.getByLabel("Email").fill(reviewer.email);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(`**/batches/${batch.id}`);
+  // the card, undecided: the reviewer decides there
+  await expect(page.getByRole("button", { name: /Approve/ }).first()).toBeVisible();
+  const answer = await apiClient(baseURL, reviewer.token).get(`/batches/${batch.id}`);
+  expect(answer.body.status).toBe("pending");
+
+  await page.goto(link);
+  await expect(page.getByRole("heading", { name: "This link was already used" })).toBeVisible();
 });

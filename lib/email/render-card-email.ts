@@ -69,8 +69,12 @@ function facts(item: CardItem): { label: string; value: string }[] {
     { label: "Deadline", value: utc(batch.expiresAt) },
   ];
   if (item.kind === "decision") {
-    const by = (item.detail.by as string | null) ?? "the deadline";
-    lines.unshift({ label: "Outcome", value: `${String(item.detail.outcome)} (by ${by})` });
+    const by = item.detail.by as string | null;
+    const outcome = String(item.detail.outcome ?? "decided");
+    lines.unshift({
+      label: "Outcome",
+      value: by ? `${outcome} (by ${oneLine(by, 100)})` : outcome,
+    });
   }
   if (item.kind === "escalation") {
     lines.unshift({ label: "Escalated from", value: oneLine(String(item.detail.from ?? ""), 100) });
@@ -91,8 +95,10 @@ function headline(item: CardItem): string {
       return `Deadline soon: ${agent} asks to run ${what}`;
     case "escalation":
       return `Escalated to ${oneLine(item.batch.queue.name, 60)}: ${agent} asks to run ${what}`;
-    case "decision":
-      return `${String(item.detail.outcome ?? "Decided")}: ${agent}'s ${what}`;
+    case "decision": {
+      const outcome = String(item.detail.outcome ?? "decided");
+      return `${outcome[0]!.toUpperCase()}${outcome.slice(1)}: ${agent}'s ${what}`;
+    }
   }
 }
 

@@ -341,7 +341,10 @@ describe("email", () => {
     expect((await clients.cal.post(`/batches/${claimed.id}/review-claim`, {})).status).toBe(200);
     await decideOverApi(clients.dan, claimed.calls[0], "reject");
     const news = await waitUntil(
-      () => smtp.to(people.cal.email).find((m) => /rejected/.test(String(m.parsed.subject))),
+      () =>
+        smtp
+          .to(people.cal.email)
+          .find((m) => String(m.parsed.subject).startsWith("[Countersign] Rejected:")),
       { what: "Cal's decision email" },
     );
     expect(String(news.parsed.text)).toContain("Outcome: rejected (by Dan Decider)");
