@@ -37,7 +37,11 @@ export function NotificationPreferences({
   return (
     <>
       {!emailConfigured && (
-        <p className={styles.note} role="note" data-testid="email-not-configured">
+        <p
+          className={`${styles.note} ${local.note}`}
+          role="note"
+          data-testid="email-not-configured"
+        >
           This server sends no email yet (an operator sets <code>SMTP_URL</code>). Your choices are
           kept and apply once it does.
         </p>
