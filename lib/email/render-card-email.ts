@@ -1,5 +1,5 @@
 import type { NotificationKind } from "@/db/schema";
-import type { BatchView } from "@/lib/api/views";
+import { publicBaseUrl, type BatchView } from "@/lib/api/views";
 
 // Notification emails, as HTML and as plain text. Everything an agent wrote (tool names,
 // summaries, risks, the plan, its own name) is untrusted: HTML-escaped in the HTML part, and
@@ -136,12 +136,18 @@ function htmlBlock(item: CardItem): string {
   ].join("\n");
 }
 
+const settingsUrl = () => `${publicBaseUrl()}/notifications`;
+
+function footerText(): string {
+  return `${LINK_NOTE}\nChange what you receive: ${settingsUrl()}\n`;
+}
+
 function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>
 <body style="font-family:system-ui,-apple-system,Segoe UI,sans-serif;color:#1a1a1a;line-height:1.45;max-width:640px;margin:0 auto;padding:16px">
 ${body}
-<p style="color:#666;font-size:12px;margin-top:24px">${escapeHtml(LINK_NOTE)} Change what you receive on the Notifications page of Countersign.</p>
+<p style="color:#666;font-size:12px;margin-top:24px">${escapeHtml(LINK_NOTE)} <a href="${escapeHtml(settingsUrl())}" style="color:#666">Change what you receive</a>.</p>
 </body></html>`;
 }
 
@@ -150,22 +156,21 @@ export function renderCardMail(item: CardItem): RenderedMail {
   const subject = `[Countersign] ${headline(item)}`;
   return {
     subject: oneLine(subject, 200),
-    text: `${textBlock(item)}\n\n${LINK_NOTE}\n`,
+    text: `${textBlock(item)}\n\n${footerText()}`,
     html: page(subject, htmlBlock(item)),
   };
 }
 
 /** Several cards in one digest message, oldest first. */
 export function renderDigestMail(items: CardItem[]): RenderedMail {
-  const subject = `[Countersign] ${items.length} card${items.length === 1 ? "" : "s"} for you`;
+  const title = `${items.length} card${items.length === 1 ? "" : "s"} for you`;
+  const divider = '\n<hr style="border:0;border-top:1px solid #ddd;margin:20px 0">\n';
   return {
-    subject,
-    text: `${items.map(textBlock).join("\n\n----\n\n")}\n\n${LINK_NOTE}\n`,
+    subject: `[Countersign] ${title}`,
+    text: `${title}\n\n${items.map(textBlock).join("\n\n----\n\n")}\n\n${footerText()}`,
     html: page(
-      subject,
-      items
-        .map(htmlBlock)
-        .join('\n<hr style="border:0;border-top:1px solid #ddd;margin:20px 0">\n'),
+      `[Countersign] ${title}`,
+      `<h1 style="font-size:20px;margin:0 0 20px">${title}</h1>\n${items.map(htmlBlock).join(divider)}`,
     ),
   };
 }

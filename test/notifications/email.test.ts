@@ -96,10 +96,13 @@ function hostileBatch() {
   });
 }
 
-const linksOf = (mail: ReceivedMail) =>
+const hrefsOf = (mail: ReceivedMail) =>
   [...String(mail.parsed.html).matchAll(/href="([^"]+)"/g)].map((m) =>
     m[1]!.replaceAll("&amp;", "&"),
   );
+/** The card links of a message (the other link is to the settings page). */
+const linksOf = (mail: ReceivedMail) =>
+  hrefsOf(mail).filter((href) => href.includes("/card-link/"));
 
 async function open(path: string, cookie?: string) {
   const response = await fetch(`${server.baseUrl}${path}`, {
@@ -220,6 +223,7 @@ describe("email", () => {
     expect(links).toHaveLength(1);
     expect(links[0]).toMatch(new RegExp(`^${server.baseUrl}/card-link/[\\w-]+\\.[\\w-]+$`));
     expect(text).toContain(links[0]);
+    expect(hrefsOf(mail)).toEqual([links[0], `${server.baseUrl}/notifications`]);
     // Dan asked for decisions only; Dee's digest is not due yet.
     expect(smtp.to(people.dan.email)).toHaveLength(0);
     expect(smtp.to(people.dee.email)).toHaveLength(0);
