@@ -2,12 +2,14 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { cardLinkUses } from "@/db/schema";
-import { insertRows, writeBatch } from "@/db/write-batch";
+import { changedRow, insertRows, StateMoved } from "@/db/write-batch";
 import { findBatchForReviewer } from "@/lib/api/access";
 import { publicBaseUrl } from "@/lib/api/views";
-import type { ReviewerActor } from "@/lib/auth/actor";
+import { actorRef, type ReviewerActor } from "@/lib/auth/actor";
 import { authSecret } from "@/lib/auth/better-auth";
 import { NotFoundError } from "@/lib/errors";
+import { eventRows } from "@/lib/events/append-event";
+import { commit } from "@/lib/events/transact";
 import { newId } from "@/lib/ids";
 
 // The link to a card in an email: signed (HMAC-SHA256 with a key derived from the server's
@@ -101,6 +103,7 @@ export type CardLinkOutcome =
  * What opening a link leads to, for `viewer` (null: signed out). Only the open outcome uses the
  * link up: one conditional insert, so two tabs opening it at once get one card and one refusal.
  * Visibility is checked before: someone who left the queue keeps an unused link that still refuses.
+ * The use and its event are one write batch.
  */
 export async function openCardLink(
   token: string,
@@ -118,13 +121,28 @@ export async function openCardLink(
     if (error instanceof NotFoundError) return { kind: "not_visible" };
     throw error;
   }
-  const [used] = await writeBatch([
-    insertRows(
-      cardLinkUses,
-      [{ linkId: link.l, userId: link.u, batchId: link.b, usedAt: now }],
-      " on conflict (link_id) do nothing",
-    ),
-  ]);
-  if (used!.rowsAffected === 0) return { kind: "used" };
+  try {
+    await commit([
+      insertRows(
+        cardLinkUses,
+        [{ linkId: link.l, userId: link.u, batchId: link.b, usedAt: now }],
+        " on conflict (link_id) do nothing",
+      ),
+      changedRow(), // used before: nothing is written, the visitor is told so
+      // The use, in the log (no run and no queue: neither the agent's run stream nor the queue's
+      // reviewers are told who opened which email).
+      eventRows({
+        type: "card_link.opened",
+        batchId: link.b,
+        queueId: null,
+        actor: actorRef(viewer),
+        data: { linkId: link.l },
+        at: now,
+      }),
+    ]);
+  } catch (error) {
+    if (error instanceof StateMoved) return { kind: "used" };
+    throw error;
+  }
   return { kind: "open", batchId: link.b };
 }

@@ -1,4 +1,4 @@
-import { createTransport } from "nodemailer";
+import type { createTransport } from "nodemailer";
 
 // The SMTP connection: SMTP_URL (`smtp://user:pass@host:587`, `smtps://…:465`) as nodemailer
 // reads it, and MAIL_FROM for the sender. Without SMTP_URL no email is planned or sent (the
@@ -21,10 +21,12 @@ export function mailFrom(): string {
 type Transport = ReturnType<typeof createTransport>;
 let cached: { url: string; transport: Transport } | undefined;
 
-function transport(): Transport {
+/** nodemailer is loaded on the first send: a server without SMTP_URL never pays for it at start. */
+async function transport(): Promise<Transport> {
   const url = process.env.SMTP_URL;
   if (!url) throw new Error("SMTP_URL is not set: this server sends no email.");
   if (cached?.url !== url) {
+    const { createTransport } = await import("nodemailer");
     cached?.transport.close();
     // Short timeouts: a mail server that hangs must not hold a delivery (the outbox retries it).
     // One connection per message, no pool: a message is a few per card and reviewer.
@@ -53,7 +55,9 @@ export type OutgoingMail = {
 /** Sends one message; throws (without the URL's credentials) when the server does not take it. */
 export async function sendMail(mail: OutgoingMail): Promise<void> {
   try {
-    await transport().sendMail({
+    await (
+      await transport()
+    ).sendMail({
       from: mailFrom(),
       to: mail.to,
       subject: mail.subject,

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
-import { batches, notifications } from "@/db/schema";
+import { batches, events, notifications } from "@/db/schema";
 import { cardLinkUrl } from "@/lib/email/card-links";
 import { removeMember } from "@/lib/queues/remove-member";
 import { OPERATOR } from "@/lib/queues/queue-access";
@@ -254,6 +254,11 @@ describe("email", () => {
     const second = await open(path, ivy);
     expect(second.status).toBe(200);
     expect(second.html).toContain("This link was already used");
+    // one use, logged once, as Ivy's
+    const opened = await getDb().select().from(events).where(eq(events.type, "card_link.opened"));
+    expect(opened).toMatchObject([
+      { actorId: people.ivy.id, batchId: batch.id, queueId: null, runId: null },
+    ]);
   });
 
   it("refuses an expired link and an altered one, deciding nothing", async () => {
