@@ -662,3 +662,104 @@ export const savedViews = sqliteTable(
   (t) => [uniqueIndex("saved_views_queue_name_idx").on(t.queueId, t.name)],
 );
 export type SavedView = typeof savedViews.$inferSelect;
+
+/* ---------------------------------------------------------------- notifications */
+
+// What a person wants to hear about from one of their queues (lib/notifications). No row: nothing
+// (notifications are opted into, so turning email on for a server mails nobody unasked).
+export const NOTIFICATION_DELIVERIES = ["immediate", "digest", "off"] as const;
+export type NotificationDelivery = (typeof NOTIFICATION_DELIVERIES)[number];
+export const NOTIFICATION_KINDS = ["new_card", "deadline", "escalation", "decision"] as const;
+export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
+
+export const notificationPreferences = sqliteTable(
+  "notification_preferences",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    queueId: text("queue_id")
+      .notNull()
+      .references(() => queues.id),
+    delivery: text("delivery", { enum: NOTIFICATION_DELIVERIES }).notNull(),
+    /** how often a digest goes out (minutes); only read when delivery is "digest" */
+    digestMinutes: integer("digest_minutes").notNull().default(60),
+    newCards: integer("new_cards", { mode: "boolean" }).notNull(),
+    deadlines: integer("deadlines", { mode: "boolean" }).notNull(),
+    escalations: integer("escalations", { mode: "boolean" }).notNull(),
+    decisions: integer("decisions", { mode: "boolean" }).notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.userId, t.queueId] }),
+    // the planner reads the preferences of the queues its events are in
+    index("notification_preferences_queue_idx").on(t.queueId),
+  ],
+);
+export type NotificationPreference = typeof notificationPreferences.$inferSelect;
+
+// How far the planner (lib/notifications/plan-notifications.ts) has read: `events` is the last
+// event seq it turned into notifications, `deadlines` the time up to which it looked for
+// deadlines approaching. Moved by compare-and-swap in the batch that writes the notifications.
+export const notificationCursors = sqliteTable("notification_cursors", {
+  name: text("name", { enum: ["events", "deadlines"] }).primaryKey(),
+  position: integer("position").notNull(),
+});
+
+export const NOTIFICATION_CHANNELS = ["email"] as const;
+export const NOTIFICATION_STATUSES = ["pending", "sent", "skipped", "failed"] as const;
+export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
+
+// The notification outbox: one row per (thing that happened, person, channel), retried with
+// backoff until sent, or skipped when the person may no longer see the card at send time.
+export const notifications = sqliteTable(
+  "notifications",
+  {
+    id: text("id").primaryKey(),
+    /** what happened: `event:<seq>`, or `deadline:<batch id>:<escalations>` */
+    eventKey: text("event_key").notNull(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    channel: text("channel", { enum: NOTIFICATION_CHANNELS }).notNull(),
+    kind: text("kind", { enum: NOTIFICATION_KINDS }).notNull(),
+    batchId: text("batch_id")
+      .notNull()
+      .references(() => batches.id),
+    /** the queue whose preferences asked for it (the batch may move on before it is sent) */
+    queueId: text("queue_id")
+      .notNull()
+      .references(() => queues.id),
+    /** gathered into one digest message with the person's other due digest notifications */
+    digest: integer("digest", { mode: "boolean" }).notNull(),
+    /** what the message says happened, beyond the card: the outcome and who decided, the queues */
+    detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    status: text("status", { enum: NOTIFICATION_STATUSES }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    sentAt: integer("sent_at"),
+  },
+  (t) => [
+    // never twice for the same event, person and channel, however often the planner runs
+    uniqueIndex("notifications_once_idx").on(t.eventKey, t.userId, t.channel),
+    // the delivery worker polls only what is still owed
+    index("notifications_due_idx")
+      .on(t.nextAttemptAt)
+      .where(sql`${t.status} = 'pending'`),
+  ],
+);
+export type Notification = typeof notifications.$inferSelect;
+export type NewNotification = typeof notifications.$inferInsert;
+
+// Card links in emails are signed and expire by themselves (lib/email/card-links.ts); using one
+// writes its id here, so a second use finds it and is refused.
+export const cardLinkUses = sqliteTable("card_link_uses", {
+  linkId: text("link_id").primaryKey(),
+  userId: text("user_id")
+    .notNull()
+    .references(() => users.id, { onDelete: "cascade" }),
+  batchId: text("batch_id").notNull(),
+  usedAt: integer("used_at").notNull(),
+});

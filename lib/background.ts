@@ -1,10 +1,14 @@
 import { expireBatch, overdueBatchIds } from "@/lib/batches/expire-batch";
 import { getTailer } from "@/lib/events/tailer";
 import { expireLease, expiredLeaseRunIds } from "@/lib/runs/expire-lease";
+import { emailConfigured } from "@/lib/email/transport";
+import { deliverDueNotifications } from "@/lib/notifications/deliver-notifications";
+import { planNotifications } from "@/lib/notifications/plan-notifications";
 import { deliverDueWebhooks } from "@/lib/webhooks/deliver-webhooks";
 
 // The server's background work: the deadline sweeper (which also catches up, at start, on
-// deadlines that passed while no server ran), lease expiry, and webhook delivery. Every step is a
+// deadlines that passed while no server ran), lease expiry, webhook delivery, and notifications
+// (planned from the event log, then sent). Every step is a
 // conditional write, so several processes may run it over one database.
 
 const globalWork = globalThis as unknown as { __countersignBackground?: { stop(): void } };
@@ -41,6 +45,16 @@ export async function startBackgroundWork(): Promise<void> {
       Number(process.env.WEBHOOK_POLL_MS) || 500,
       () => deliverDueWebhooks(),
       "Webhook delivery",
+    ),
+    every(
+      Number(process.env.NOTIFY_POLL_MS) || 1000,
+      async () => {
+        // Without a channel to send on there is nothing to plan (lib/notifications explains)
+        if (!emailConfigured()) return;
+        await planNotifications();
+        await deliverDueNotifications();
+      },
+      "Notifications",
     ),
   ];
   globalWork.__countersignBackground = {

@@ -12,6 +12,7 @@ const LINKS = [
   { href: "/agents", label: "Agents" },
   { href: "/people", label: "People" },
   { href: "/tokens", label: "Tokens" },
+  { href: "/notifications", label: "Notifications" },
   { href: "/audit", label: "Audit" },
 ];
 

@@ -21,6 +21,7 @@ import { ChangeRoleInput } from "@/lib/queues/change-role";
 import { CreateQueueInput } from "@/lib/queues/create-queue";
 import { UpdateQueueInput } from "@/lib/queues/update-queue";
 import { SaveViewInput } from "@/lib/views/save-view";
+import { NotificationPreferenceInput } from "@/lib/notifications/preferences";
 import {
   AgentModeInput,
   PolicyRuleInput,
@@ -54,6 +55,7 @@ const TAGS = {
   People: "Reviewers' accounts: invite, rename, deactivate, reset a password.",
   Audit: "The trust changes in the event log.",
   Views: "Saved queue filters, shared with a queue's members.",
+  Notifications: "A reviewer's own notification preferences (email), per queue.",
 };
 
 type Operation = {
@@ -750,6 +752,32 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       params: ["viewId"],
       ok: { status: 200, schema: "SavedView" },
       errors: [401, 403, 404],
+    },
+  },
+  "/me/notification-preferences": {
+    get: {
+      operationId: "listNotificationPreferences",
+      tag: "Notifications",
+      summary: "The caller's notification preferences, one per open queue of theirs",
+      description:
+        "A queue never saved answers the defaults: delivery off. emailConfigured says whether this server sends email at all.",
+      auth: "reviewer",
+      ok: { status: 200, schema: "NotificationPreferenceList" },
+      errors: [401, 403],
+    },
+  },
+  "/me/notification-preferences/{queueId}": {
+    put: {
+      operationId: "setNotificationPreference",
+      tag: "Notifications",
+      summary: "Replace the caller's notification preferences for one of their queues",
+      description:
+        "Emails are sent at once, or gathered into a digest every digestMinutes (5–1440), or not at all, for the events switched on. A queue the caller is not in is 404. Notifications honour the queue's visibility when they are sent: someone who left the queue gets nothing more. Writes a notifications.preferences_updated event.",
+      auth: "reviewer",
+      params: ["queueId"],
+      body: NotificationPreferenceInput,
+      ok: { status: 200, schema: "NotificationPreference" },
+      errors: [400, 401, 403, 404, 413, 415],
     },
   },
   "/stream": {

@@ -8,6 +8,7 @@ import {
   BATCH_STATUSES,
   CALL_STATUSES,
   DECISION_SOURCES,
+  NOTIFICATION_DELIVERIES,
   POLICY_EFFECTS,
   PREDICATE_OPS,
   QUEUE_ROLES,
@@ -349,6 +350,23 @@ export const OneTimeLinkResource = z
   })
   .meta({ id: "OneTimeLink" });
 
+export const NotificationPreferenceResource = z
+  .object({
+    queue: Ref,
+    delivery: z
+      .enum(NOTIFICATION_DELIVERIES)
+      .describe("immediate: one email per card; digest: one email every digestMinutes; off"),
+    digestMinutes: z.int(),
+    events: z.object({
+      newCards: z.boolean().describe("a new card arrives in the queue"),
+      deadlines: z.boolean().describe("a pending card has a fifth of its time left"),
+      escalations: z.boolean().describe("a card is escalated into the queue"),
+      decisions: z.boolean().describe("a card the person claimed is decided by someone else"),
+    }),
+    updatedAt: Time.nullable().describe("null: never saved, the defaults apply (off)"),
+  })
+  .meta({ id: "NotificationPreference" });
+
 export const resourceSchemas = {
   Run: RunResource,
   Batch: BatchResource,
@@ -443,6 +461,13 @@ export const resourceSchemas = {
   QueueList: z.object({
     queues: z.array(QueueResource),
     canCreateQueues: z.boolean().describe("the caller is an installation admin"),
+  }),
+  NotificationPreference: NotificationPreferenceResource,
+  NotificationPreferenceList: z.object({
+    preferences: z
+      .array(NotificationPreferenceResource)
+      .describe("one per open queue the caller belongs to, by queue name"),
+    emailConfigured: z.boolean().describe("whether this server sends email (SMTP_URL is set)"),
   }),
   SavedView: SavedViewResource,
   SavedViewList: z.object({ views: z.array(SavedViewResource) }),

@@ -14,9 +14,10 @@ import { openSecret, sealSecret, SECRET_PLACES } from "./sealed-secrets";
 /**
  * The secret that signs session cookies: BETTER_AUTH_SECRET, else one generated on first use and
  * kept in the database, so every instance over the database (and every restart) agrees on it
- * (encrypted there when COUNTERSIGN_SECRET_KEY is set: lib/auth/sealed-secrets.ts).
+ * (encrypted there when COUNTERSIGN_SECRET_KEY is set: lib/auth/sealed-secrets.ts). Other signatures
+ * (the card links in emails, lib/email/card-links.ts) use keys derived from it.
  */
-async function authSecret(): Promise<string> {
+export async function authSecret(): Promise<string> {
   const fromEnv = process.env.BETTER_AUTH_SECRET;
   if (fromEnv) return fromEnv;
   const read = async () =>

@@ -12,6 +12,8 @@ import * as batch from "@/app/api/v1/batches/[batchId]/route";
 import * as callDecision from "@/app/api/v1/calls/[callId]/decision/route";
 import * as historyExport from "@/app/api/v1/history/export/route";
 import * as history from "@/app/api/v1/history/route";
+import * as myNotificationPreference from "@/app/api/v1/me/notification-preferences/[queueId]/route";
+import * as myNotificationPreferences from "@/app/api/v1/me/notification-preferences/route";
 import * as openApi from "@/app/api/v1/openapi.json/route";
 import * as personPasswordReset from "@/app/api/v1/people/[userId]/password-reset/route";
 import * as person from "@/app/api/v1/people/[userId]/route";
@@ -91,6 +93,8 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/calls/[callId]/decision": callDecision,
   "/api/v1/history": history,
   "/api/v1/history/export": historyExport,
+  "/api/v1/me/notification-preferences": myNotificationPreferences,
+  "/api/v1/me/notification-preferences/[queueId]": myNotificationPreference,
   "/api/v1/openapi.json": openApi,
   "/api/v1/policy-rules": policyRules,
   "/api/v1/policy-rules/try": policyTry,

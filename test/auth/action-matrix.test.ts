@@ -6,6 +6,7 @@ import {
   batches,
   calls,
   events,
+  notificationPreferences,
   personLinks,
   queueMembers,
   queues,
@@ -112,6 +113,7 @@ async function everything() {
       batches: await db.select().from(batches),
       calls: await db.select().from(calls),
       personLinks: await db.select().from(personLinks),
+      notificationPreferences: await db.select().from(notificationPreferences),
     },
   };
 }
@@ -169,6 +171,7 @@ const AGENTS = "app/(reviewer)/agents/actions.ts";
 const TOKENS = "app/(reviewer)/tokens/actions.ts";
 const PEOPLE = "app/(reviewer)/people/actions.ts";
 const LINKS = "app/(auth)/invite/actions.ts";
+const NOTIFICATIONS = "app/(reviewer)/notifications/actions.ts";
 /** inviting into a queue, resetting its members' passwords: its leads and installation admins */
 const PEOPLE_MANAGERS: Record<Caller, Answer> = { ...MANAGERS, outsider: "forbidden" };
 /** renaming, deactivating: installation admins (a lead elsewhere is refused, not misled) */
@@ -538,6 +541,21 @@ const cases: ActionCase[] = [
     async prepare(s) {
       const [someone] = await makeReviewers(1, s.queue.name);
       return { args: [someone!.id], missing: [MISSING] };
+    },
+  },
+  {
+    file: NOTIFICATIONS,
+    name: "saveNotificationPreferenceAction",
+    // one's own preferences, in one's own queues: another queue does not exist for them
+    answers: MEMBERS,
+    event: "notifications.preferences_updated",
+    prepare: async (s) => {
+      const preference = {
+        delivery: "digest",
+        digestMinutes: 30,
+        events: { newCards: true, deadlines: false, escalations: true, decisions: true },
+      };
+      return { args: [s.queue.id, preference], missing: [MISSING, preference] };
     },
   },
   {

@@ -252,6 +252,12 @@ const MATRIX: Row[] = [
   { operation: "POST /sessions/revoke-all", request: () => ["/sessions/revoke-all", {}], expected: REVIEWER_LIST },
   { operation: "GET /audit", request: () => ["/audit"], expected: ADMIN_ONLY },
 
+  // one's own notification preferences (issue 16): a person's own, for their own queues only
+  { operation: "GET /me/notification-preferences", request: () => ["/me/notification-preferences"], expected: REVIEWER_LIST },
+  { operation: "PUT /me/notification-preferences/{queueId}",
+    request: (f) => [`/me/notification-preferences/${f.queue.id}`, { delivery: "digest", digestMinutes: 30, events: { newCards: true, deadlines: false, escalations: true, decisions: true } }],
+    expected: MEMBER_DECIDES },
+
   // people (issue 14): admins manage everyone; a lead invites into their queues and resets the
   // passwords of their queues' members; renaming and deactivating are the admins'
   { operation: "GET /people", request: () => ["/people"], expected: but(ADMIN_ONLY, { lead: 200 }) },

@@ -203,6 +203,36 @@ describe("the people page and one-time link pages (issue 14)", () => {
   });
 });
 
+describe("notification settings and card links (issue 16)", () => {
+  it("sends a signed-out visitor to sign in", async () => {
+    const answer = await page("/notifications", null);
+    expect([307, 308]).toContain(answer.status);
+    expect(answer.location).toMatch(/\/sign-in/);
+  });
+
+  it("shows each person their own queues' preferences only", async () => {
+    for (const who of ["reviewer", "lead"]) {
+      const answer = await page("/notifications", who);
+      expect(answer.status, who).toBe(200);
+      expect(answer.html, who).toContain(ids.queueName);
+      expect(answer.html, who).toContain(emails[who]);
+    }
+    const outsider = await page("/notifications", "outsider");
+    expect(outsider.status).toBe(200);
+    expect(outsider.html).not.toContain(ids.queueName);
+    expect(outsider.html).not.toContain(emails.reviewer);
+  });
+
+  it("answers a card link that is not one with a clear page, to anyone, deciding nothing", async () => {
+    for (const who of [null, "reviewer", "outsider"]) {
+      const answer = await page("/card-link/not.a-link", who);
+      expect(answer.status, String(who)).toBe(200);
+      expect(answer.html, String(who)).toContain("This link cannot be used");
+      expect(answer.html, String(who)).not.toContain(`data-batch-id="${ids.batch}"`);
+    }
+  });
+});
+
 describe("sign-in pages", () => {
   // Public by nature; a signed-in visitor goes straight on, and only ever to a path of this app.
   it.each(["/sign-in", "/embed/sign-in"])(
