@@ -35,6 +35,8 @@ describe("GET /api/v1/openapi.json", () => {
         "/calls/{callId}/decision",
         "/history",
         "/history/export",
+        "/me/notification-preferences",
+        "/me/notification-preferences/{queueId}",
         "/people",
         "/people/{userId}",
         "/people/{userId}/password-reset",
