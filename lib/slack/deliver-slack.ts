@@ -102,7 +102,10 @@ async function work(row: SlackMessage, now: number): Promise<boolean> {
       .select({ hidden: batches.hiddenFromReviewers })
       .from(batches)
       .where(eq(batches.id, row.batchId)),
-    db.select({ channel: queues.slackChannelId }).from(queues).where(eq(queues.id, row.queueId)),
+    db
+      .select({ name: queues.name, channel: queues.slackChannelId })
+      .from(queues)
+      .where(eq(queues.id, row.queueId)),
   ]);
   const mine = "id = ? and attempts = ?";
 
@@ -133,7 +136,7 @@ async function work(row: SlackMessage, now: number): Promise<boolean> {
     return false;
   }
 
-  const message = renderCardMessage(card, row.queueId);
+  const message = renderCardMessage(card, { id: row.queueId, name: queue?.name ?? "" });
   try {
     if (row.status === "pending") {
       const answer = await slackClient().chat.postMessage({

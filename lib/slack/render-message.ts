@@ -87,8 +87,11 @@ export function buttonValue(batch: BatchView): string | null {
   return text.length <= MAX_BUTTON_VALUE ? text : null;
 }
 
-/** The message for `batch` as posted in the channel of queue `queueId`. */
-export function renderCardMessage(batch: BatchView, queueId: string) {
+/**
+ * The message for `batch` as posted in the channel of `queue`. A card that moved on to another
+ * queue shows this queue's name and no new deadline: the channel does not learn where it went.
+ */
+export function renderCardMessage(batch: BatchView, queue: { id: string; name: string }) {
   const tools = [...new Set(batch.calls.map((c) => clip(c.toolName, 100)))];
   const summaries = batch.calls.flatMap((c) => (c.summary ? [clip(c.summary)] : []));
   if (batch.plan?.summary) summaries.unshift(clip(batch.plan.summary));
@@ -98,7 +101,7 @@ export function renderCardMessage(batch: BatchView, queueId: string) {
   const costs = batch.calls.flatMap((c) => (c.costEstimate === null ? [] : [c.costEstimate]));
   const agent = clip(batch.agent.name, 100);
   const what = batch.kind === "plan" ? "approval of a plan" : tools.join(", ");
-  const inThisQueue = batch.queue.id === queueId;
+  const inThisQueue = batch.queue.id === queue.id;
   const open = batch.status === "pending" && inThisQueue;
   const value = open ? buttonValue(batch) : null;
 
@@ -136,7 +139,7 @@ export function renderCardMessage(batch: BatchView, queueId: string) {
     {
       type: "section",
       fields: [
-        { type: "mrkdwn", text: `*Queue*\n${clip(batch.queue.name, 100)}` },
+        { type: "mrkdwn", text: `*Queue*\n${clip(queue.name, 100)}` },
         {
           type: "mrkdwn",
           text: `*${tools.length > 1 ? "Tools" : "Tool"}*\n${tools.join(", ") || "none"}`,
@@ -145,7 +148,10 @@ export function renderCardMessage(batch: BatchView, queueId: string) {
           type: "mrkdwn",
           text: `*Cost*\n${costs.length > 0 ? money(costs.reduce((a, b) => a + b, 0)) : "not estimated"}`,
         },
-        { type: "mrkdwn", text: `*Deadline*\n${slackDate(batch.expiresAt)}` },
+        {
+          type: "mrkdwn",
+          text: `*Deadline*\n${inThisQueue ? slackDate(batch.expiresAt) : "not this queue's"}`,
+        },
       ],
     },
     {
