@@ -141,10 +141,20 @@ async function blockActions(payload: z.infer<typeof BlockActions>): Promise<Inte
       later: () =>
         tell(channel, payload.user.id, "This card cannot be rejected from here: open it."),
     };
-  await slackClient().views.open({
-    trigger_id: payload.trigger_id,
-    view: rejectModal(batch, JSON.stringify({ ...card.data, c: channel })),
-  } as Parameters<ReturnType<typeof slackClient>["views"]["open"]>[0]);
+  try {
+    await slackClient().views.open({
+      trigger_id: payload.trigger_id,
+      view: rejectModal(batch, JSON.stringify({ ...card.data, c: channel })),
+    } as Parameters<ReturnType<typeof slackClient>["views"]["open"]>[0]);
+  } catch (error) {
+    // most often a trigger that expired (Slack was slow to deliver the click): a new click works
+    console.error("Slack did not open the reject form:", error);
+    return {
+      body: null,
+      later: () =>
+        tell(channel, payload.user.id, "Slack could not open the form: click Reject again."),
+    };
+  }
   return { body: null, later: nothingLater };
 }
 
