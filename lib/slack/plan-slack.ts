@@ -1,4 +1,4 @@
-import { and, asc, gt, inArray, isNotNull, lte, max } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNotNull, lte, max } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import {
   events,
@@ -52,7 +52,7 @@ export async function planSlack(now = Date.now()): Promise<number> {
   const [cursor] = await db
     .select()
     .from(notificationCursors)
-    .where(inArray(notificationCursors.name, ["slack"]));
+    .where(eq(notificationCursors.name, "slack"));
   const [{ last } = { last: 0 }] = await db.select({ last: max(events.seq) }).from(events);
   const lastSeq = last ?? 0;
   if (!cursor) {

@@ -41,14 +41,12 @@ function slackDate(iso: string | null): string {
 const money = (amount: number) =>
   amount.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
+/** "by Dana", "at the deadline", "by a policy": who or what decided a call. */
 function decider(call: CallView): string {
   const d = call.decision!;
-  if (d.by) return clip(d.by.name, 100);
-  return d.source === "timeout"
-    ? "the deadline"
-    : d.source === "memory"
-      ? "a remembered approval"
-      : d.source;
+  if (d.by) return `by ${clip(d.by.name, 100)}`;
+  if (d.source === "timeout") return "at the deadline";
+  return d.source === "memory" ? "by a remembered approval" : `by ${d.source}`;
 }
 
 /** The line that says where the card stands, derived from its calls' decisions. */
@@ -70,7 +68,7 @@ export function outcomeLine(batch: BatchView, inThisQueue: boolean): string {
     const verb = d.outcome === "approved" ? "Approved" : "Rejected";
     const reason = d.reason ? `: “${clip(d.reason)}”` : "";
     const tool = batch.calls.length > 1 ? ` \`${clip(call.toolName, 100)}\`` : "";
-    return `${d.outcome === "approved" ? ":white_check_mark:" : ":x:"} ${verb}${tool} by ${decider(call)}${reason}`;
+    return `${d.outcome === "approved" ? ":white_check_mark:" : ":x:"} ${verb}${tool} ${decider(call)}${reason}`;
   });
   if (lines.length === 0) return `Settled (${batch.status})`;
   return lines.join("\n");

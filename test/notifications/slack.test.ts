@@ -442,6 +442,17 @@ describe("races", () => {
   });
 });
 
+describe("decided by the deadline", () => {
+  it("the message says the card was rejected at its deadline", async () => {
+    const { batch } = await postedCard(refundBatch({ timeoutSecs: 1 }));
+    await waitUntil(() => textOf(latest(batch.id)).includes("Rejected at the deadline"), {
+      timeoutMs: 6000,
+      what: "the deadline's rejection on the message",
+    });
+    expect(buttonOf(latest(batch.id)!, "countersign_approve")).toBeUndefined();
+  });
+});
+
 describe("visibility", () => {
   it("does not post a card escalated to a queue without Slack; the old message says it moved, not where", async () => {
     const { batch } = await postedCard(refundBatch({ timeoutSecs: 1, onTimeout: "escalate" }));
