@@ -20,29 +20,36 @@ export function slackTimeoutMs(): number {
   return Number(process.env.SLACK_TIMEOUT_MS) || 5000;
 }
 
-let client: { token: string; url: string; web: WebClient } | undefined;
+/** An interaction answers Slack within 3 s: what it asks Slack on the way gets at most this. */
+const INTERACTIVE_TIMEOUT_MS = 1500;
+
+const clients = new Map<string, WebClient>();
 
 /**
  * The Web API client. Its own retries are off: a post is retried by the outbox (with the row's
- * claim, so never by two processes at once), and an interaction must answer Slack within 3 s.
+ * claim, so never by two processes at once), and an interaction must answer Slack within 3 s
+ * (`interactive`: a shorter timeout, for the calls made before that answer).
  */
-export function slackClient(): WebClient {
+export function slackClient(options: { interactive?: boolean } = {}): WebClient {
   const token = process.env.SLACK_BOT_TOKEN;
   if (!token) throw new Error("SLACK_BOT_TOKEN is not set");
   const url = process.env.SLACK_API_URL || "https://slack.com/api/";
-  if (!client || client.token !== token || client.url !== url) {
-    client = {
-      token,
-      url,
-      web: new WebClient(token, {
-        slackApiUrl: url,
-        retryConfig: { retries: 0 },
-        rejectRateLimitedCalls: true,
-        timeout: slackTimeoutMs(),
-        // its debug output carries request bodies; errors alone name no secret
-        logLevel: LogLevel.ERROR,
-      }),
-    };
+  const timeout = options.interactive
+    ? Math.min(INTERACTIVE_TIMEOUT_MS, slackTimeoutMs())
+    : slackTimeoutMs();
+  const key = `${token}\n${url}\n${timeout}`;
+  let client = clients.get(key);
+  if (!client) {
+    if (clients.size >= 4) clients.clear(); // the token or URL changed: drop the old ones
+    client = new WebClient(token, {
+      slackApiUrl: url,
+      retryConfig: { retries: 0 },
+      rejectRateLimitedCalls: true,
+      timeout,
+      // its debug output carries request bodies; errors alone name no secret
+      logLevel: LogLevel.ERROR,
+    });
+    clients.set(key, client);
   }
-  return client.web;
+  return client;
 }

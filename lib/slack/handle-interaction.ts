@@ -135,6 +135,16 @@ async function blockActions(payload: z.infer<typeof BlockActions>): Promise<Inte
     return { body: null, later: () => tell(channel, payload.user.id, text) };
   }
   const batch = await loadBatchView(getDb(), card.data.b);
+  if (batch && batch.status !== "pending")
+    return {
+      body: null,
+      later: () =>
+        tell(
+          channel,
+          payload.user.id,
+          `This card is already ${batch.status}. Nothing was decided.`,
+        ),
+    };
   if (!batch || !channel || !payload.trigger_id)
     return {
       body: null,
@@ -142,7 +152,7 @@ async function blockActions(payload: z.infer<typeof BlockActions>): Promise<Inte
         tell(channel, payload.user.id, "This card cannot be rejected from here: open it."),
     };
   try {
-    await slackClient().views.open({
+    await slackClient({ interactive: true }).views.open({
       trigger_id: payload.trigger_id,
       view: rejectModal(batch, JSON.stringify({ ...card.data, c: channel })),
     } as Parameters<ReturnType<typeof slackClient>["views"]["open"]>[0]);

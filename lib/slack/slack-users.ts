@@ -19,7 +19,7 @@ export async function slackUserEmail(slackUserId: string): Promise<string | null
   if (cached && Date.now() - cached.at < CACHE_MS) return cached.email;
   let email: string | null = null;
   try {
-    const answer = await slackClient().users.info({ user: slackUserId });
+    const answer = await slackClient({ interactive: true }).users.info({ user: slackUserId });
     email = answer.user?.profile?.email?.trim().toLowerCase() || null;
   } catch (error) {
     // Only a user Slack does not know is an answer; anything else (down, rate limited) is not
