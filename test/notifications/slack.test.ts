@@ -303,6 +303,22 @@ describe("deciding from Slack", () => {
     expect(buttonOf(update, "countersign_approve")).toBeUndefined();
     expect(buttonOf(update, "countersign_open")).toBeTruthy();
     expect(ephemeralsTo(SLACK.ana)).toHaveLength(0);
+
+    // Ben clicks on the message as it was: told who decided, and nothing changes
+    const before = await writeSnapshot();
+    const late = click(SLACK.ben, post, "countersign_reject");
+    await send(late);
+    await send(click(SLACK.ben, post, "countersign_approve"));
+    const told = await waitUntil(() => {
+      const texts = ephemeralsTo(SLACK.ben).map((m) => m.args.text as string);
+      return texts.some((t) => t.includes("already decided")) &&
+        texts.some((t) => t.includes("Approved by Ana Approver"))
+        ? texts
+        : null;
+    });
+    expect(told.join("\n")).toMatch(/Nothing was decided/);
+    expect(slack.callsOf("views.open", (a) => a.trigger_id === late.trigger_id)).toEqual([]);
+    expect(await writeSnapshot()).toEqual(before);
   });
 
   it("rejects with the reason typed in the modal", async () => {
