@@ -102,6 +102,8 @@ export const queues = sqliteTable("queues", {
   approveOnTimeout: integer("approve_on_timeout", { mode: "boolean" }).notNull().default(false),
   /** the shortest deadline (seconds) a batch that approves on timeout may have */
   approveOnTimeoutMinSecs: integer("approve_on_timeout_min_secs").notNull().default(300),
+  /** the Slack channel its cards are posted to (lib/slack); none: not posted to Slack */
+  slackChannelId: text("slack_channel_id"),
   createdAt: integer("created_at").notNull(),
   archivedAt: integer("archived_at"),
 });
@@ -700,9 +702,10 @@ export type NotificationPreference = typeof notificationPreferences.$inferSelect
 
 // How far the planner (lib/notifications/plan-notifications.ts) has read: `events` is the last
 // event seq it turned into notifications, `deadlines` the time up to which it looked for
-// deadlines approaching. Moved by compare-and-swap in the batch that writes the notifications.
+// deadlines approaching; `slack` the last event seq the Slack planner (lib/slack/plan-slack.ts) has
+// read. Moved by compare-and-swap in the batch that writes the notifications.
 export const notificationCursors = sqliteTable("notification_cursors", {
-  name: text("name", { enum: ["events", "deadlines"] }).primaryKey(),
+  name: text("name", { enum: ["events", "deadlines", "slack"] }).primaryKey(),
   position: integer("position").notNull(),
 });
 
@@ -763,3 +766,49 @@ export const cardLinkUses = sqliteTable("card_link_uses", {
   batchId: text("batch_id").notNull(),
   usedAt: integer("used_at").notNull(),
 });
+
+/* ---------------------------------------------------------------- slack */
+
+export const SLACK_POST_STATUSES = ["pending", "posted", "skipped", "failed"] as const;
+export type SlackPostStatus = (typeof SLACK_POST_STATUSES)[number];
+
+// The Slack outbox (lib/slack): one row per card posted to a queue's channel. `pending` until
+// chat.postMessage answered (then `posted` with Slack's `ts`), retried with backoff; a posted
+// message is brought up to date (chat.update) while `wantedSeq` (the newest event that changes
+// it) is ahead of `shownSeq` (the newest it was rendered after).
+export const slackMessages = sqliteTable(
+  "slack_messages",
+  {
+    id: text("id").primaryKey(),
+    batchId: text("batch_id")
+      .notNull()
+      .references(() => batches.id),
+    /** the queue whose channel it is posted in (the card may move on; the message then says so) */
+    queueId: text("queue_id")
+      .notNull()
+      .references(() => queues.id),
+    channelId: text("channel_id").notNull(),
+    /** Slack's id of the message, once posted */
+    ts: text("ts"),
+    status: text("status", { enum: SLACK_POST_STATUSES }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    lastError: text("last_error"),
+    wantedSeq: integer("wanted_seq").notNull(),
+    shownSeq: integer("shown_seq").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+    postedAt: integer("posted_at"),
+  },
+  (t) => [
+    // a card is posted once to a queue's channel, however often the planner runs
+    uniqueIndex("slack_messages_once_idx").on(t.batchId, t.queueId, t.channelId),
+    // the worker polls only what is owed: a post, or an update
+    index("slack_messages_due_idx")
+      .on(t.nextAttemptAt)
+      .where(
+        sql`${t.status} = 'pending' or (${t.status} = 'posted' and ${t.wantedSeq} > ${t.shownSeq})`,
+      ),
+  ],
+);
+export type SlackMessage = typeof slackMessages.$inferSelect;
+export type NewSlackMessage = typeof slackMessages.$inferInsert;

@@ -55,6 +55,14 @@ test("a lead changes the quorum and adds a member; a reviewer sees the settings 
   await expect(page.getByTestId("form-error")).toContainText("exists");
   await page.getByLabel("Name", { exact: true }).fill(queue.name);
 
+  // Slack: a channel's name is not its id; the id is saved
+  await page.getByLabel("Slack channel id").fill("#ops");
+  await page.getByRole("button", { name: "Save settings" }).click();
+  await expect(page.getByTestId("form-error")).toContainText("Slack channel id");
+  await page.getByLabel("Slack channel id").fill("C0OPS1");
+  await page.getByRole("button", { name: "Save settings" }).click();
+  await expect(page.getByText("Saved.")).toBeVisible();
+
   await page.getByLabel("Email").fill(newcomer.email);
   await page.getByRole("button", { name: "Add member" }).click();
   await expect(page.getByText("Nico Newcomer was added as reviewer.")).toBeVisible();
@@ -74,6 +82,7 @@ test("a lead changes the quorum and adds a member; a reviewer sees the settings 
     requiredApprovals: 2,
     approveOnTimeout: true,
     approveOnTimeoutMinSecs: 600,
+    slackChannelId: "C0OPS1",
   });
   expect(
     asLead.body.members.find((m: { userId: string }) => m.userId === newcomer.id),
@@ -82,6 +91,12 @@ test("a lead changes the quorum and adds a member; a reviewer sees the settings 
   await expectNoAxeViolations(page);
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: "test-results/screenshots/queue-settings.png", fullPage: true });
+  await page.emulateMedia({ colorScheme: "dark" });
+  await expectNoAxeViolations(page);
+  await page.screenshot({
+    path: "test-results/screenshots/queue-settings-dark.png",
+    fullPage: true,
+  });
 
   const reviewerContext = await browser.newContext({ baseURL });
   const reviewerPage = await reviewerContext.newPage();
@@ -90,6 +105,7 @@ test("a lead changes the quorum and adds a member; a reviewer sees the settings 
   const summary = reviewerPage.getByTestId("settings-summary");
   await expect(summary).toContainText("Approvals needed2");
   await expect(summary).toContainText("Approve on timeoutAllowed, ≥ 10 min");
+  await expect(summary).toContainText("Slack channelC0OPS1");
   await expect(reviewerPage.getByRole("button", { name: "Save settings" })).toHaveCount(0);
   await expect(reviewerPage.getByRole("button", { name: /Remove/ })).toHaveCount(0);
   await expect(reviewerPage.getByRole("button", { name: "Add member" })).toHaveCount(0);

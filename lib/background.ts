@@ -4,11 +4,15 @@ import { expireLease, expiredLeaseRunIds } from "@/lib/runs/expire-lease";
 import { emailConfigured } from "@/lib/email/transport";
 import { deliverDueNotifications } from "@/lib/notifications/deliver-notifications";
 import { planNotifications } from "@/lib/notifications/plan-notifications";
+import { slackConfigured } from "@/lib/slack/config";
+import { deliverSlack } from "@/lib/slack/deliver-slack";
+import { planSlack } from "@/lib/slack/plan-slack";
 import { deliverDueWebhooks } from "@/lib/webhooks/deliver-webhooks";
 
 // The server's background work: the deadline sweeper (which also catches up, at start, on
 // deadlines that passed while no server ran), lease expiry, webhook delivery, and notifications
-// (planned from the event log, then sent). Every step is a
+// (planned from the event log, then sent), and the Slack outbox (the same, per queue channel).
+// Every step is a
 // conditional write, so several processes may run it over one database.
 
 const globalWork = globalThis as unknown as { __countersignBackground?: { stop(): void } };
@@ -55,6 +59,15 @@ export async function startBackgroundWork(): Promise<void> {
         await deliverDueNotifications();
       },
       "Notifications",
+    ),
+    every(
+      Number(process.env.SLACK_POLL_MS) || 1000,
+      async () => {
+        if (!slackConfigured()) return;
+        await planSlack();
+        await deliverSlack();
+      },
+      "Slack posting",
     ),
   ];
   globalWork.__countersignBackground = {

@@ -32,6 +32,7 @@ export function SettingsForm({
     setSaved(false);
     startTransition(async () => {
       const escalation = String(form.get("escalationQueueId") ?? "");
+      const slack = String(form.get("slackChannelId") ?? "").trim();
       const result = await updateQueueAction(queue.id, {
         name: String(form.get("name") ?? ""),
         requiredApprovals: wholeNumber(form.get("requiredApprovals")),
@@ -41,6 +42,7 @@ export function SettingsForm({
         claimMode: String(form.get("claimMode") ?? "mark"),
         approveOnTimeout: form.get("approveOnTimeout") === "on",
         approveOnTimeoutMinSecs: wholeNumber(form.get("approveOnTimeoutMinSecs")),
+        slackChannelId: slack === "" ? null : slack,
       });
       if (!result.ok) return setFailure(result);
       setFailure(null);
@@ -169,6 +171,24 @@ export function SettingsForm({
         />
         <span id="queue-approve-min-help" className={styles.help}>
           A batch that approves on timeout must give reviewers at least this long
+        </span>
+      </div>
+      <div className={styles.field}>
+        <label htmlFor="queue-slack-channel">Slack channel id</label>
+        <input
+          id="queue-slack-channel"
+          name="slackChannelId"
+          maxLength={42}
+          placeholder="C0123ABCD"
+          autoComplete="off"
+          spellCheck={false}
+          defaultValue={queue.slackChannelId ?? ""}
+          aria-describedby="queue-slack-channel-help"
+          disabled={disabled}
+        />
+        <span id="queue-slack-channel-help" className={styles.help}>
+          New cards are posted there with Approve, Reject and Open buttons; empty: not posted. The
+          channel&apos;s details show its id; invite the Countersign app to it.
         </span>
       </div>
       <div className={styles.formActions}>

@@ -34,6 +34,10 @@ export function SettingsSummary({ queue }: { queue: QueueDetailView }) {
         <dt>Escalates to</dt>
         <dd>{queue.escalationQueue?.name ?? "No escalation"}</dd>
       </div>
+      <div>
+        <dt>Slack channel</dt>
+        <dd>{queue.slackChannelId ?? "Not posted to Slack"}</dd>
+      </div>
     </dl>
   );
 }

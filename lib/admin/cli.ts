@@ -28,7 +28,7 @@ const USAGE = `Usage: npm run admin -- <command>
   queue edit <name> [--name NEW] [--required-approvals N] [--separation-of-duties|--no-separation-of-duties]
                [--default-timeout SECS] [--escalation-queue NAME|--no-escalation-queue]
                [--claim-mode mark|lock] [--approve-on-timeout|--no-approve-on-timeout]
-               [--approve-on-timeout-min-secs SECS]
+               [--approve-on-timeout-min-secs SECS] [--slack-channel ID|--no-slack-channel]
   queue archive <name>
   queue list
   member add --queue NAME --email E [--role R]
@@ -66,6 +66,13 @@ function toggle(on: boolean | undefined, off: boolean | undefined, flag: string)
   return on ? true : off ? false : undefined;
 }
 
+/** `--slack-channel ID` / `--no-slack-channel`: the channel, null (none), or unchanged. */
+function slackChannel(channel: string | undefined, none: boolean | undefined) {
+  if (channel && none)
+    throw new UsageError("Give --slack-channel or --no-slack-channel, not both.");
+  return channel ?? (none ? null : undefined);
+}
+
 function queueTable(rows: QueueView[]): string {
   return table([
     [
@@ -76,6 +83,7 @@ function queueTable(rows: QueueView[]): string {
       "TIMEOUT",
       "APPROVE ON TIMEOUT",
       "ESCALATION",
+      "SLACK",
       "MEMBERS",
       "STATUS",
       "ID",
@@ -88,6 +96,7 @@ function queueTable(rows: QueueView[]): string {
       `${q.defaultTimeoutSecs}s`,
       q.approveOnTimeout ? `after ${q.approveOnTimeoutMinSecs}s` : "no",
       q.escalationQueue?.name ?? "-",
+      q.slackChannelId ?? "-",
       String(q.memberCount),
       q.archivedAt ? "archived" : "open",
       q.id,
@@ -122,6 +131,8 @@ async function run(argv: string[]): Promise<string> {
       "default-timeout": { type: "string" },
       "escalation-queue": { type: "string" },
       "no-escalation-queue": { type: "boolean" },
+      "slack-channel": { type: "string" },
+      "no-slack-channel": { type: "boolean" },
       "claim-mode": { type: "string" },
       "approve-on-timeout": { type: "boolean" },
       "no-approve-on-timeout": { type: "boolean" },
@@ -200,6 +211,7 @@ async function run(argv: string[]): Promise<string> {
           values["approve-on-timeout-min-secs"],
           "--approve-on-timeout-min-secs",
         ),
+        slackChannelId: slackChannel(values["slack-channel"], values["no-slack-channel"]),
       });
       return queueTable([queue]);
     }

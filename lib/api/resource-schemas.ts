@@ -191,6 +191,12 @@ export const QueueResource = z
       .describe(
         'the shortest deadline (timeoutSecs) a batch with onTimeout "approve" may have here',
       ),
+    slackChannelId: z
+      .string()
+      .nullable()
+      .describe(
+        "the Slack channel (id) this queue's cards are posted to, with Approve / Reject / Open buttons; null: not posted (the installation needs SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET)",
+      ),
     escalationQueueId: z.string().nullable(),
     escalationQueue: Ref.nullable().describe("where batches with onTimeout escalate go"),
     claimMode: z

@@ -14,6 +14,12 @@ export const DefaultTimeoutSecs = z
   .min(1)
   .max(30 * 24 * 3600);
 export const EscalationQueueId = z.string().min(1).max(200).nullable();
+/** the Slack channel its cards are posted to (a channel id such as C0123ABCD); null: none */
+export const SlackChannelId = z
+  .string()
+  .trim()
+  .regex(/^[CGD][A-Z0-9]{2,40}$/, "a Slack channel id, such as C0123ABCD (not the channel's name)")
+  .nullable();
 /** lock: while a reviewer's claim lasts only they may decide the batch; mark: the claim only shows */
 export const ClaimMode = z.enum(["mark", "lock"]);
 /** whether agents may ask for onTimeout "approve" here (lib/batches/timeout-approval.ts) */

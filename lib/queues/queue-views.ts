@@ -49,6 +49,7 @@ export async function loadQueueViews(
       defaultTimeoutSecs: queue.defaultTimeoutSecs,
       approveOnTimeout: queue.approveOnTimeout,
       approveOnTimeoutMinSecs: queue.approveOnTimeoutMinSecs,
+      slackChannelId: queue.slackChannelId,
       escalationQueueId: queue.escalationQueueId,
       escalationQueue:
         queue.escalationQueueId && escalationName !== null

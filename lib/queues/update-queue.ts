@@ -25,6 +25,7 @@ import {
   nameTakenBy,
   QueueName,
   RequiredApprovals,
+  SlackChannelId,
 } from "./queue-input";
 import { loadQueueDetail, loadQueueView, type QueueDetailView } from "./queue-views";
 
@@ -39,6 +40,7 @@ export const UpdateQueueInput = z
     claimMode: ClaimMode.optional(),
     approveOnTimeout: ApproveOnTimeout.optional(),
     approveOnTimeoutMinSecs: ApproveOnTimeoutMinSecs.optional(),
+    slackChannelId: SlackChannelId.optional(),
   })
   .refine((input) => Object.values(input).some((v) => v !== undefined), {
     message: "name at least one setting to change",

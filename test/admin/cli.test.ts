@@ -175,6 +175,8 @@ describe("npm run admin", () => {
       "--approve-on-timeout",
       "--approve-on-timeout-min-secs",
       "600",
+      "--slack-channel",
+      "C0REFUNDS",
     );
     expect(edit.code, edit.stderr).toBe(0);
     const [refunds] = await getDb().select().from(queues).where(eq(queues.name, "refunds"));
@@ -187,6 +189,7 @@ describe("npm run admin", () => {
       claimMode: "lock",
       approveOnTimeout: true,
       approveOnTimeoutMinSecs: 600,
+      slackChannelId: "C0REFUNDS",
     });
     const badMode = await admin("queue", "edit", "refunds", "--claim-mode", "grab");
     expect(badMode.code).not.toBe(0);
@@ -239,8 +242,10 @@ describe("npm run admin", () => {
     expect(await membership("refunds")).toBeNull();
 
     const list = await admin("queue", "list");
-    expect(list.stdout).toMatch(/refunds\s+3\s+no\s+lock\s+900s\s+after 600s\s+-\s+0\s+open/);
-    expect(list.stdout).toMatch(/escalations\s+1\s+no\s+mark\s+3600s\s+no\s+-\s+1\s+archived/);
+    expect(list.stdout).toMatch(
+      /refunds\s+3\s+no\s+lock\s+900s\s+after 600s\s+-\s+C0REFUNDS\s+0\s+open/,
+    );
+    expect(list.stdout).toMatch(/escalations\s+1\s+no\s+mark\s+3600s\s+no\s+-\s+-\s+1\s+archived/);
 
     const before = (await getDb().select().from(events)).length;
     const refusals: [string[], RegExp][] = [
@@ -252,6 +257,8 @@ describe("npm run admin", () => {
         /not both/,
       ],
       [["queue", "edit", "refunds", "--approve-on-timeout", "--no-approve-on-timeout"], /not both/],
+      [["queue", "edit", "refunds", "--slack-channel", "C0X", "--no-slack-channel"], /not both/],
+      [["queue", "edit", "refunds", "--slack-channel", "#refunds"], /slackChannelId/],
       [["member", "remove", "--queue", "escalations", "--email", "dana@example.com"], /last admin/],
       [["member", "add", "--queue", "refunds", "--email", "nobody@example.com"], /No reviewer/],
       [["member", "role", "--queue", "refunds", "--email", "dana@example.com"], /needs --role/],

@@ -34,7 +34,13 @@ let people: Record<"nonMember" | "reviewer" | "lead" | "admin", TestReviewer>;
 let reviewerClients: Record<"nonMember" | "reviewer" | "lead" | "admin" | "none", ApiClient>;
 
 beforeAll(async () => {
-  server = await startApiServer("endpoint-matrix");
+  server = await startApiServer("endpoint-matrix", {
+    // Slack configured, so its interaction endpoint is served (below); no queue has a channel,
+    // so nothing is posted, and nothing listens at this address
+    SLACK_BOT_TOKEN: "xoxb-endpoint-matrix",
+    SLACK_SIGNING_SECRET: "endpoint-matrix-signing-secret",
+    SLACK_API_URL: "http://127.0.0.1:9/api/",
+  });
   ({ people } = await makeCallerReviewers());
   const { nonMember, reviewer, lead, admin } = people;
   reviewerClients = {
@@ -203,7 +209,7 @@ const MATRIX: Row[] = [
   { operation: "GET /queues", request: () => ["/queues"], expected: REVIEWER_LIST },
   { operation: "POST /queues", request: () => ["/queues", { name: `new-${unique()}` }], expected: but(ADMIN_ONLY, { admin: 201 }) },
   { operation: "GET /queues/{queueId}", request: (f) => [`/queues/${f.queue.id}`], expected: MEMBER_READS },
-  { operation: "PATCH /queues/{queueId}", request: (f) => [`/queues/${f.queue.id}`, { requiredApprovals: 2, approveOnTimeout: true, approveOnTimeoutMinSecs: 600 }], expected: LEAD_MANAGES },
+  { operation: "PATCH /queues/{queueId}", request: (f) => [`/queues/${f.queue.id}`, { requiredApprovals: 2, approveOnTimeout: true, approveOnTimeoutMinSecs: 600, slackChannelId: "C0MATRIX" }], expected: LEAD_MANAGES },
   { operation: "POST /queues/{queueId}/archive", request: (f) => [`/queues/${f.queue.id}/archive`],
     expected: but(LEAD_MANAGES, { lead: 403 }) },
   { operation: "GET /queues/{queueId}/members", request: (f) => [`/queues/${f.queue.id}/members`], expected: MEMBER_READS },
@@ -337,4 +343,36 @@ describe("the endpoint matrix", () => {
       }
     },
   );
+});
+
+// Slack's interaction endpoint is not in the OpenAPI document: Slack calls it, signed with the
+// app's signing secret, and no Countersign credential stands in for that signature. Every caller's
+// own credentials, on a click that would approve their card, are 401 and write nothing
+// (test/notifications/slack.test.ts signs requests as Slack does, forged and genuine).
+describe("the Slack interaction endpoint", () => {
+  it.each(CALLERS)("POST /api/slack/interactions as %s, unsigned → 401", async (caller) => {
+    const f = await fixture("pending");
+    const payload = {
+      type: "block_actions",
+      user: { id: "U0MATRIX" },
+      trigger_id: "1.2.3",
+      channel: { id: "C0MATRIX" },
+      actions: [
+        {
+          action_id: "countersign_approve",
+          value: JSON.stringify({ b: f.batch.id, r: { [f.call.id]: f.call.revision } }),
+        },
+      ],
+    };
+    const before = await writeSnapshot();
+    // the client's base is /api/v1; the endpoint is beside it
+    const answer = await f.clients[caller].raw("/../slack/interactions", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
+    });
+    expect(answer.status).toBe(401);
+    expect((await answer.json()).error.code).toBe("unauthenticated");
+    expect(await writeSnapshot()).toEqual(before);
+  });
 });
