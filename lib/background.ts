@@ -5,6 +5,8 @@ import { emailConfigured } from "@/lib/email/transport";
 import { deliverDueNotifications } from "@/lib/notifications/deliver-notifications";
 import { planNotifications } from "@/lib/notifications/plan-notifications";
 import { deliverDueWebhooks } from "@/lib/webhooks/deliver-webhooks";
+import { setting } from "@/lib/config/settings";
+import { log } from "@/lib/log/logger";
 
 // The server's background work: the deadline sweeper (which also catches up, at start, on
 // deadlines that passed while no server ran), lease expiry, webhook delivery, and notifications
@@ -27,7 +29,7 @@ function every(ms: number, work: () => Promise<unknown>, label: string): () => v
     if (running) return;
     running = true;
     work()
-      .catch((error) => console.error(`${label} failed; will retry:`, error))
+      .catch((error) => log().error({ err: error }, `${label} failed; will retry`))
       .finally(() => (running = false));
   }, ms);
   timer.unref();
@@ -40,14 +42,10 @@ export async function startBackgroundWork(): Promise<void> {
   await tailer.position(); // start following the event log
   await sweepOnce();
   const stops = [
-    every(Number(process.env.SWEEP_INTERVAL_MS) || 1000, () => sweepOnce(), "The deadline sweeper"),
+    every(setting("SWEEP_INTERVAL_MS"), () => sweepOnce(), "The deadline sweeper"),
+    every(setting("WEBHOOK_POLL_MS"), () => deliverDueWebhooks(), "Webhook delivery"),
     every(
-      Number(process.env.WEBHOOK_POLL_MS) || 500,
-      () => deliverDueWebhooks(),
-      "Webhook delivery",
-    ),
-    every(
-      Number(process.env.NOTIFY_POLL_MS) || 1000,
+      setting("NOTIFY_POLL_MS"),
       async () => {
         // Without a channel to send on there is nothing to plan (lib/notifications explains)
         if (!emailConfigured()) return;
