@@ -54,7 +54,8 @@ export function serveLogged(
     };
     const message = `${request.method} ${path} ${status}`;
     if (status >= 500) log().error(fields, message);
-    else if (path.startsWith("/api/")) log().info(fields, message);
+    // Pages, assets and health probes (every few seconds from a proxy) only at debug.
+    else if (path.startsWith("/api/") && path !== "/api/health") log().info(fields, message);
     else log().debug(fields, message);
   });
   withRequestId(requestId, serve);
