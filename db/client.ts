@@ -36,6 +36,11 @@ export function databaseUrl(): string {
   return setting("DATABASE_URL");
 }
 
+/** The database URL as it is safe to print: without a query string or credentials (auth tokens). */
+export function databaseUrlForDisplay(url = databaseUrl()): string {
+  return url.replace(/\?.*$/, "").replace(/\/\/[^@/]*@/, "//");
+}
+
 function open(): DatabaseHandle {
   const url = databaseUrl();
   if (url.startsWith("file:")) {

@@ -1,5 +1,5 @@
 import { count } from "drizzle-orm";
-import { databaseUrl, getDb } from "@/db/client";
+import { databaseUrlForDisplay, getDb } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { users } from "@/db/schema";
 import { hashStoredSessionTokens } from "@/lib/auth/hashed-session-tokens";
@@ -39,7 +39,7 @@ export async function startServer(): Promise<void> {
   }
   if (setting("COUNTERSIGN_QUIET")) return;
   const [row] = await getDb().select({ n: count() }).from(users);
-  log().info({ database: redactedDatabaseUrl() }, "The database is migrated.");
+  log().info({ database: databaseUrlForDisplay() }, "The database is migrated.");
   forAPerson(
     ((row?.n ?? 0) === 0
       ? [
@@ -77,10 +77,4 @@ async function refuseToStartUnless(check: () => Promise<unknown>): Promise<void>
  */
 function forAPerson(text: string): void {
   process.stdout.write(`${text}\n`);
-}
-
-/** The database URL without its credentials (a libsql:// URL may carry an auth token). */
-function redactedDatabaseUrl(): string {
-  const url = databaseUrl();
-  return url.startsWith("file:") ? url : url.replace(/\?.*$/, "").replace(/\/\/[^@/]*@/, "//");
 }

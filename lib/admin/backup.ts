@@ -12,7 +12,7 @@ import {
 } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { createClient } from "@libsql/client";
-import { databaseUrl, getClient, untilNotBusy } from "@/db/client";
+import { databaseUrl, databaseUrlForDisplay, getClient, untilNotBusy } from "@/db/client";
 
 // `npm run admin -- backup <file>` and `restore <file>`, for the embedded database (file:…).
 //
@@ -39,13 +39,12 @@ const SERVER_BACKUP_HELP =
 function databaseFile(): string {
   const url = databaseUrl();
   if (!url.startsWith("file:"))
-    throw new Error(`DATABASE_URL is ${redacted(url)}: ${SERVER_BACKUP_HELP}`);
+    throw new Error(`DATABASE_URL is ${databaseUrlForDisplay(url)}: ${SERVER_BACKUP_HELP}`);
   const path = url.slice("file:".length).split("?")[0]!;
   if (!path || path === ":memory:") throw new Error("An in-memory database cannot be backed up.");
   return resolve(path);
 }
 
-const redacted = (url: string) => url.replace(/\?.*$/, "").replace(/\/\/[^@/]*@/, "//");
 
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { closeDb, databaseUrl } from "@/db/client";
+import { closeDb, databaseUrlForDisplay } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { ApiError } from "@/lib/errors";
 import { table, UsageError } from "./cli-support";
@@ -51,7 +51,7 @@ ${POLICY_USAGE}
   backup <file>     a consistent copy of the embedded database, taken while the server runs
   restore <file>    replace the embedded database with a backup (stop the server first)
 
-Works on DATABASE_URL (now ${databaseUrl()}), from the environment or .env as the server reads it.`;
+Works on DATABASE_URL (now ${databaseUrlForDisplay()}), from the environment or .env as the server reads it.`;
 
 function integer(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;

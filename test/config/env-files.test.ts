@@ -32,20 +32,31 @@ function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 const children: ReturnType<typeof spawn>[] = [];
 afterAll(() => children.forEach((child) => child.kill("SIGTERM")));
 
-it("stops at start, naming every bad setting, before it opens anything", async () => {
-  const result = await promisify(execFile)(process.execPath, [join(root, SERVER_ENTRY)], {
-    cwd: root,
-    env: environment({ PORT: "80a", LOG_LEVEL: "chatty", MAX_BODY_BYTES: "-1" }),
-  }).then(
-    () => ({ code: 0, stderr: "" }),
-    (error: { code: number; stderr: string }) => error,
+/** Runs node with `args` in `cwd`; resolves to its exit code and output, whatever the code. */
+function run(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
+  return promisify(execFile)(process.execPath, args, { cwd, env }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => error,
   );
+}
+
+const TSX = join(root, "node_modules", "tsx", "dist", "cli.mjs");
+
+it("stops at start, naming every bad setting, before it opens anything; so does the CLI", async () => {
+  const bad = environment({ PORT: "80a", LOG_LEVEL: "chatty", MAX_BODY_BYTES: "-1" });
+  const [result, cli] = await Promise.all([
+    run([join(root, SERVER_ENTRY)], root, bad),
+    run([TSX, "lib/admin/cli.ts", "queue", "list"], root, bad),
+  ]);
   expect(result.code).toBe(1);
   expect(result.stderr).toContain("Countersign cannot start: 3 settings are not usable.");
   expect(result.stderr).toContain("  - PORT: must be a whole number");
   expect(result.stderr).toContain("  - LOG_LEVEL:");
   expect(result.stderr).toContain("  - MAX_BODY_BYTES: must be a whole number");
-}, 20_000);
+  expect(cli.code).toBe(1);
+  expect(cli.stderr).toContain("npm run admin cannot run: 3 settings are not usable.");
+  expect(cli.stderr).toContain("  - PORT: must be a whole number");
+}, 30_000);
 
 it("the server and the admin CLI read the same .env: one database, and its port", async () => {
   const port = await freePort();
@@ -57,17 +68,12 @@ it("the server and the admin CLI read the same .env: one database, and its port"
   );
 
   // The CLI, with no DATABASE_URL in its environment, works on the .env's database.
-  const cli = await promisify(execFile)(
-    process.execPath,
-    [
-      join(root, "node_modules", "tsx", "dist", "cli.mjs"),
-      "lib/admin/cli.ts",
-      "queue",
-      "create",
-      "From dotenv",
-    ],
-    { cwd: project, env: environment() },
+  const cli = await run(
+    [TSX, "lib/admin/cli.ts", "queue", "create", "From dotenv"],
+    project,
+    environment(),
   );
+  expect(cli.stderr).toBe("");
   expect(cli.stdout).toMatch(/^[0-9a-f-]{36}\s*$/);
   const client = createClient({ url: databaseUrl });
   const queues = await client.execute("SELECT name FROM queues");

@@ -1,6 +1,8 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
 import { afterEach, expect, it } from "vitest";
 import { createLogger, scrubSecrets } from "@/lib/log/logger";
+import { loggablePath } from "@/lib/log/request-log";
 
 // What the log does to secrets that reach it (test/log/logs.test.ts checks a real server's
 // output): fields named like secrets are censored, and secret values and credential-shaped
@@ -76,4 +78,28 @@ it("writes from the level LOG_LEVEL asks for", () => {
 
 it("scrubs a secret however JSON escaped it", () => {
   expect(scrubSecrets('{"msg":"pa\\"ss\\\\word!"}', ['pa"ss\\word!'])).toBe('{"msg":"[Redacted]"}');
+});
+
+it("tags every line logged while a request is served, awaits included, with its id", async () => {
+  const context = new AsyncLocalStorage<{ requestId: string }>();
+  const { lines, destination } = capture();
+  const log = createLogger(context, destination);
+  await context.run({ requestId: "req-1" }, async () => {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    log.error({ err: new Error("boom") }, "Unexpected error while serving a request");
+  });
+  log.info("between requests");
+  expect(lines.map((line) => JSON.parse(line).requestId)).toEqual(["req-1", undefined]);
+});
+
+it("logs paths without query strings or token segments", () => {
+  expect(loggablePath("/api/v1/runs/abc?token=secret#x")).toBe("/api/v1/runs/abc");
+  expect(loggablePath("/invite/abc.def")).toBe("/invite/:token");
+  expect(loggablePath("/reset-password/abc?x=1")).toBe("/reset-password/:token");
+  expect(loggablePath(`/api/v1/things/${"a".repeat(65)}/more`)).toBe(
+    "/api/v1/things/:redacted/more",
+  );
+  expect(loggablePath("/api/v1/batches/01a21287-ce39-7ce0-9587-e4a8f6b74572")).toBe(
+    "/api/v1/batches/01a21287-ce39-7ce0-9587-e4a8f6b74572",
+  );
 });
