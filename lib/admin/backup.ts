@@ -45,7 +45,6 @@ function databaseFile(): string {
   return resolve(path);
 }
 
-
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 /** Copies the configured database to `target` (which must not exist) while it stays in use. */
