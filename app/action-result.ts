@@ -1,4 +1,5 @@
 import { asApiError, type Issue } from "@/lib/errors";
+import { log } from "@/lib/log/logger";
 
 /**
  * What every server action answers: never a throw for an expected outcome (a conflict, bad
@@ -24,7 +25,7 @@ export function actionError(error: unknown): ActionFailure {
     };
   }
   // An unknown error's message may hold internals: log it, answer plainly.
-  console.error(error);
+  log().error({ err: error }, "Unexpected error in a server action");
   return {
     ok: false,
     code: "internal_error",

@@ -5,6 +5,7 @@ import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "./schema";
 import { sqliteCodeOf } from "./sqlite-error";
 import { cacheStatements, forgetStatements } from "./statement-cache";
+import { setting } from "@/lib/config/settings";
 
 export type Database = LibSQLDatabase<typeof schema>;
 export type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
@@ -32,7 +33,12 @@ type DatabaseHandle = {
 const globalHandle = globalThis as unknown as { __countersignDb?: DatabaseHandle };
 
 export function databaseUrl(): string {
-  return process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  return setting("DATABASE_URL");
+}
+
+/** The database URL as it is safe to print: without a query string or credentials (auth tokens). */
+export function databaseUrlForDisplay(url = databaseUrl()): string {
+  return url.replace(/\?.*$/, "").replace(/\/\/[^@/]*@/, "//");
 }
 
 function open(): DatabaseHandle {
@@ -44,7 +50,7 @@ function open(): DatabaseHandle {
   }
   const client = createClient({
     url,
-    authToken: process.env.DATABASE_AUTH_TOKEN || undefined,
+    authToken: setting("DATABASE_AUTH_TOKEN"),
     // SQLite's busy handler sleeps on the JavaScript thread, freezing every request of this
     // process while another process holds the write lock: wait only briefly here, and longer,
     // without blocking, in retryWhileBusy.

@@ -8,6 +8,8 @@ import { slackConfigured } from "@/lib/slack/config";
 import { deliverSlack } from "@/lib/slack/deliver-slack";
 import { planSlack } from "@/lib/slack/plan-slack";
 import { deliverDueWebhooks } from "@/lib/webhooks/deliver-webhooks";
+import { setting } from "@/lib/config/settings";
+import { log } from "@/lib/log/logger";
 
 // The server's background work: the deadline sweeper (which also catches up, at start, on
 // deadlines that passed while no server ran), lease expiry, webhook delivery, and notifications
@@ -31,7 +33,7 @@ function every(ms: number, work: () => Promise<unknown>, label: string): () => v
     if (running) return;
     running = true;
     work()
-      .catch((error) => console.error(`${label} failed; will retry:`, error))
+      .catch((error) => log().error({ err: error }, `${label} failed; will retry`))
       .finally(() => (running = false));
   }, ms);
   timer.unref();
@@ -44,14 +46,10 @@ export async function startBackgroundWork(): Promise<void> {
   await tailer.position(); // start following the event log
   await sweepOnce();
   const stops = [
-    every(Number(process.env.SWEEP_INTERVAL_MS) || 1000, () => sweepOnce(), "The deadline sweeper"),
+    every(setting("SWEEP_INTERVAL_MS"), () => sweepOnce(), "The deadline sweeper"),
+    every(setting("WEBHOOK_POLL_MS"), () => deliverDueWebhooks(), "Webhook delivery"),
     every(
-      Number(process.env.WEBHOOK_POLL_MS) || 500,
-      () => deliverDueWebhooks(),
-      "Webhook delivery",
-    ),
-    every(
-      Number(process.env.NOTIFY_POLL_MS) || 1000,
+      setting("NOTIFY_POLL_MS"),
       async () => {
         // Without a channel to send on there is nothing to plan (lib/notifications explains)
         if (!emailConfigured()) return;
@@ -61,7 +59,7 @@ export async function startBackgroundWork(): Promise<void> {
       "Notifications",
     ),
     every(
-      Number(process.env.SLACK_POLL_MS) || 1000,
+      setting("SLACK_POLL_MS"),
       async () => {
         if (!slackConfigured()) return;
         await planSlack();

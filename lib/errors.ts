@@ -1,6 +1,7 @@
 // The API contract's error codes, as values. Verbs throw these; edges map them with `toResponse`.
 
 import { sqliteCodeOf } from "@/db/sqlite-error";
+import { log } from "@/lib/log/logger";
 
 /** Every `error.code` the API answers with (the OpenAPI document lists them). */
 export const ERROR_CODES = [
@@ -162,7 +163,8 @@ export function asApiError(error: unknown): ApiError | null {
   const code = sqliteCodeOf(error);
   if (code === null || !TRANSIENT_DATABASE_CODES.test(code)) return null;
   // the statement (drizzle's message names it) tells an operator which write met the lock
-  console.error(
+  log().warn(
+    { code },
     `The database is unavailable (${code}); answering 503. ${String((error as Error).message).slice(0, 300)}`,
   );
   return /^SQLITE_(BUSY|LOCKED|PROTOCOL)/.test(code)
@@ -213,7 +215,7 @@ export function toResponse(error: unknown): Response {
         : known.headers;
     return Response.json(known.toJSON(), { status: known.status, headers });
   }
-  console.error("Unexpected error while serving a request:", error);
+  log().error({ err: error }, "Unexpected error while serving a request");
   return Response.json(
     { error: { code: "internal_error", message: "Something went wrong on our side." } },
     { status: 500 },

@@ -1,5 +1,5 @@
 import { count } from "drizzle-orm";
-import { databaseUrl, getDb } from "@/db/client";
+import { databaseUrlForDisplay, getDb } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { users } from "@/db/schema";
 import { hashStoredSessionTokens } from "@/lib/auth/hashed-session-tokens";
@@ -9,6 +9,8 @@ import { configuredAllowList } from "@/lib/webhooks/callback-target";
 import { publicBaseUrl } from "./api/views";
 import { beginShutdown } from "./shutdown";
 import { startBackgroundWork } from "./background";
+import { log } from "./log/logger";
+import { setting } from "@/lib/config/settings";
 
 /** Start-up: migrate the database, start the background work, and tell a newcomer what to do. */
 export async function startServer(): Promise<void> {
@@ -23,7 +25,7 @@ export async function startServer(): Promise<void> {
   // Printed even when quiet: without it nobody can finish setup from the browser.
   const setupCode = await prepareSetupCode();
   if (setupCode) {
-    console.log(
+    forAPerson(
       [
         "",
         `Countersign has no admin yet. Open ${url}/setup and enter this one-time setup code:`,
@@ -35,10 +37,10 @@ export async function startServer(): Promise<void> {
       ].join("\n"),
     );
   }
-  if (process.env.COUNTERSIGN_QUIET) return;
+  if (setting("COUNTERSIGN_QUIET")) return;
   const [row] = await getDb().select({ n: count() }).from(users);
-  console.log(`Countersign: database ${databaseUrl()} is migrated.`);
-  console.log(
+  log().info({ database: databaseUrlForDisplay() }, "The database is migrated.");
+  forAPerson(
     ((row?.n ?? 0) === 0
       ? [
           `Open ${url}/setup with the setup code above to create the admin account (and a "General" queue).`,
@@ -64,7 +66,15 @@ async function refuseToStartUnless(check: () => Promise<unknown>): Promise<void>
   try {
     await check();
   } catch (error) {
-    console.error(`Countersign cannot start: ${error instanceof Error ? error.message : error}`);
+    log().fatal(`Countersign cannot start: ${error instanceof Error ? error.message : error}`);
     process.exit(1);
   }
+}
+
+/**
+ * Instructions for the person who started the server, as plain lines beside the JSON log: the
+ * setup code must be readable (and copyable) as printed, not as an escaped string in a log field.
+ */
+function forAPerson(text: string): void {
+  process.stdout.write(`${text}\n`);
 }

@@ -1,4 +1,5 @@
 import { pageContentSecurityPolicy } from "@/lib/http/content-security-policy";
+import { setting } from "@/lib/config/settings";
 
 // EMBED_ALLOWED_ORIGINS: the comma-separated origins (`https://app.example.com`, scheme, host and
 // port only) whose pages may frame /embed/… and receive its decision messages. Read on every
@@ -8,7 +9,7 @@ import { pageContentSecurityPolicy } from "@/lib/http/content-security-policy";
 // nothing that could end the CSP directive (a space, a ";") survives.
 const ORIGIN = /^https?:\/\/(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/;
 
-export function embedAllowedOrigins(value = process.env.EMBED_ALLOWED_ORIGINS): string[] {
+export function embedAllowedOrigins(value = setting("EMBED_ALLOWED_ORIGINS")): string[] {
   const origins = new Set<string>();
   for (const entry of (value ?? "").split(",")) {
     const origin = exactOrigin(entry.trim());

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { closeDb, databaseUrl } from "@/db/client";
+import { closeDb, databaseUrlForDisplay } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { ApiError } from "@/lib/errors";
 import { table, UsageError } from "./cli-support";
@@ -19,6 +19,13 @@ import { updateQueue } from "@/lib/queues/update-queue";
 import { createReviewer, queueIdByName, userIdByEmail } from "./admin-verbs";
 import { AGENT_CLI_USAGE, runAgentCommand, runTokenCommand } from "./credential-commands";
 import { PEOPLE_CLI_USAGE, runPeopleCommand } from "./people-commands";
+import { backupDatabase, restoreDatabase } from "./backup";
+import { configReport } from "@/lib/config/check-config";
+import { loadEnvFiles } from "@/lib/config/load-env";
+
+// The same .env files as the server, before anything reads a setting (USAGE names the database),
+// so the CLI works on the server's database (lib/config/load-env.ts).
+loadEnvFiles();
 
 const USAGE = `Usage: npm run admin -- <command>
 
@@ -41,8 +48,10 @@ const USAGE = `Usage: npm run admin -- <command>
 ${PEOPLE_CLI_USAGE}
 ${AGENT_CLI_USAGE}
 ${POLICY_USAGE}
+  backup <file>     a consistent copy of the embedded database, taken while the server runs
+  restore <file>    replace the embedded database with a backup (stop the server first)
 
-Works on DATABASE_URL (now ${databaseUrl()}).`;
+Works on DATABASE_URL (now ${databaseUrlForDisplay()}), from the environment or .env as the server reads it.`;
 
 function integer(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
@@ -155,6 +164,15 @@ async function run(argv: string[]): Promise<string> {
   });
   const [noun, verb, ...rest] = positionals;
   if (values.help || !noun) return USAGE;
+  const problems = configReport();
+  if (problems)
+    throw new Error(problems.replace("Countersign cannot start", "npm run admin cannot run"));
+  // Before migrating: a backup copies the database as it is, a restore replaces it whole.
+  if (noun === "backup" || noun === "restore") {
+    const file = verb;
+    if (!file || rest.length > 0) throw new UsageError(`${noun} takes one file.`);
+    return noun === "backup" ? backupDatabase(file) : restoreDatabase(file);
+  }
   await migrateDatabase();
 
   switch (`${noun} ${verb}`) {

@@ -950,7 +950,9 @@ export function openApiDocument() {
         "an endpoint does not serve is answered 405 `method_not_allowed` with an `Allow` header (and " +
         "`allow` in the error); a client address that sent too many unknown bearer keys or tokens is " +
         "answered 429 `rate_limited` with `Retry-After` (seconds) on every bearer request until the " +
-        "window ends.",
+        "window ends. Every answer of `npm start`'s server carries `X-Request-Id`: the request's own " +
+        "`X-Request-Id` when it sent one of 1–128 letters, digits and `._:-`, else a new UUID; the " +
+        "server's log lines for the request carry the same id.",
     },
     servers: [{ url: "/api/v1" }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),

@@ -16,6 +16,7 @@ import {
 } from "@/db/schema";
 import { isoTime } from "@/lib/ids";
 import type { BatchResource, CallResource, RunResource, VoteResource } from "./resource-schemas";
+import { setting } from "@/lib/config/settings";
 
 // The API's resources as the contract shows them (shapes in resource-schemas.ts), loaded from
 // the database in a few queries.
@@ -26,10 +27,7 @@ export type BatchView = z.infer<typeof BatchResource>;
 export type RunView = z.infer<typeof RunResource>;
 
 export function publicBaseUrl(): string {
-  return (process.env.PUBLIC_URL || `http://localhost:${process.env.PORT || 3000}`).replace(
-    /\/+$/,
-    "",
-  );
+  return (setting("PUBLIC_URL") || `http://localhost:${setting("PORT")}`).replace(/\/+$/, "");
 }
 
 /** Whether views carry the deciders' and voters' emails: only history exports (for auditors). */

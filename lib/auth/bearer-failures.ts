@@ -4,6 +4,7 @@ import { rateLimitCounts } from "@/db/schema";
 import { RateLimitedError } from "@/lib/errors";
 import { rateLimitSubject } from "@/lib/http/client-address";
 import { countAttempt } from "./rate-limit-counts";
+import { setting } from "@/lib/config/settings";
 
 // Guessing agent keys and reviewer tokens. Each unknown `Authorization: Bearer …` counts against
 // the client's address (lib/http/client-address.ts: the socket's, or what a TRUSTED_PROXIES proxy
@@ -36,12 +37,7 @@ const blocked: Blocked = (globalBlocked.__countersignBearerBlocked ??= {
   readAt: 0,
 });
 
-function setting(name: string, fallback: number): number {
-  const configured = Number(process.env[name]);
-  return Number.isInteger(configured) && configured > 0 ? configured : fallback;
-}
-
-const failureLimit = () => setting("BEARER_FAILURES_PER_WINDOW", 30);
+const failureLimit = () => setting("BEARER_FAILURES_PER_WINDOW");
 
 /** Reads the addresses blocked now; concurrent callers share one read. */
 function refreshBlocked(now: number): Promise<void> {
@@ -85,7 +81,7 @@ export async function assertNotLimited(address: string, now = Date.now()): Promi
 /** Counts one unknown credential from `address` (for every instance). */
 export async function recordFailure(address: string, now = Date.now()): Promise<void> {
   const subject = rateLimitSubject(address);
-  const windowSecs = setting("BEARER_FAILURE_WINDOW_SECS", 60);
+  const windowSecs = setting("BEARER_FAILURE_WINDOW_SECS");
   const { count, windowEndsAt } = await countAttempt(SCOPE + subject, windowSecs, now);
   if (count >= failureLimit() && blocked.addresses.size < MAX_BLOCKED) {
     blocked.addresses.set(subject, windowEndsAt);

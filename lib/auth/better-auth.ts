@@ -10,6 +10,7 @@ import { hashSessionTokens } from "./hashed-session-tokens";
 import { countAttempt } from "./rate-limit-counts";
 import { AUTH_SECRET_SETTING as SECRET_SETTING } from "./seal-stored-secrets";
 import { openSecret, sealSecret, SECRET_PLACES } from "./sealed-secrets";
+import { setting } from "@/lib/config/settings";
 
 /**
  * The secret that signs session cookies: BETTER_AUTH_SECRET, else one generated on first use and
@@ -18,7 +19,7 @@ import { openSecret, sealSecret, SECRET_PLACES } from "./sealed-secrets";
  * (the card links in emails, lib/email/card-links.ts) use keys derived from it.
  */
 export async function authSecret(): Promise<string> {
-  const fromEnv = process.env.BETTER_AUTH_SECRET;
+  const fromEnv = setting("BETTER_AUTH_SECRET");
   if (fromEnv) return fromEnv;
   const read = async () =>
     (
@@ -44,7 +45,7 @@ export async function authSecret(): Promise<string> {
 
 /** Where the app may be opened from: the public URL, and both loopback names of the local port. */
 function trustedOrigins(): string[] {
-  const port = process.env.PORT || "3000";
+  const port = setting("PORT");
   return [...new Set([publicBaseUrl(), `http://localhost:${port}`, `http://127.0.0.1:${port}`])];
 }
 
@@ -144,8 +145,7 @@ async function isDeactivated(userId: string): Promise<boolean> {
 }
 
 function signInAttemptsPerMinute(): number {
-  const configured = Number(process.env.SIGN_IN_ATTEMPTS_PER_MINUTE);
-  return Number.isInteger(configured) && configured > 0 ? configured : 10;
+  return setting("SIGN_IN_ATTEMPTS_PER_MINUTE");
 }
 
 export type Auth = Awaited<ReturnType<typeof createAuth>>;

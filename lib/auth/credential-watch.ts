@@ -1,4 +1,6 @@
 import { getClient } from "@/db/client";
+import { setting } from "@/lib/config/settings";
+import { log } from "@/lib/log/logger";
 
 // Open streams and long-polls outlive the one authentication their request made. Each registers
 // the credential it was opened with here, and one timer per process re-checks every distinct
@@ -26,7 +28,7 @@ type Watcher = {
 
 /** How often open streams' credentials are re-checked (a revoked one ends within about this). */
 function checkMs(): number {
-  return Number(process.env.CREDENTIAL_CHECK_MS) || 2000;
+  return setting("CREDENTIAL_CHECK_MS");
 }
 
 // On globalThis: the production server and Next's bundle each load their own copy of lib/, and a
@@ -72,7 +74,7 @@ export async function recheckCredentials(): Promise<void> {
       } while (watcher.again);
     } catch (error) {
       // A database that cannot answer now ends nothing: the next tick checks again.
-      console.error("Re-checking open streams' credentials failed:", error);
+      log().error({ err: error }, "Re-checking open streams' credentials failed");
     } finally {
       watcher.running = null;
     }

@@ -1,4 +1,5 @@
 import { statement, writeBatch } from "@/db/write-batch";
+import { log } from "@/lib/log/logger";
 
 // "Last used" of agent keys and reviewer tokens, kept cheaply: authentication is the hot path
 // (~1 ms a request), so it only looks up when this process last wrote the credential's time — a
@@ -36,6 +37,6 @@ export function noteUse(kind: Kind, credentialHash: string, now = Date.now()): v
   writeBatch([statement(UPDATE[kind], ...args)]).catch((error) => {
     // Not worth failing anything for: the next use a minute on tries again.
     written.delete(credentialHash);
-    console.error("Recording a credential's last use failed:", error);
+    log().error({ err: error }, "Recording a credential's last use failed");
   });
 }

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { setting } from "@/lib/config/settings";
 
 // Secrets the server must read back — the webhook signing secrets (agent_keys.webhook_secret)
 // and the session-signing secret (app_settings auth_secret) — cannot be stored as hashes like
@@ -14,14 +15,14 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:
 // not open there. Without a key, values are stored and read in plain text, as before.
 
 const PREFIX = "enc:v1:";
-const KEY_ENV = "COUNTERSIGN_SECRET_KEY";
+const KEY_ENV = "COUNTERSIGN_SECRET_KEY" as const;
 /** Older keys, comma-separated, still read (for rotation): rows they sealed are sealed again. */
-const PREVIOUS_KEYS_ENV = "COUNTERSIGN_OLD_SECRET_KEYS";
+const PREVIOUS_KEYS_ENV = "COUNTERSIGN_OLD_SECRET_KEYS" as const;
 
 export type SecretKey = { id: string; bytes: Buffer };
 
 /** A 32-byte key written as base64 (`openssl rand -base64 32`) or 64 hex digits. */
-export function parseSecretKey(text: string, name = KEY_ENV): SecretKey {
+export function parseSecretKey(text: string, name: string = KEY_ENV): SecretKey {
   const trimmed = text.trim();
   const bytes = /^[0-9a-f]{64}$/i.test(trimmed)
     ? Buffer.from(trimmed, "hex")
@@ -37,8 +38,8 @@ let cached: { text: string; keys: SecretKey[] } | undefined;
 
 /** The configured keys, the one that seals first; empty when no key is configured. */
 export function configuredSecretKeys(): SecretKey[] {
-  const current = process.env[KEY_ENV] ?? "";
-  const previous = process.env[PREVIOUS_KEYS_ENV] ?? "";
+  const current = setting(KEY_ENV) ?? "";
+  const previous = setting(PREVIOUS_KEYS_ENV) ?? "";
   const text = `${current}|${previous}`;
   if (cached?.text !== text) {
     const keys = current ? [parseSecretKey(current)] : [];

@@ -5,6 +5,8 @@ import { appSettings, users } from "@/db/schema";
 import { statement, writeBatch } from "@/db/write-batch";
 import { ForbiddenError, RateLimitedError } from "@/lib/errors";
 import { matchesHash, sha256Hex } from "@/lib/ids";
+import { setting } from "@/lib/config/settings";
+import { log } from "@/lib/log/logger";
 
 // The one-time setup code (issue 14, finding 9). On a database without any account, whoever
 // reached /setup first became admin of every queue: on a server left open for a minute, that
@@ -31,10 +33,10 @@ function normalized(code: string): string {
 
 /** SETUP_CODE, when an operator (or a test) fixes the code; too short to be a secret is ignored. */
 function configuredCode(): string | null {
-  const value = process.env.SETUP_CODE?.trim();
+  const value = setting("SETUP_CODE")?.trim();
   if (!value) return null;
   if (normalized(value).length < 12) {
-    console.warn("SETUP_CODE is shorter than 12 characters: ignored, a random code is used.");
+    log().warn("SETUP_CODE is shorter than 12 characters: ignored, a random code is used.");
     return null;
   }
   return value;
@@ -74,7 +76,7 @@ const store = globalThis as typeof globalThis & { __countersignSetupFailures?: n
 const failures = (store.__countersignSetupFailures ??= []);
 
 function attemptsPerMinute(): number {
-  return Number(process.env.SETUP_ATTEMPTS_PER_MINUTE) || 5;
+  return setting("SETUP_ATTEMPTS_PER_MINUTE");
 }
 
 function recentFailures(now: number): number {

@@ -12,6 +12,12 @@ import {
   type ScenarioName,
 } from "./scenarios";
 import { setUpDemo, SetupError } from "./setup";
+import { loadEnvFiles } from "@/lib/config/load-env";
+import { setting } from "@/lib/config/settings";
+
+// The same .env files as the server and the admin CLI: the demo's setup writes agent keys into
+// the database the server uses (lib/config/load-env.ts).
+loadEnvFiles();
 
 // `npm run demo`: scripted agents (no model) pause runs on the running app over its public API,
 // so a newcomer sees cards appear in their queue, decides them, and watches the agents resume.
@@ -43,6 +49,15 @@ Ctrl+C withdraws the cards still waiting and exits.`;
 
 class UsageError extends Error {}
 
+/** A setting the demo reads, with a bad value reported as a usage mistake. */
+function settingOrUsageError(name: "COUNTERSIGN_URL"): string | undefined {
+  try {
+    return setting(name);
+  } catch (error) {
+    throw new UsageError(errorMessage(error));
+  }
+}
+
 type Options = {
   baseUrl: string;
   queue: string;
@@ -71,7 +86,7 @@ function parseOptions(argv: string[]): Options | "help" {
   if (values.help) return "help";
 
   const url =
-    values.url ?? process.env.COUNTERSIGN_URL ?? `http://127.0.0.1:${process.env.PORT || 3000}`;
+    values.url ?? settingOrUsageError("COUNTERSIGN_URL") ?? `http://127.0.0.1:${setting("PORT")}`;
   if (!/^https?:\/\/[^/]+/.test(url))
     throw new UsageError(`--url must be an http(s) URL, not '${url}'.`);
 
@@ -129,7 +144,7 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const agents = [...new Set(options.scenarios.map((name) => SCENARIOS[name].agent))];
-  const keyFromEnv = process.env.COUNTERSIGN_AGENT_KEY?.trim();
+  const keyFromEnv = setting("COUNTERSIGN_AGENT_KEY")?.trim();
   const keys = new Map<AgentName, string>();
   let unauthenticatedHelp: string;
   if (keyFromEnv) {

@@ -11,6 +11,7 @@ import { NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
 import { newId } from "@/lib/ids";
+import { setting } from "@/lib/config/settings";
 
 // The link to a card in an email: signed (HMAC-SHA256 with a key derived from the server's
 // secret), for one person, expiring, and good for one use. It grants nothing by itself: opening
@@ -25,7 +26,7 @@ export const CARD_LINK_PATH = "/card-link";
 
 /** How long a link works: long enough for a digest read the next morning. */
 export function cardLinkLifetimeMs(): number {
-  return (Number(process.env.CARD_LINK_TTL_SECS) || 72 * 3600) * 1000;
+  return setting("CARD_LINK_TTL_SECS") * 1000;
 }
 
 const Payload = z.object({

@@ -1,4 +1,5 @@
 import type { createTransport } from "nodemailer";
+import { setting } from "@/lib/config/settings";
 
 // The SMTP connection: SMTP_URL (`smtp://user:pass@host:587`, `smtps://…:465`) as nodemailer
 // reads it, and MAIL_FROM for the sender. Without SMTP_URL no email is planned or sent (the
@@ -6,16 +7,16 @@ import type { createTransport } from "nodemailer";
 
 /** Each phase of a send (connecting, the greeting, any silence) may take this long. */
 export function smtpTimeoutMs(): number {
-  return Number(process.env.SMTP_TIMEOUT_MS) || 15_000;
+  return setting("SMTP_TIMEOUT_MS");
 }
 
 /** Whether this server sends email. */
 export function emailConfigured(): boolean {
-  return Boolean(process.env.SMTP_URL);
+  return Boolean(setting("SMTP_URL"));
 }
 
 export function mailFrom(): string {
-  return process.env.MAIL_FROM || "Countersign <countersign@localhost>";
+  return setting("MAIL_FROM");
 }
 
 type Transport = ReturnType<typeof createTransport>;
@@ -23,7 +24,7 @@ let cached: { url: string; transport: Transport } | undefined;
 
 /** nodemailer is loaded on the first send: a server without SMTP_URL never pays for it at start. */
 async function transport(): Promise<Transport> {
-  const url = process.env.SMTP_URL;
+  const url = setting("SMTP_URL");
   if (!url) throw new Error("SMTP_URL is not set: this server sends no email.");
   if (cached?.url !== url) {
     const { createTransport } = await import("nodemailer");
@@ -78,7 +79,7 @@ function describeFailure(cause: unknown): string {
   const code = (cause as { code?: unknown })?.code;
   let text = typeof code === "string" ? `${code}: ${message}` : message;
   try {
-    const password = new URL(process.env.SMTP_URL ?? "").password;
+    const password = new URL(setting("SMTP_URL") ?? "").password;
     if (password) text = text.replaceAll(password, "***");
     if (password) text = text.replaceAll(decodeURIComponent(password), "***");
   } catch {

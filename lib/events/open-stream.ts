@@ -6,6 +6,8 @@ import { sseMessage, sseMessages } from "./wire";
 import { getTailer } from "./tailer";
 import { onRequestEnd } from "@/lib/shutdown";
 import { watchCredential, type Credential } from "@/lib/auth/credential-watch";
+import { setting } from "@/lib/config/settings";
+import { log } from "@/lib/log/logger";
 
 // A server-sent-event stream over the event log: replay what the client missed (after its
 // Last-Event-ID), then follow new events as the tailer dispatches them. Only events `visible` to
@@ -73,7 +75,7 @@ export function lastEventIdOf(headers: Headers, url: URL): number | null {
 }
 
 export function heartbeatMs(): number {
-  return Number(process.env.STREAM_HEARTBEAT_MS) || 15_000;
+  return setting("STREAM_HEARTBEAT_MS");
 }
 
 /** The headers of every event stream, whichever server writes it. */
@@ -169,7 +171,7 @@ export function followEvents(
       cursor = await tailer.position();
       if (lastEventId !== null) await replay(lastEventId);
     } catch (error) {
-      console.error("Replaying events failed:", error);
+      log().error({ err: error }, "Replaying events failed");
       return close();
     }
     replaying = false;
@@ -214,7 +216,7 @@ export function followEvents(
   }
 
   start().catch((error) => {
-    console.error("Opening an event stream failed:", error);
+    log().error({ err: error }, "Opening an event stream failed");
     close();
   });
   return close;

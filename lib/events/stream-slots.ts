@@ -1,5 +1,6 @@
 import type { Actor } from "@/lib/auth/actor";
 import { RateLimitedError } from "@/lib/errors";
+import { setting } from "@/lib/config/settings";
 
 // Open event streams per caller, counted in this process. Each stream holds a socket and a place
 // in the tailer's fan-out for as long as its client keeps it: one leaked key or session opening
@@ -9,7 +10,7 @@ import { RateLimitedError } from "@/lib/errors";
 
 /** STREAMS_PER_CALLER: how many streams one agent key or one reviewer may hold open at once. */
 export function streamsPerCaller(): number {
-  return Number(process.env.STREAMS_PER_CALLER) || 20;
+  return setting("STREAMS_PER_CALLER");
 }
 
 const store = globalThis as typeof globalThis & { __countersignStreamSlots?: Map<string, number> };

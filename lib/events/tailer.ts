@@ -1,6 +1,8 @@
 import { asc, gt, max } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { events, type EventRow } from "@/db/schema";
+import { setting } from "@/lib/config/settings";
+import { log } from "@/lib/log/logger";
 
 // One tailer per process follows the event log and fans new rows out to local subscribers
 // (streams, long-polls). It reads when a local write wakes it and otherwise every `pollMs`, which
@@ -90,7 +92,7 @@ class EventTailer {
         } while (rows.length === PAGE);
       } while (this.readAgain);
     } catch (error) {
-      console.error("Reading the event log failed; retrying on the next poll:", error);
+      log().error({ err: error }, "Reading the event log failed; retrying on the next poll");
     } finally {
       this.reading = false;
     }
@@ -101,7 +103,7 @@ class EventTailer {
       try {
         listener(rows);
       } catch (error) {
-        console.error("An event listener failed:", error);
+        log().error({ err: error }, "An event listener failed");
       }
     }
   }
@@ -110,7 +112,7 @@ class EventTailer {
 const globalTailer = globalThis as unknown as { __countersignTailer?: EventTailer };
 
 export function getTailer(): EventTailer {
-  globalTailer.__countersignTailer ??= new EventTailer(Number(process.env.EVENT_POLL_MS) || 50);
+  globalTailer.__countersignTailer ??= new EventTailer(setting("EVENT_POLL_MS"));
   return globalTailer.__countersignTailer;
 }
 

@@ -12,6 +12,7 @@ import {
   historyPage,
   withoutEmptyValues,
 } from "./list-history";
+import { setting } from "@/lib/config/settings";
 
 // The filtered history as a file to download: CSV (one row per call) or JSON (the batches as the
 // API shows them). Streamed a page at a time, and capped so one request cannot walk the whole log.
@@ -21,7 +22,7 @@ export const EXPORT_CALL_LIMIT = 50_000;
 
 /** The cap in force: HISTORY_EXPORT_CALL_LIMIT lowers (or raises) it, e.g. for tests. */
 export function exportCallLimit(): number {
-  return Number(process.env.HISTORY_EXPORT_CALL_LIMIT) || EXPORT_CALL_LIMIT;
+  return setting("HISTORY_EXPORT_CALL_LIMIT");
 }
 const PAGE_SIZE = 200;
 

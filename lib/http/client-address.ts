@@ -1,5 +1,6 @@
 import { BlockList, isIP } from "node:net";
 import type { IncomingMessage } from "node:http";
+import { setting as readSetting } from "@/lib/config/settings";
 
 // Who is on the other end of a request, for the rate limits (lib/auth/bearer-failures.ts and
 // better-auth's sign-in limit). X-Forwarded-For is written by whoever sends the request, so it is
@@ -28,7 +29,7 @@ export function markClientAddressesStamped(): void {
 }
 
 /** `TRUSTED_PROXIES`: comma-separated addresses and CIDR ranges (`10.0.0.0/8, ::1`). Throws on a bad entry. */
-export function parseTrustedProxies(setting = process.env.TRUSTED_PROXIES ?? ""): BlockList {
+export function parseTrustedProxies(setting = readSetting("TRUSTED_PROXIES") ?? ""): BlockList {
   const list = new BlockList();
   for (const entry of setting.split(",").map((e) => e.trim())) {
     if (!entry) continue;
@@ -47,7 +48,7 @@ export function parseTrustedProxies(setting = process.env.TRUSTED_PROXIES ?? "")
 let trusted: { setting: string; list: BlockList } | undefined;
 
 function trustedProxies(): BlockList {
-  const setting = process.env.TRUSTED_PROXIES ?? "";
+  const setting = readSetting("TRUSTED_PROXIES") ?? "";
   if (trusted?.setting !== setting) trusted = { setting, list: parseTrustedProxies(setting) };
   return trusted.list;
 }

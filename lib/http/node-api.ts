@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { NotFoundError, toResponse } from "@/lib/errors";
 import { matchRoute, type HttpMethod, type RouteMatch, type RouteModule } from "./api-routes";
 import { API_CONTENT_SECURITY_POLICY } from "./content-security-policy";
+import { log } from "@/lib/log/logger";
 
 // The API route handlers called straight from Node's http server (lib/http/server.ts), with what
 // Next.js does around them re-done here, and only that: the headers next.config.ts gives /api/,
@@ -187,7 +188,7 @@ async function pipeBody(body: ReadableStream<Uint8Array>, response: ServerRespon
     }
     response.end();
   } catch (error) {
-    console.error("Writing an API answer failed:", error);
+    log().error({ err: error }, "Writing an API answer failed");
     response.destroy();
   } finally {
     response.off("close", stop);

@@ -5,9 +5,10 @@ import {
   UnsupportedMediaTypeError,
 } from "@/lib/errors";
 import { jsonTextTooDeep, tooDeepError } from "./json-depth";
+import { setting } from "@/lib/config/settings";
 
 export function maxBodyBytes(): number {
-  return Number(process.env.MAX_BODY_BYTES) || 4 * 1024 * 1024;
+  return setting("MAX_BODY_BYTES");
 }
 
 /**

@@ -1,11 +1,13 @@
 import { createServer } from "node:http";
-import { parseArgs } from "node:util";
+import { format, parseArgs } from "node:util";
+import { configReport } from "@/lib/config/check-config";
+import { listenAddress } from "@/lib/config/listen-address";
+import { loadEnvFiles } from "@/lib/config/load-env";
+import { setting } from "@/lib/config/settings";
+import { log } from "@/lib/log/logger";
+import { serveLogged } from "@/lib/log/request-log";
 import { beginShutdown } from "@/lib/shutdown";
-import {
-  markClientAddressesStamped,
-  parseTrustedProxies,
-  stampClientAddress,
-} from "./client-address";
+import { markClientAddressesStamped, stampClientAddress } from "./client-address";
 import { matchApiRequest, serveApiRequest } from "./node-api";
 import { matchStreamRoute, serveStream } from "./node-stream";
 
@@ -28,36 +30,61 @@ import { matchStreamRoute, serveStream } from "./node-stream";
 
 const startedAt = Date.now();
 
-const { values } = parseArgs({
-  options: {
-    hostname: { type: "string", short: "H", default: "127.0.0.1" },
-    port: { type: "string", short: "p", default: process.env.PORT || "3000" },
-  },
-});
-const hostname = values.hostname!;
-const port = Number(values.port);
-// Read by lib/ (better-auth's trusted origins) as under `next start`.
-process.env.PORT = String(port);
 // Set before Next.js loads: it picks its production React and settings from it.
 (process.env as Record<string, string>).NODE_ENV = "production";
+// The .env files, read as the admin CLI and the demo read them (lib/config/load-env.ts), before
+// any setting is: Next.js would load them only in app.prepare(), after this file read its own.
+loadEnvFiles();
+const configProblem = configReport();
+if (configProblem) {
+  process.stderr.write(`${configProblem}\n`);
+  process.exit(1);
+}
+routeConsoleToLog();
+
+// --hostname and --port win (tests pass them); else HOSTNAME and PORT (lib/config/listen-address.ts
+// says why a machine name in HOSTNAME is not taken as an address).
+const { values } = parseArgs({
+  options: {
+    hostname: { type: "string", short: "H" },
+    port: { type: "string", short: "p" },
+  },
+});
+const listen = values.hostname ? { address: values.hostname } : listenAddress();
+const hostname = listen.address;
+const port = values.port === undefined ? setting("PORT") : Number(values.port);
+// Read by lib/ (better-auth's trusted origins) as under `next start`.
+process.env.PORT = String(port);
 
 /** How long a stop waits for open requests (streams end at once) before it exits anyway. */
-const SHUTDOWN_GRACE_MS = Number(process.env.SHUTDOWN_GRACE_MS) || 10_000;
+const SHUTDOWN_GRACE_MS = setting("SHUTDOWN_GRACE_MS");
 
 // Deadlines for *receiving* a request: its headers, then the whole request with its body. A
 // client trickling a body held a connection for Node's default 300 s; now it gets a 408 and the
 // socket closes. Node stops counting once the request is received, so long-polls and event
 // streams, whose answers take long, are not cut (lib/events/stream-slots.ts limits how many
 // streams one caller holds instead). Checked every second, so a deadline is kept within one.
-const HEADERS_TIMEOUT_MS = Number(process.env.HEADERS_TIMEOUT_MS) || 10_000;
-const REQUEST_TIMEOUT_MS = Math.max(
-  Number(process.env.REQUEST_TIMEOUT_MS) || 30_000,
-  HEADERS_TIMEOUT_MS,
-);
+// (lib/config/check-config.ts refuses a request deadline shorter than the headers'.)
+const HEADERS_TIMEOUT_MS = setting("HEADERS_TIMEOUT_MS");
+const REQUEST_TIMEOUT_MS = setting("REQUEST_TIMEOUT_MS");
+
+/**
+ * What Next.js and libraries print with console.* becomes log lines too, so the output stays one
+ * JSON object per line (a collector would otherwise split a stack trace into many entries).
+ */
+function routeConsoleToLog(): void {
+  const asLog =
+    (level: "info" | "warn" | "error") =>
+    (...args: unknown[]) => {
+      const error = args.find((arg) => arg instanceof Error);
+      log()[level](error ? { err: error } : {}, format(...args));
+    };
+  console.log = console.info = asLog("info");
+  console.warn = asLog("warn");
+  console.error = asLog("error");
+}
 
 async function main(): Promise<void> {
-  // A mistyped TRUSTED_PROXIES stops the start, rather than every request that would read it.
-  parseTrustedProxies();
   markClientAddressesStamped();
   const { default: next } = await import("next");
   const app = next({ dev: false, hostname, port, dir: process.cwd() });
@@ -74,19 +101,30 @@ async function main(): Promise<void> {
       // Before anything reads the request: the client's address, from the socket (and a trusted
       // proxy's X-Forwarded-For), replacing any the client wrote (lib/http/client-address.ts).
       stampClientAddress(request);
-      const stream = matchStreamRoute(request);
-      if (stream) return void serveStream(request, response, stream);
-      const api = matchApiRequest(request);
-      if (api) return void serveApiRequest(request, response, api);
-      void handle(request, response);
+      // Its id, and one log line when it is done (lib/log/request-log.ts).
+      serveLogged(request, response, () => {
+        const stream = matchStreamRoute(request);
+        if (stream) return void serveStream(request, response, stream);
+        const api = matchApiRequest(request);
+        if (api) return void serveApiRequest(request, response, api);
+        void handle(request, response);
+      });
     },
   );
   server.on("error", (error) => {
-    console.error(`Countersign could not listen on ${hostname}:${port}:`, error);
+    log().fatal(
+      { err: error },
+      `Countersign could not listen on ${hostname}:${port}: ${error.message}`,
+    );
     process.exit(1);
   });
   await new Promise<void>((resolve) => server.listen(port, hostname, resolve));
-  console.log(`Ready in ${Date.now() - startedAt} ms on http://${hostname}:${port}`);
+  if (listen.warning) log().warn(listen.warning);
+  const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
+  log().info(
+    { address: hostname, port },
+    `Ready in ${Date.now() - startedAt} ms on http://${shown}:${port}`,
+  );
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -105,6 +143,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  console.error("Countersign failed to start:", error);
+  log().fatal({ err: error }, `Countersign failed to start: ${error?.message ?? error}`);
   process.exit(1);
 });

@@ -10,6 +10,7 @@ import {
   getApproval,
   requestApproval,
 } from "./approval-tools";
+import { log } from "@/lib/log/logger";
 
 const INSTRUCTIONS =
   "Countersign is where you ask a person for permission. Before you run a tool call that is risky " +
@@ -86,7 +87,7 @@ async function answer(work: () => Promise<BatchView>): Promise<CallToolResult> {
 function errorText(caught: unknown): string {
   const error = asApiError(caught);
   if (!error) {
-    console.error("Unexpected error in an MCP tool:", caught);
+    log().error({ err: caught }, "Unexpected error in an MCP tool");
     return "Something went wrong on Countersign's side (internal_error). Try again shortly.";
   }
   const issues = (error.extra.issues as { path: string; message: string }[] | undefined) ?? [];

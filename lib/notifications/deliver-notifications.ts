@@ -14,6 +14,8 @@ import { cardLinkUrl } from "@/lib/email/card-links";
 import { renderCardMail, renderDigestMail, type CardItem } from "@/lib/email/render-card-email";
 import { emailConfigured, sendMail, smtpTimeoutMs } from "@/lib/email/transport";
 import { KIND_SWITCH } from "./preferences";
+import { setting } from "@/lib/config/settings";
+import { log } from "@/lib/log/logger";
 
 // The notification outbox's worker: sends what the planner (plan-notifications.ts) owes, as
 // webhooks are sent (lib/webhooks/deliver-webhooks.ts). State lives in the rows, so a restart
@@ -42,7 +44,7 @@ function inFlightMs(): number {
 }
 
 export function notificationRetryDelayMs(attempts: number): number {
-  const base = Number(process.env.NOTIFY_RETRY_BASE_MS) || 5000;
+  const base = setting("NOTIFY_RETRY_BASE_MS");
   return Math.min(base * 2 ** Math.max(0, attempts - 1), 3600_000);
 }
 
@@ -78,7 +80,7 @@ export async function deliverDueNotifications(now = Date.now()): Promise<number>
       if (await deliver(group, now)) sent++;
     } catch (error) {
       // the rows stay pending: they come due again when their claim runs out
-      console.error("Notification delivery failed; will retry:", error);
+      log().error({ err: error }, "Notification delivery failed; will retry");
     } finally {
       for (const row of group) sending.delete(row.id);
     }

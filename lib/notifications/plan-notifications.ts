@@ -23,6 +23,7 @@ import {
 } from "@/db/write-batch";
 import { newId } from "@/lib/ids";
 import { KIND_SWITCH } from "./preferences";
+import { setting } from "@/lib/config/settings";
 
 // The notification planner: turns what happened into outbox rows (lib/notifications/deliver-
 // notifications.ts sends them). It reads the event log after a cursor rather than having the
@@ -65,7 +66,7 @@ type Happening = {
 
 /** How long a digest gathers: `minutes` (NOTIFY_DIGEST_UNIT_MS shortens a minute in tests). */
 export function digestPeriodMs(minutes: number): number {
-  return minutes * (Number(process.env.NOTIFY_DIGEST_UNIT_MS) || 60_000);
+  return minutes * setting("NOTIFY_DIGEST_UNIT_MS");
 }
 
 async function readCursors(): Promise<Partial<Record<Cursor, number>>> {

@@ -1,4 +1,5 @@
 import { LogLevel, WebClient } from "@slack/web-api";
+import { setting } from "@/lib/config/settings";
 
 // Slack is configured for the whole installation by two secrets from the Slack app's settings
 // page: the bot token (xoxb-…, posts and updates messages, opens modals, looks up users) and the
@@ -7,17 +8,17 @@ import { LogLevel, WebClient } from "@slack/web-api";
 
 /** Whether cards can be posted: the bot token is set. */
 export function slackConfigured(): boolean {
-  return Boolean(process.env.SLACK_BOT_TOKEN);
+  return Boolean(setting("SLACK_BOT_TOKEN"));
 }
 
 /** The signing secret, or null: without it no interaction request can be trusted. */
 export function slackSigningSecret(): string | null {
-  return process.env.SLACK_SIGNING_SECRET || null;
+  return setting("SLACK_SIGNING_SECRET") || null;
 }
 
 /** How long one Web API call may take before it counts as failed (the outbox retries it). */
 export function slackTimeoutMs(): number {
-  return Number(process.env.SLACK_TIMEOUT_MS) || 5000;
+  return setting("SLACK_TIMEOUT_MS");
 }
 
 /** An interaction answers Slack within 3 s: what it asks Slack on the way gets at most this. */
@@ -31,9 +32,9 @@ const clients = new Map<string, WebClient>();
  * (`interactive`: a shorter timeout, for the calls made before that answer).
  */
 export function slackClient(options: { interactive?: boolean } = {}): WebClient {
-  const token = process.env.SLACK_BOT_TOKEN;
+  const token = setting("SLACK_BOT_TOKEN");
   if (!token) throw new Error("SLACK_BOT_TOKEN is not set");
-  const url = process.env.SLACK_API_URL || "https://slack.com/api/";
+  const url = setting("SLACK_API_URL");
   const timeout = options.interactive
     ? Math.min(INTERACTIVE_TIMEOUT_MS, slackTimeoutMs())
     : slackTimeoutMs();

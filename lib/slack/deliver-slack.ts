@@ -2,6 +2,7 @@ import { and, asc, eq, lte, or, sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { batches, queues, slackMessages, type SlackMessage } from "@/db/schema";
 import { updateRow, writeBatch } from "@/db/write-batch";
+import { setting } from "@/lib/config/settings";
 import { loadBatchView } from "@/lib/api/views";
 import { slackClient, slackConfigured, slackTimeoutMs } from "./config";
 import { renderCardMessage } from "./render-message";
@@ -32,7 +33,7 @@ function inFlightMs(): number {
 }
 
 export function slackRetryDelayMs(attempts: number): number {
-  const base = Number(process.env.SLACK_RETRY_BASE_MS) || 5000;
+  const base = setting("SLACK_RETRY_BASE_MS");
   return Math.min(base * 2 ** Math.max(0, attempts - 1), 3600_000);
 }
 

@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import { isIPv4 } from "node:net";
 import { InvalidRequestError } from "@/lib/errors";
 import { addressBytes, forbiddenAddress, inRange, parseRange, type Range } from "./ip-ranges";
+import { setting } from "@/lib/config/settings";
 
 // Where a callbackUrl may point (issue 14, finding 2). An agent key chooses the URL and the
 // server POSTs to it, so without this check any agent could make the server reach its own
@@ -63,7 +64,7 @@ let cached: { text: string | undefined; list: AllowList } | undefined;
 
 /** The allow-list from the environment (read again when the variable changes, as tests do). */
 export function configuredAllowList(): AllowList {
-  const text = process.env[ENV];
+  const text = setting("CALLBACK_ALLOWED_HOSTS");
   if (!cached || cached.text !== text) cached = { text, list: parseAllowList(text) };
   return cached.list;
 }

@@ -8,6 +8,8 @@ import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
 import { resolveCallbackTarget, type CheckedTarget, type Lookup } from "./callback-target";
 import { postWebhook } from "./post-webhook";
+import { setting } from "@/lib/config/settings";
+import { log } from "@/lib/log/logger";
 
 // The outbox worker: sends owed webhooks, signed with Standard Webhooks headers, and retries with
 // exponential backoff until the receiver answers 2xx. State lives in the outbox rows, so a restart
@@ -24,7 +26,7 @@ const IN_FLIGHT_MS = 30_000; // a claimed send that never reports back is retrie
 const SEND_TIMEOUT_MS = 10_000;
 
 export function retryDelayMs(attempts: number): number {
-  const base = Number(process.env.WEBHOOK_RETRY_BASE_MS) || 1000;
+  const base = setting("WEBHOOK_RETRY_BASE_MS");
   return Math.min(base * 2 ** Math.max(0, attempts - 1), 3600_000);
 }
 
@@ -85,7 +87,12 @@ export async function deliverDueWebhooks(
     started++;
     attempt(delivery, now, options.lookup)
       // the row stays pending: a failed bookkeeping write is retried after IN_FLIGHT_MS
-      .catch((error) => console.error(`Webhook delivery ${delivery.id} failed; will retry:`, error))
+      .catch((error) =>
+        log().error(
+          { err: error, deliveryId: delivery.id },
+          "A webhook delivery failed; will retry",
+        ),
+      )
       .finally(() => {
         inFlightTotal--;
         const left = (inFlight.get(receiver) ?? 1) - 1;

@@ -88,6 +88,8 @@ async function startOnce(
         // The tests' webhook receivers listen on loopback, which callbackUrls may not target
         // unless allowed (lib/webhooks/callback-target.ts); test/webhooks/ssrf.test.ts unsets it.
         CALLBACK_ALLOWED_HOSTS: "127.0.0.1",
+        // The "Ready in" line this waits for is an info line of the log (a test may ask for more).
+        LOG_LEVEL: "info",
         ...options.env,
       },
       stdio: ["ignore", "pipe", "pipe"],
