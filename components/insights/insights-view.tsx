@@ -45,7 +45,12 @@ export function PeriodPicker({
   queues: Named[];
 }) {
   return (
-    <form method="get" action="/insights" className={styles.picker} aria-label="Choose the period">
+    <form
+      method="get"
+      action="/insights"
+      className={styles.picker}
+      aria-label="Choose the queue and period"
+    >
       <div className={styles.field}>
         <label htmlFor="insights-queue">Queue</label>
         <select id="insights-queue" name="queue" defaultValue={search.queue ?? ""}>
@@ -106,7 +111,15 @@ function Section({
       <p className={styles.sectionLead}>{lead}</p>
       <div className={styles.pair}>
         <div className={styles.chart}>{chart}</div>
-        <div className={styles.tableWrap}>{table}</div>
+        {/* scrolls when long (an hourly or daily period): focusable, so a keyboard can scroll it */}
+        <div
+          className={styles.tableWrap}
+          tabIndex={0}
+          role="region"
+          aria-label={`${title}: the numbers`}
+        >
+          {table}
+        </div>
       </div>
     </section>
   );
@@ -317,7 +330,7 @@ export function InsightsView({
       {insights.queueId === null && insights.perQueue.length > 1 && (
         <section className={styles.section} data-testid="insights-queues">
           <h2 className={styles.sectionTitle}>Per queue</h2>
-          <div className={styles.tableWrap}>
+          <div className={styles.tableWrap} tabIndex={0} role="region" aria-label="Cards per queue">
             <table className={styles.table}>
               <caption className="visually-hidden">Cards per queue</caption>
               <thead>
