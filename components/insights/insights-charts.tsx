@@ -95,10 +95,10 @@ export function OutcomeChart({ bars }: { bars: OutcomeBar[] }) {
   );
 }
 
-export type WaitBar = { label: string; minutes: number };
+export type WaitBar = { label: string; value: number };
 
-/** Time to decision at p50, p90 and p99, in minutes. */
-export function WaitChart({ bars }: { bars: WaitBar[] }) {
+/** Time to decision at p50, p90 and p99, in `unit` (seconds, minutes or hours: the page picks). */
+export function WaitChart({ bars, unit }: { bars: WaitBar[]; unit: "s" | "min" | "h" }) {
   return (
     <Frame height={180}>
       <BarChart
@@ -108,10 +108,15 @@ export function WaitChart({ bars }: { bars: WaitBar[] }) {
         margin={{ top: 4, right: 12, left: 4 }}
       >
         <CartesianGrid stroke="var(--border)" horizontal={false} />
-        <XAxis type="number" unit=" min" {...AXIS} />
+        <XAxis type="number" unit={` ${unit}`} {...AXIS} />
         <YAxis type="category" dataKey="label" width={44} {...AXIS} />
         <Tooltip {...TOOLTIP} />
-        <Bar dataKey="minutes" name="Minutes" fill="var(--accent)" isAnimationActive={false} />
+        <Bar
+          dataKey="value"
+          name={`Wait (${unit})`}
+          fill="var(--accent)"
+          isAnimationActive={false}
+        />
       </BarChart>
     </Frame>
   );

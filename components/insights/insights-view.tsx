@@ -214,6 +214,13 @@ export function InsightsView({
     { label: "p90", ms: wait.p90Ms },
     { label: "p99", ms: wait.p99Ms },
   ];
+  // the chart's unit fits its longest bar: seconds, minutes or hours
+  const waitUnit =
+    (wait.p99Ms ?? 0) < 120_000
+      ? ({ name: "s", ms: 1000 } as const)
+      : (wait.p99Ms ?? 0) < 120 * 60_000
+        ? ({ name: "min", ms: 60_000 } as const)
+        : ({ name: "h", ms: 3_600_000 } as const);
   return (
     <>
       <dl className={styles.stats} data-testid="insights-totals">
@@ -271,10 +278,8 @@ export function InsightsView({
         lead="From a card's arrival to its settling, over the cards that waited (those a policy or a remembered approval settled on arrival are left out)."
         chart={
           <WaitChart
-            bars={waits.map((w) => ({
-              label: w.label,
-              minutes: w.ms === null ? 0 : w.ms / 60_000,
-            }))}
+            unit={waitUnit.name}
+            bars={waits.map((w) => ({ label: w.label, value: (w.ms ?? 0) / waitUnit.ms }))}
           />
         }
         table={
