@@ -142,7 +142,7 @@ function OutcomeTable({
           <th scope="col">{first}</th>
           <th scope="col">Approved</th>
           <th scope="col">Rejected</th>
-          <th scope="col">Approval rate</th>
+          <th scope="col">% approved</th>
         </tr>
       </thead>
       <tbody>
