@@ -4,6 +4,7 @@ import { batches, calls, runs, votes, type DecisionSource } from "@/db/schema";
 import { authenticate } from "@/lib/auth/actor";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
+import { InsightsResource, queryInsights } from "@/lib/insights/insights-query";
 import { readInsights } from "@/lib/insights/read-insights";
 import { freshDatabase } from "@/test/support/database";
 import { makeAgentKey, makeQueue, makeReviewer } from "@/test/support/factories";
@@ -246,5 +247,36 @@ describe("who sees insights", () => {
     await expect(
       readInsights(admin, { from: T0, to: T0 + 400 * 24 * HOUR }),
     ).rejects.toBeInstanceOf(InvalidRequestError);
+  });
+});
+
+describe("GET /api/v1/insights's query", () => {
+  it("takes whole UTC days, the last one included, and answers in its documented shape", async () => {
+    const admin = await as("admin");
+    const answer = await queryInsights(admin, { from: "2026-01-10", to: "2026-01-16" });
+    expect(answer.period).toEqual({
+      from: "2026-01-10T00:00:00.000Z",
+      to: "2026-01-17T00:00:00.000Z",
+      bucketMs: 24 * HOUR,
+    });
+    expect(answer.totals.created).toBe(9);
+    expect(answer.series[0]!.start).toBe("2026-01-10T00:00:00.000Z");
+    expect(InsightsResource.strict().safeParse(answer).success).toBe(true);
+    const alpha = await queryInsights(admin, {
+      queue: queueA.id,
+      from: "2026-01-10",
+      to: "2026-01-16",
+    });
+    expect(alpha.totals.created).toBe(8);
+  });
+
+  it("refuses what is not a date, and a queue that is not there", async () => {
+    const admin = await as("admin");
+    await expect(queryInsights(admin, { from: "last week" })).rejects.toBeInstanceOf(
+      InvalidRequestError,
+    );
+    await expect(queryInsights(admin, { queue: "no-such-queue" })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
   });
 });
