@@ -5,8 +5,9 @@ const nextConfig: NextConfig = {
   // Compressed responses are buffered, which would hold back server-sent events; the pages are
   // small and usually sit behind a proxy that compresses anyway.
   compress: false,
-  // The native libSQL driver must be loaded by Node at run time, not bundled.
-  serverExternalPackages: ["@libsql/client", "libsql"],
+  // The native libSQL driver must be loaded by Node at run time, not bundled; prom-client too, so
+  // that Next's bundle and the production server share one copy (lib/metrics/metrics.ts).
+  serverExternalPackages: ["@libsql/client", "libsql", "prom-client"],
   poweredByHeader: false,
   // Pages get their Content-Security-Policy per request in proxy.ts (it carries a fresh nonce).
   // Nothing may be framed (one click approves): only the embed route, for EMBED_ALLOWED_ORIGINS,

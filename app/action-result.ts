@@ -1,4 +1,4 @@
-import { asApiError, type Issue } from "@/lib/errors";
+import { asApiError, countUnavailable, UnavailableError, type Issue } from "@/lib/errors";
 import { log } from "@/lib/log/logger";
 
 /**
@@ -15,6 +15,7 @@ export function actionError(error: unknown): ActionFailure {
   // A locked or full database answers `unavailable` ("nothing was changed, try again"), as the API does.
   const known = asApiError(error);
   if (known) {
+    if (known instanceof UnavailableError) countUnavailable("action");
     const details = known.extra as { issues?: Issue[]; current?: unknown };
     return {
       ok: false,

@@ -275,6 +275,8 @@ export const runs = sqliteTable(
   },
   (t) => [
     index("runs_agent_idx").on(t.agentKeyId, t.createdAt),
+    // insights count decisions by agent: a run's agent without reading its (large) row
+    index("runs_insights_agent_idx").on(t.id, t.agentKeyId),
     // the sweeper looks for leases that ran out
     index("runs_lease_idx")
       .on(t.leaseExpiresAt)
@@ -341,6 +343,12 @@ export const batches = sqliteTable(
     index("batches_settled_idx")
       .on(t.queueId, t.decidedAt, t.id)
       .where(sql`${t.status} <> 'pending'`),
+    // insights (lib/insights) count a queue's cards created in a period from the index alone
+    index("batches_queue_created_idx").on(t.queueId, t.createdAt),
+    // … and its cards settled in a period, by status, wait and escalations, from the index alone
+    index("batches_insights_settled_idx")
+      .on(t.queueId, t.decidedAt, t.status, t.createdAt, t.escalations, t.runId, t.id)
+      .where(sql`${t.status} <> 'pending'`),
   ],
 );
 export type Batch = typeof batches.$inferSelect;
@@ -401,7 +409,19 @@ export const calls = sqliteTable(
     // the agent's mode.
     decisionPolicy: text("decision_policy", { mode: "json" }).$type<PolicyDecision>(),
   },
-  (t) => [uniqueIndex("calls_batch_position_idx").on(t.batchId, t.position)],
+  (t) => [
+    uniqueIndex("calls_batch_position_idx").on(t.batchId, t.position),
+    // insights group a period's decisions by source, outcome, tool and decider without reading
+    // the calls' rows (their args and schemas make them large); `id` joins their votes
+    index("calls_insights_idx").on(
+      t.batchId,
+      t.decisionSource,
+      t.decisionOutcome,
+      t.toolName,
+      t.decidedBy,
+      t.id,
+    ),
+  ],
 );
 export type Call = typeof calls.$inferSelect;
 export type NewCall = typeof calls.$inferInsert;

@@ -1,5 +1,6 @@
 import type { InValue, ResultSet } from "@libsql/client";
 import { getTableColumns, getTableName, type Table } from "drizzle-orm";
+import { metrics } from "@/lib/metrics/metrics";
 import { runWrite } from "./client";
 import { forgetStatements } from "./statement-cache";
 
@@ -43,12 +44,20 @@ export class StateMoved extends Error {
 
 /** Runs the statements as one atomic write batch: one round trip, all or nothing. */
 export async function writeBatch(statements: Statement[]): Promise<ResultSet[]> {
+  // the write-latency histogram of /metrics (lib/metrics/metrics.ts), lock wait included
+  const endTimer = metrics().writeDuration.startTimer();
   try {
-    return await runWrite((client) => client.batch(statements, "write"));
+    const results = await runWrite((client) => client.batch(statements, "write"));
+    endTimer({ result: "committed" });
+    return results;
   } catch (error) {
     // see db/statement-cache.ts: a failed statement must not stay on its connection
     forgetStatements();
-    if (isGuard(error)) throw new StateMoved();
+    if (isGuard(error)) {
+      endTimer({ result: "moved" });
+      throw new StateMoved();
+    }
+    endTimer({ result: "failed" });
     throw error;
   }
 }

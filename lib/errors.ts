@@ -205,10 +205,27 @@ export class RateLimitedError extends ApiError {
   }
 }
 
+// How many requests this process answered 503, by surface: /metrics reports it
+// (countersign_unavailable_responses_total). A plain count on globalThis, not a prom-client
+// metric: this module is also loaded where prom-client is not (proxy.ts, client components).
+const unavailableCounts = ((
+  globalThis as { __countersignUnavailable?: Record<string, number> }
+).__countersignUnavailable ??= {});
+
+export function countUnavailable(surface: "api" | "action"): void {
+  unavailableCounts[surface] = (unavailableCounts[surface] ?? 0) + 1;
+}
+
+/** Answers 503 so far in this process, by surface. */
+export function unavailableAnswers(): Readonly<Record<string, number>> {
+  return unavailableCounts;
+}
+
 /** Turns any thrown value into the contract's error response; unknown errors never leak their message. */
 export function toResponse(error: unknown): Response {
   const known = asApiError(error);
   if (known) {
+    if (known instanceof UnavailableError) countUnavailable("api");
     const headers: Record<string, string> =
       known instanceof UnavailableError
         ? { "retry-after": String(known.retryAfterSecs) }

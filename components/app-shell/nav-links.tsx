@@ -6,6 +6,7 @@ import { usePathname } from "next/navigation";
 const LINKS = [
   { href: "/queue", label: "Queue" },
   { href: "/history", label: "History" },
+  { href: "/insights", label: "Insights" },
   { href: "/queues", label: "Queues" },
   { href: "/routing", label: "Routing" },
   { href: "/policies", label: "Policies" },

@@ -32,6 +32,7 @@ import {
 import { CreateAgentKeyInput } from "@/lib/agents/create-agent-key";
 import { RotateAgentKeyInput } from "@/lib/agents/rotate-agent-key";
 import { AuditQuery } from "@/lib/audit/list-audit";
+import { InsightsQuery } from "@/lib/insights/insights-query";
 import { InvitePersonInput } from "@/lib/people/invite-person";
 import { UpdatePersonInput } from "@/lib/people/update-person";
 import { CreateReviewerTokenInput } from "@/lib/reviewer-tokens/create-reviewer-token";
@@ -54,6 +55,7 @@ const TAGS = {
   Access: "Reviewers' personal tokens and sessions.",
   People: "Reviewers' accounts: invite, rename, deactivate, reset a password.",
   Audit: "The trust changes in the event log.",
+  Insights: "How queues are doing over a period, for their leads and admins.",
   Views: "Saved queue filters, shared with a queue's members.",
   Notifications: "A reviewer's own notification preferences (email), per queue.",
 };
@@ -657,6 +659,20 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       query: AuditQuery,
       ok: { status: 200, schema: "AuditLog" },
       errors: [400, 401, 403],
+    },
+  },
+  "/insights": {
+    get: {
+      operationId: "getInsights",
+      tag: "Insights",
+      summary:
+        "Cards created and settled, time to decision, decisions by source, tool and agent, deadlines missed, escalations and reviewers' votes over a period (leads: their queues; admins: every queue)",
+      description:
+        "One queue (`queue`) or all the caller may see together. Decisions are those of the cards settled in the period. A reviewer who leads no queue gets 403; a queue the caller does not lead, 404. A period may cover at most 366 days.",
+      auth: "reviewer",
+      query: InsightsQuery,
+      ok: { status: 200, schema: "Insights" },
+      errors: [400, 401, 403, 404],
     },
   },
   "/people": {

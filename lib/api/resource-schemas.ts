@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ERROR_CODES } from "@/lib/errors";
+import { InsightsResource } from "@/lib/insights/insights-query";
 import {
   ACTOR_KINDS,
   AGENT_MODES,
@@ -449,6 +450,7 @@ export const resourceSchemas = {
     invite: OneTimeLinkResource.nullable().describe("null when created with a password"),
   }),
   OneTimeLink: OneTimeLinkResource,
+  Insights: InsightsResource,
   AuditLog: z.object({
     events: z.array(AuditEntryResource),
     nextCursor: z.int().nullable().describe("pass as ?before= for older events; null: no more"),

@@ -308,6 +308,13 @@ export const SETTINGS = {
     shown: "`5000`",
     description: "how long one Slack Web API call may take",
   },
+  METRICS_TOKEN: {
+    schema: text(),
+    shown: "—",
+    description:
+      "the bearer token a Prometheus scraper sends to `GET /metrics`; unset, `/metrics` answers `404` (see Metrics)",
+    secret: true,
+  },
   COUNTERSIGN_URL: {
     schema: url("http://127.0.0.1:3000"),
     shown: "`http://127.0.0.1:$PORT`",

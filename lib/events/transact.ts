@@ -1,6 +1,7 @@
 import { writeTransaction, type Transaction } from "@/db/client";
 import type { ResultSet } from "@libsql/client";
 import { writeBatch, type Statement } from "@/db/write-batch";
+import { observeEvents } from "@/lib/metrics/metrics";
 import { eventsWritten } from "./append-event";
 import { offerEvents, wakeTailer } from "./tailer";
 
@@ -21,6 +22,8 @@ export async function transact<T>(work: (tx: Transaction) => Promise<T>): Promis
  */
 export async function commit(statements: Statement[]): Promise<ResultSet[]> {
   const results = await writeBatch(statements);
-  offerEvents(eventsWritten(statements, results));
+  const written = eventsWritten(statements, results);
+  offerEvents(written);
+  observeEvents(written);
   return results;
 }

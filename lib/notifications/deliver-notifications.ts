@@ -1,3 +1,4 @@
+import { metrics } from "@/lib/metrics/metrics";
 import { and, asc, eq, inArray, lte } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import {
@@ -176,7 +177,10 @@ async function deliver(group: Notification[], now: number): Promise<boolean> {
       link: await cardLinkUrl(row.userId, row.batchId),
     });
   }
-  if (skipped.length > 0) await writeBatch(skipped);
+  if (skipped.length > 0) {
+    await writeBatch(skipped);
+    metrics().notificationAttempts.inc({ result: "skipped" }, skipped.length);
+  }
   if (items.length === 0) return false;
 
   const mail =
@@ -192,6 +196,10 @@ async function deliver(group: Notification[], now: number): Promise<boolean> {
     });
   } catch (cause) {
     const error = cause instanceof Error ? cause.message : String(cause);
+    for (const { row } of items)
+      metrics().notificationAttempts.inc({
+        result: row.attempts >= MAX_ATTEMPTS ? "failed" : "retry",
+      });
     await writeBatch(
       items.map(({ row }) =>
         row.attempts >= MAX_ATTEMPTS
@@ -210,6 +218,7 @@ async function deliver(group: Notification[], now: number): Promise<boolean> {
     return false;
   }
   await writeBatch(items.map(({ row }) => finish(row, "sent", null)));
+  metrics().notificationAttempts.inc({ result: "sent" }, items.length);
   return true;
 }
 

@@ -1,3 +1,4 @@
+import { metrics } from "@/lib/metrics/metrics";
 import { and, asc, eq, lte, sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { getDb } from "@/db/client";
@@ -142,6 +143,7 @@ async function attempt(delivery: WebhookDelivery, now: number, lookup?: Lookup):
   // The contract retries until a 2xx, however long the receiver is down (at most hourly).
   const delivered = error === null;
   const failed = !delivered && permanent;
+  metrics().webhookAttempts.inc({ result: delivered ? "delivered" : failed ? "failed" : "retry" });
   const record = updateRow(
     webhookDeliveries,
     {

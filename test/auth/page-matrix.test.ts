@@ -167,6 +167,33 @@ describe("key, token and audit pages (issue 14)", () => {
   });
 });
 
+describe("the insights page (issue 17)", () => {
+  it("sends a signed-out visitor to sign in", async () => {
+    const answer = await page("/insights", null);
+    expect([307, 308]).toContain(answer.status);
+    expect(answer.location).toMatch(/\/sign-in/);
+  });
+
+  it("shows a lead their queues, an admin every queue, a reviewer that it is not for them", async () => {
+    const option = (id: string) => `<option value="${id}"`;
+    const lead = await page(`/insights?queue=${ids.queue}`, "lead");
+    expect(lead.status).toBe(200);
+    expect(lead.html).toContain(option(ids.queue));
+    expect(lead.html).toContain('data-testid="insights-totals"');
+    expect((await page("/insights", "admin")).html).toContain(option(ids.queue));
+    // the outsider leads another queue: its insights, never this one's, even asked by id
+    const outsider = await page(`/insights?queue=${ids.queue}`, "outsider");
+    expect(outsider.status).toBe(200);
+    expect(outsider.html).not.toContain(option(ids.queue));
+    expect(outsider.html).toContain("That queue is not one of yours");
+    expect(outsider.html).not.toContain('data-testid="insights-totals"');
+    const reviewer = await page(`/insights?queue=${ids.queue}`, "reviewer");
+    expect(reviewer.status).toBe(200);
+    expect(reviewer.html).toContain('data-testid="insights-refused"');
+    expect(reviewer.html).not.toContain(option(ids.queue));
+  });
+});
+
 describe("the people page and one-time link pages (issue 14)", () => {
   it("sends a signed-out visitor to sign in", async () => {
     const answer = await page("/people", null);

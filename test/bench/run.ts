@@ -37,12 +37,19 @@ import {
   type PauseResult,
   type WakeResult,
 } from "./scenarios";
+import {
+  INSIGHTS_DEFAULTS,
+  INSIGHTS_QUICK,
+  insightsReport,
+  insightsScenario,
+  type InsightsBenchResult,
+} from "./insights";
 import { sqldScenario, type SqldResult } from "./sqld";
 import { startCountersign, startFloor, stopAllChildren, type Target } from "./targets";
 import { writesReport, writesScenario, type WriteResult } from "./writes";
 import { SERVER_ENTRY } from "../support/server";
 
-// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,writes,sqld,fanout,contention,growth,coldstart,browser] [--profile[=DIR]]`
+// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,writes,sqld,fanout,contention,growth,insights,coldstart,browser] [--profile[=DIR]]`
 //
 // Measures Countersign against a bare node:http + libSQL "floor" doing the same work shape, with
 // the same load generator (each scenario on the floor, then on Countersign), and prints a markdown
@@ -54,7 +61,8 @@ import { SERVER_ENTRY } from "../support/server";
 // --scenarios names it, and so do fanout (test/bench/fanout.ts: thousands of streams, memory per
 // idle stream) and contention (test/bench/contention.ts: many reviewers racing on the same calls);
 // growth (test/bench/growth.ts: a database with 1M events and 100k decided batches against an
-// empty one) and coldstart (test/bench/cold-start.ts: spawn → healthy) start their own servers.
+// empty one) and coldstart (test/bench/cold-start.ts: spawn → healthy) start their own servers;
+// insights (test/bench/insights.ts) times the insights page's reads on growth's grown database.
 // writes (test/bench/writes.ts) measures CPU per pause and per decision one at a time, and the
 // pauses/s and decisions/s a closed loop of clients sustains; sqld (test/bench/sqld.ts) measures
 // the same over a libSQL server it starts (one and two app instances, database round trips per
@@ -87,6 +95,8 @@ const SCENARIO_BUDGET_MS = {
   contention: [150_000, 75_000],
   // the first run seeds (and caches) the big database: about 1–3 minutes more
   growth: [720_000, 540_000],
+  // reads only, in this process, on a copy of growth's cached database (seeded first if missing)
+  insights: [360_000, 240_000],
   coldstart: [240_000, 150_000],
   browser: [270_000, 150_000],
 } as const;
@@ -205,7 +215,12 @@ type Results = {
   browser?: BrowserResult;
 };
 /** the scenarios that start their own servers */
-const standalone: { growth?: GrowthResult; coldStart?: ColdStartResult; sqld?: SqldResult } = {};
+const standalone: {
+  growth?: GrowthResult;
+  insights?: InsightsBenchResult;
+  coldStart?: ColdStartResult;
+  sqld?: SqldResult;
+} = {};
 
 /* ------------------------------------------------------------------ lifecycle */
 
@@ -293,6 +308,7 @@ function report(cs: Results | undefined, floor: Results | undefined, startedAt: 
   }
   for (const section of [
     standalone.growth && growthReport(standalone.growth),
+    standalone.insights && insightsReport(standalone.insights),
     standalone.coldStart && coldStartReport(standalone.coldStart),
   ]) {
     if (!section) continue;
@@ -611,6 +627,10 @@ async function main(): Promise<number> {
     if (scenarios.has("growth"))
       await standaloneScenario("growth", async () => {
         standalone.growth = await growthScenario(quick ? GROWTH_QUICK : GROWTH_DEFAULTS);
+      });
+    if (scenarios.has("insights"))
+      await standaloneScenario("insights", async () => {
+        standalone.insights = await insightsScenario(quick ? INSIGHTS_QUICK : INSIGHTS_DEFAULTS);
       });
     if (scenarios.has("coldstart"))
       await standaloneScenario("cold start", async () => {
