@@ -149,9 +149,7 @@ test("an unverified email, a deactivated person and a refusal at the provider ar
   await expect(page.getByTestId("sso-error")).toContainText("cancelled at your identity provider");
 });
 
-test("an admin configures single sign-on; the client secret never comes back", async ({
-  page,
-}) => {
+test("an admin configures single sign-on; the client secret never comes back", async ({ page }) => {
   const responses: string[] = [];
   page.on("response", async (response) => {
     if (response.url().startsWith(baseURL)) responses.push(await response.text().catch(() => ""));
@@ -159,9 +157,7 @@ test("an admin configures single sign-on; the client secret never comes back", a
   await signIn(page, admin);
   await page.goto("/settings/sso");
   await expect(page.getByRole("heading", { name: "Single sign-on" })).toBeVisible();
-  await expect(page.getByTestId("sso-redirect-uri")).toHaveText(
-    `${baseURL}/api/auth/callback/sso`,
-  );
+  await expect(page.getByTestId("sso-redirect-uri")).toHaveText(`${baseURL}/api/auth/callback/sso`);
   await expect(page.getByLabel("Client secret")).toHaveValue("");
   await expect(page.getByTestId("sso-secret-help")).toContainText("A secret is stored");
 

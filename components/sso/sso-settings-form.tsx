@@ -205,6 +205,7 @@ export function SsoSettingsForm({
               <button
                 type="button"
                 className={styles.secondary}
+                aria-label={`Remove mapping ${index + 1}${mapping.group ? ` (${mapping.group})` : ""}`}
                 onClick={() => setMappings((all) => all.filter((_, i) => i !== index))}
               >
                 Remove

@@ -96,7 +96,12 @@ async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
       enabled: true,
       window: 60,
       max: 100,
-      customRules: { "/sign-in/email": { window: 60, max: signInAttemptsPerMinute() } },
+      // better-auth's own default for /sign-in/* is 3 per 10 s; starting single sign-on counts
+      // like a password attempt instead (each start is a round trip to the identity provider).
+      customRules: {
+        "/sign-in/email": { window: 60, max: signInAttemptsPerMinute() },
+        "/sign-in/social": { window: 60, max: signInAttemptsPerMinute() },
+      },
       customStorage: {
         async consume(key, rule) {
           const { count, windowEndsAt } = await countAttempt(`auth:${key}`, rule.window);

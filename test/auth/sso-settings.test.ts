@@ -1,6 +1,6 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { and, eq, gt, like } from "drizzle-orm";
+import { eq, gt, like } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { appSettings, events, queueMembers } from "@/db/schema";
@@ -61,7 +61,14 @@ async function ssoWrites() {
 async function impostor(): Promise<{ issuer: string; stop: () => void }> {
   const server = createServer((_req, res) => {
     res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify({ ...JSON.parse("{}"), issuer: idp.issuer, jwks_uri: "x" }));
+    res.end(
+      JSON.stringify({
+        issuer: idp.issuer,
+        authorization_endpoint: "x",
+        token_endpoint: "x",
+        jwks_uri: "x",
+      }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -131,7 +138,10 @@ describe("saving the settings", () => {
     expect(JSON.stringify(read)).not.toContain(idp.clientSecret);
 
     // Renamed, secret left out: the stored one stays.
-    await saveSsoSettings(reviewerOf(admin), body({ displayName: "Acme", clientSecret: undefined }));
+    await saveSsoSettings(
+      reviewerOf(admin),
+      body({ displayName: "Acme", clientSecret: undefined }),
+    );
     const again = (await readStoredSsoSettings(getDb()))!.settings;
     expect(again.displayName).toBe("Acme");
     expect(openSecret(again.clientSecret, SSO_SECRET_PLACE)).toBe(idp.clientSecret);
@@ -147,7 +157,7 @@ describe("saving the settings", () => {
 });
 
 describe("group → queue roles at sign-in", () => {
-  it("grants and raises roles, never lowers them, skips archived queues, in one batch", async () => {
+  it("grants and raises roles, never lowers them, and skips archived queues", async () => {
     const [joins, raises, keeps, archived] = [
       await makeQueue(),
       await makeQueue(),
@@ -176,15 +186,16 @@ describe("group → queue roles at sign-in", () => {
 
     expect(await applyGroupRoles(person.id, ["payments"], mappings)).toBe(2);
     const roles = Object.fromEntries(
-      (
-        await db.select().from(queueMembers).where(eq(queueMembers.userId, person.id))
-      ).map((m) => [m.queueId, m.role]),
+      (await db.select().from(queueMembers).where(eq(queueMembers.userId, person.id))).map((m) => [
+        m.queueId,
+        m.role,
+      ]),
     );
     expect(roles).toEqual({ [joins.id]: "reviewer", [raises.id]: "lead", [keeps.id]: "lead" });
     const written = await db
       .select({ type: events.type, queueId: events.queueId, data: events.data })
       .from(events)
-      .where(and(gt(events.seq, seq)));
+      .where(gt(events.seq, seq));
     expect(written).toEqual([
       {
         type: "member.added",

@@ -57,7 +57,9 @@ export async function startTestIdp(options: { redirectUri: string }): Promise<Te
       return { accountId: id, claims: async () => ({ ...user }) };
     },
     features: { devInteractions: { enabled: false } },
-    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+    interactions: {
+      url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}`,
+    },
     // Consent is given for this test client: no consent screen.
     async loadExistingGrant(ctx: KoaContextWithOIDC) {
       const { client, session } = ctx.oidc;
@@ -73,6 +75,8 @@ export async function startTestIdp(options: { redirectUri: string }): Promise<Te
       return grant;
     },
     cookies: { keys: ["countersign-test-idp"] },
+    // Short lives, set so the package does not warn that they were left to its defaults.
+    ttl: { Interaction: 600, Grant: 600, Session: 600, AccessToken: 600, IdToken: 600 },
   });
   const oidc = provider.callback();
 

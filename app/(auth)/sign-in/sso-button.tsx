@@ -25,7 +25,11 @@ export function SsoButton({ label, next }: { label: string; next: string }) {
     });
     if (error) {
       setBusy(false);
-      setError(`${label} cannot be reached just now. Try again, or sign in with your password.`);
+      setError(
+        error.status === 429
+          ? "Too many attempts. Wait a minute and try again."
+          : `${label} cannot be reached just now. Try again, or sign in with your password.`,
+      );
     }
   }
 
