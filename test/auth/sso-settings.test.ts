@@ -4,7 +4,8 @@ import { eq, gt, like } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { appSettings, events, queueMembers } from "@/db/schema";
-import { openSecret } from "@/lib/auth/sealed-secrets";
+import { sealStoredSecrets } from "@/lib/auth/seal-stored-secrets";
+import { openSecret, parseSecretKey } from "@/lib/auth/sealed-secrets";
 import { ForbiddenError, InvalidRequestError } from "@/lib/errors";
 import { archiveQueue } from "@/lib/queues/archive-queue";
 import { OPERATOR } from "@/lib/queues/queue-access";
@@ -153,6 +154,26 @@ describe("saving the settings", () => {
     ]);
     expect(written.map((e) => e.data.clientSecretChanged)).toEqual([true, false]);
     expect(JSON.stringify(written)).not.toContain(idp.clientSecret);
+  });
+});
+
+describe("the client secret at rest", () => {
+  it("is sealed again with a new key at start-up, the rest of the settings untouched", async () => {
+    const before = (await readStoredSsoSettings(getDb()))!.settings;
+    const newKey = Buffer.alloc(32, 9).toString("base64");
+    process.env.COUNTERSIGN_SECRET_KEY = newKey;
+    process.env.COUNTERSIGN_OLD_SECRET_KEYS = SECRET_KEY;
+    try {
+      expect(await sealStoredSecrets()).toBeGreaterThanOrEqual(1);
+      const after = (await readStoredSsoSettings(getDb()))!.settings;
+      expect(after.clientSecret).not.toBe(before.clientSecret);
+      expect(after.clientSecret).toMatch(new RegExp(`^enc:v1:${parseSecretKey(newKey).id}:`));
+      expect(openSecret(after.clientSecret, SSO_SECRET_PLACE)).toBe(idp.clientSecret);
+      expect({ ...after, clientSecret: null }).toEqual({ ...before, clientSecret: null });
+    } finally {
+      process.env.COUNTERSIGN_SECRET_KEY = SECRET_KEY;
+      delete process.env.COUNTERSIGN_OLD_SECRET_KEYS;
+    }
   });
 });
 
