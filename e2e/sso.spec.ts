@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import AxeBuilder from "@axe-core/playwright";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Page } from "@playwright/test";
 import { getDb } from "@/db/client";
-import { queueMembers } from "@/db/schema";
+import { events, queueMembers } from "@/db/schema";
 import { updatePerson } from "@/lib/people/update-person";
 import { OPERATOR } from "@/lib/queues/queue-access";
 import { makeQueue, makeReviewer, type TestReviewer } from "@/test/support/factories";
@@ -94,6 +94,15 @@ test("a person already in Countersign signs in with SSO; their group makes them 
     .from(queueMembers)
     .where(and(eq(queueMembers.userId, person.id), eq(queueMembers.queueId, mappedQueue.id)));
   expect(membership?.role).toBe("lead");
+  // The link and the role are trust changes: both are in the audit trail.
+  const trail = await getDb()
+    .select({ type: events.type, data: events.data, actor: events.actorName })
+    .from(events)
+    .where(sql`json_extract(${events.data}, '$.userId') = ${person.id}`);
+  expect(trail.map((e) => [e.type, e.actor])).toEqual([
+    ["person.sso_linked", "Single sign-on"],
+    ["member.added", "Single sign-on"],
+  ]);
 
   // `next` survives the trip to the provider (and stays a path of this app).
   await ssoSignIn(page, idpUser(person.email), "/queues");
@@ -108,6 +117,11 @@ test("someone new from an allowed domain gets an account; anyone else is refused
   await ssoSignIn(page, idpUser(`newcomer-${unique()}@${ALLOWED_DOMAIN}`, { name: "Nia New" }));
   await page.waitForURL("**/queue");
   await expect(page.getByTestId("signed-in-as")).toContainText("Nia New");
+  const joined = await getDb()
+    .select({ data: events.data })
+    .from(events)
+    .where(eq(events.type, "person.joined_by_sso"));
+  expect(joined.map((e) => e.data.name)).toContain("Nia New");
 
   await ssoSignIn(page, idpUser(`stranger-${unique()}@elsewhere.test`));
   await page.waitForURL(/\/sign-in/);

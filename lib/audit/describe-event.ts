@@ -34,6 +34,10 @@ export function describeTrustEvent(event: AuditEntry): string {
       return `Removed ${text(d.name)} from a queue`;
     case "member.role_changed":
       return `Changed the role of ${text(d.name)} from ${text(d.before)} to ${text(d.after)}${fromSso(d)}`;
+    case "person.sso_linked":
+      return `Linked ${text(d.userId)} to their single sign-on account`;
+    case "person.joined_by_sso":
+      return `${text(d.name)} <${text(d.email)}> joined by single sign-on (an allowed email domain)`;
     case "sso.settings_updated":
       return `${d.enabled ? "Set up" : "Switched off"} single sign-on with ${text(d.issuer)}${d.clientSecretChanged ? " (new client secret)" : ""}`;
     case "person.invited":

@@ -13,6 +13,8 @@ import { openSecret, sealSecret, SECRET_PLACES } from "./sealed-secrets";
 import { readSsoRuntimeConfig, type SsoRuntimeConfig } from "@/lib/sso/sso-settings";
 import {
   applySignInGroupRoles,
+  recordSsoLink,
+  recordSsoNewcomer,
   refuseUnlessAllowed,
   ssoProviderConfig,
 } from "@/lib/sso/sso-sign-in";
@@ -139,10 +141,15 @@ async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
       user: {
         // Only the single sign-on instance ever creates a user (password sign-up is off, people
         // are made by lib/people): someone new from an allowed domain (lib/sso/sso-sign-in.ts).
-        create: { before: async (user) => refuseUnlessAllowed(sso, user, APIError) },
+        create: {
+          before: async (user) => refuseUnlessAllowed(sso, user, APIError),
+          after: async (user) => recordSsoNewcomer(user),
+        },
         // A reviewer token's actor carries its user's name and email (lib/auth/actor-cache.ts).
         update: { after: async () => forgetCachedActors() },
       },
+      // A person's first single sign-on links the provider's account to them: a trust change.
+      account: { create: { after: async (account) => recordSsoLink(account) } },
       // A deactivated person cannot sign in: no session is made for them.
       session: {
         create: {

@@ -1,7 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { APIError as BetterAuthApiError } from "better-auth/api";
 import type { GenericOAuthConfig } from "better-auth/plugins";
-import { applyGroupRoles, groupsOf } from "./apply-group-roles";
+import { writeBatch } from "@/db/write-batch";
+import { eventRows } from "@/lib/events/append-event";
+import { applyGroupRoles, groupsOf, SSO_EVENT_ACTOR } from "./apply-group-roles";
 import { SSO_PROVIDER_ID, type SsoRuntimeConfig } from "./sso-settings";
 
 // The rules of a single sign-on, applied inside better-auth's own callback (its state, PKCE, nonce
@@ -69,4 +71,34 @@ export async function applySignInGroupRoles(sso: SsoRuntimeConfig, userId: strin
   const context = signInContext.getStore();
   if (!context || sso.groupRoles.length === 0) return;
   await applyGroupRoles(userId, context.groups, sso.groupRoles);
+}
+
+// The two trust changes better-auth makes itself during a single sign-on, recorded for the audit
+// log. better-auth writes its rows through its own adapter, so these events follow its write
+// rather than share its batch; they are appended once the row exists, and a failure to append
+// fails the sign-in (better-auth's "after" hooks are awaited).
+
+/** account.create.after: a person's first single sign-on linked the provider's account to them. */
+export async function recordSsoLink(account: { providerId: string; userId: string }) {
+  if (account.providerId !== SSO_PROVIDER_ID) return;
+  await writeBatch([
+    eventRows({
+      type: "person.sso_linked",
+      queueId: null,
+      actor: SSO_EVENT_ACTOR,
+      data: { userId: account.userId },
+    }),
+  ]);
+}
+
+/** user.create.after: someone from an allowed domain got an account at their first sign-in. */
+export async function recordSsoNewcomer(user: { id: string; name: string; email: string }) {
+  await writeBatch([
+    eventRows({
+      type: "person.joined_by_sso",
+      queueId: null,
+      actor: SSO_EVENT_ACTOR,
+      data: { userId: user.id, name: user.name, email: user.email },
+    }),
+  ]);
 }
