@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { getDb, getLockedDb, writeTransaction } from "@/db/client";
 import { statement, writeBatch } from "@/db/write-batch";
@@ -218,7 +218,10 @@ const globalSsoAuth = globalThis as unknown as {
 export async function getSsoAuth(): Promise<Auth | null> {
   const config = await readSsoRuntimeConfig(getDb());
   if (!config) return null;
-  const version = `${config.updatedAt}:${publicBaseUrl()}`;
+  // Everything the instance is built from (kept only in this process's memory).
+  const version = createHash("sha256")
+    .update(JSON.stringify([config, publicBaseUrl()]))
+    .digest("hex");
   const cached = globalSsoAuth.__countersignSsoAuth;
   if (cached?.version === version) return cached.auth;
   const auth = authSecret().then((secret) => createAuth(secret, config) as Promise<Auth>);
