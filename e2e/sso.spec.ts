@@ -109,6 +109,12 @@ test("a person already in Countersign signs in with SSO; their group makes them 
   await page.waitForURL("**/queues");
   await ssoSignIn(page, idpUser(person.email), "//evil.example/");
   await page.waitForURL("**/queue");
+
+  // Only the redirect signs in: an ID token posted by the client is refused.
+  const posted = await page.request.post("/api/auth/sign-in/social", {
+    data: { provider: "sso", idToken: { token: "a.b.c" } },
+  });
+  expect(posted.status()).toBe(400);
 });
 
 test("someone new from an allowed domain gets an account; anyone else is refused", async ({

@@ -36,6 +36,26 @@ async function handle(request: Request): Promise<Response> {
       { status: 404 },
     );
   }
+  // better-auth also signs in with an ID token posted by the client (for native apps), which skips
+  // the provider's page, the state and the nonce bound to this browser: a token lifted from
+  // anywhere would do. Countersign only ever uses the redirect.
+  if (request.method === "POST") {
+    const body: unknown = await request
+      .clone()
+      .json()
+      .catch(() => null);
+    if (typeof body === "object" && body !== null && "idToken" in body)
+      return Response.json(
+        {
+          error: {
+            code: "invalid_request",
+            message:
+              "Single sign-on goes through the identity provider's page; an ID token cannot be posted here.",
+          },
+        },
+        { status: 400 },
+      );
+  }
   return runSsoRequest(() => sso.handler(request));
 }
 
