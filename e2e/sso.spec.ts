@@ -205,4 +205,15 @@ test("an admin configures single sign-on; the client secret never comes back", a
   ).toEqual([]);
   expect(responses.length).toBeGreaterThan(3);
   for (const body of responses) expect(body).not.toContain(idp.clientSecret);
+
+  // Switched off: no button, and a provider's late redirect lands on the password form.
+  await page.emulateMedia({ colorScheme: "light" });
+  await page.getByLabel("Offer single sign-on on the sign-in page").uncheck();
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByRole("status")).toContainText("Single sign-on is off");
+  await page.context().clearCookies();
+  await page.goto("/api/auth/callback/sso?code=late&state=late");
+  await page.waitForURL(/\/sign-in\?error=sso_off/);
+  await expect(page.getByTestId("sso-error")).toContainText("Single sign-on is switched off");
+  await expect(page.getByRole("button", { name: /Sign in with/ })).toHaveCount(0);
 });
