@@ -36,7 +36,7 @@ export default async function SignInPage({
         <h1>Sign in</h1>
         <p className={styles.lead}>Review what your agents want to do.</p>
         {ssoError && (
-          <p className={styles.error} role="alert" data-testid="sso-error">
+          <p className={`${styles.error} ${styles.banner}`} role="alert" data-testid="sso-error">
             {ssoError}
           </p>
         )}
