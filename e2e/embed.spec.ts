@@ -216,7 +216,7 @@ test("a signed-out reviewer signs in inside the frame and lands on the card", as
   const frame = page.frameLocator("#card");
   await frame.getByLabel("Email").fill(team.reviewers[0]!.email);
   await frame.getByLabel("Password").fill(PASSWORD);
-  await frame.getByRole("button", { name: "Sign in" }).click();
+  await frame.getByRole("button", { name: "Sign in", exact: true }).click();
   // The session cookie was set inside the frame: same site, so SameSite=Lax allows it.
   await expect(frame.getByTestId("review-card")).toHaveAttribute("data-batch-id", batch.id);
 });

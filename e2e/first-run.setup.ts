@@ -43,6 +43,6 @@ test("the first visitor is led to create the first admin, lands in the General q
   // A wrong password is refused with a clear message.
   await page.getByLabel("Email").fill("ada@example.com");
   await page.getByLabel("Password").fill("not the password");
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.locator("form").getByRole("alert")).toContainText("do not match");
 });

@@ -102,7 +102,7 @@ test("a card link from an email leads through sign-in to the card, and works onc
   await expect(page).toHaveURL(/\/sign-in\?next=/);
   await page.getByLabel("Email").fill(reviewer.email);
   await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.waitForURL(`**/batches/${batch.id}`);
   // the card, undecided: the reviewer decides there
   await expect(page.getByRole("button", { name: /Approve/ }).first()).toBeVisible();

@@ -15,6 +15,7 @@ const LINKS = [
   { href: "/tokens", label: "Tokens" },
   { href: "/notifications", label: "Notifications" },
   { href: "/audit", label: "Audit" },
+  { href: "/settings/sso", label: "SSO" },
 ];
 
 // "/queue" must not light up on "/queues": match whole path segments.

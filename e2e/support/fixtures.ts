@@ -44,7 +44,7 @@ export async function signIn(page: Page, reviewer: { email: string }): Promise<v
   await page.goto("/sign-in");
   await page.getByLabel("Email").fill(reviewer.email);
   await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.waitForURL("**/queue");
   await expect(page.getByTestId("signed-in-as")).toBeVisible();
 }

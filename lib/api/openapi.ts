@@ -37,6 +37,7 @@ import { InvitePersonInput } from "@/lib/people/invite-person";
 import { UpdatePersonInput } from "@/lib/people/update-person";
 import { CreateReviewerTokenInput } from "@/lib/reviewer-tokens/create-reviewer-token";
 import { SignOutEverywhereInput } from "@/lib/sessions/sign-out-everywhere";
+import { SsoSettingsInput } from "@/lib/sso/sso-settings";
 import { resourceSchemas } from "./resource-schemas";
 
 // The OpenAPI 3.1 document, built from the very zod schemas that validate requests.
@@ -58,6 +59,8 @@ const TAGS = {
   Insights: "How queues are doing over a period, for their leads and admins.",
   Views: "Saved queue filters, shared with a queue's members.",
   Notifications: "A reviewer's own notification preferences (email), per queue.",
+  SingleSignOn:
+    "Sign-in with the company's OpenID Connect identity provider (admins configure it).",
 };
 
 type Operation = {
@@ -794,6 +797,27 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       body: NotificationPreferenceInput,
       ok: { status: 200, schema: "NotificationPreference" },
       errors: [400, 401, 403, 404, 413, 415],
+    },
+  },
+  "/sso": {
+    get: {
+      operationId: "getSsoSettings",
+      tag: "SingleSignOn",
+      summary: "The single sign-on settings (admins), without the client secret",
+      auth: "reviewer",
+      ok: { status: 200, schema: "SsoSettings" },
+      errors: [401, 403],
+    },
+    put: {
+      operationId: "saveSsoSettings",
+      tag: "SingleSignOn",
+      summary: "Replace the single sign-on settings (admins)",
+      description:
+        "The issuer's discovery document (<issuer>/.well-known/openid-configuration) must answer and name the same issuer, or the answer is 400 and nothing is written. clientSecret is write-only: leave it out to keep the stored one. Only an existing, active person (matched by an email the provider verified) signs in, or anyone with a verified email in allowedDomains; groupRoles grant queue roles from the groupsClaim at each sign-in. Writes an sso.settings_updated event.",
+      auth: "reviewer",
+      body: SsoSettingsInput,
+      ok: { status: 200, schema: "SsoSettings" },
+      errors: [400, 401, 403, 413, 415],
     },
   },
   "/stream": {

@@ -477,6 +477,27 @@ export const resourceSchemas = {
       .describe("one per open queue the caller belongs to, by queue name"),
     emailConfigured: z.boolean().describe("whether this server sends email (SMTP_URL is set)"),
   }),
+  SsoSettings: z.union([
+    z.object({
+      configured: z.literal(true),
+      settings: z.object({
+        enabled: z.boolean(),
+        displayName: z.string(),
+        issuer: z.string(),
+        clientId: z.string(),
+        clientSecretSet: z.literal(true).describe("the secret itself is never sent back"),
+        allowedDomains: z.array(z.string()),
+        groupsClaim: z.string(),
+        groupRoles: z.array(
+          z.object({ group: z.string(), queueId: z.string(), role: z.enum(["reviewer", "lead"]) }),
+        ),
+        updatedAt: z.string(),
+        updatedBy: z.object({ id: z.string().nullable(), name: z.string().nullable() }),
+        redirectUri: z.string().describe("the address to register at the identity provider"),
+      }),
+    }),
+    z.object({ configured: z.literal(false), redirectUri: z.string() }),
+  ]),
   SavedView: SavedViewResource,
   SavedViewList: z.object({ views: z.array(SavedViewResource) }),
   Error: z.object({

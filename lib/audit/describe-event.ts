@@ -4,6 +4,8 @@ import type { AuditEntry } from "./list-audit";
 // long ago by whatever version ran then, so every field is read defensively.
 
 const text = (value: unknown) => (typeof value === "string" ? value : "");
+const fromSso = (d: Record<string, unknown>) =>
+  d.source === "sso" ? " (from their identity-provider groups)" : "";
 
 export function describeTrustEvent(event: AuditEntry): string {
   const d = event.data;
@@ -27,11 +29,17 @@ export function describeTrustEvent(event: AuditEntry): string {
         ? "Signed out everywhere and revoked their personal tokens"
         : "Signed out everywhere";
     case "member.added":
-      return `Added ${text(d.name)} to a queue as ${text(d.role)}`;
+      return `Added ${text(d.name)} to a queue as ${text(d.role)}${fromSso(d)}`;
     case "member.removed":
       return `Removed ${text(d.name)} from a queue`;
     case "member.role_changed":
-      return `Changed the role of ${text(d.name)} from ${text(d.before)} to ${text(d.after)}`;
+      return `Changed the role of ${text(d.name)} from ${text(d.before)} to ${text(d.after)}${fromSso(d)}`;
+    case "person.sso_linked":
+      return `Linked ${text(d.userId)} to their single sign-on account`;
+    case "person.joined_by_sso":
+      return `${text(d.name)} <${text(d.email)}> joined by single sign-on (an allowed email domain)`;
+    case "sso.settings_updated":
+      return `${d.enabled ? "Set up" : "Switched off"} single sign-on with ${text(d.issuer)}${d.clientSecretChanged ? " (new client secret)" : ""}`;
     case "person.invited":
       return `Invited ${text(d.name)} <${text(d.email)}> by a one-time link`;
     case "person.created":

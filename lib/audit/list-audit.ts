@@ -10,7 +10,14 @@ import { managerOf, requireAdmin, type QueueCaller } from "@/lib/queues/queue-ac
 // sessions, people, and queue memberships and roles — newest first, for admins.
 
 /** Event type prefixes that are changes of who may do what. */
-export const TRUST_EVENT_PREFIXES = ["agent.", "reviewer_token.", "session.", "person.", "member."];
+export const TRUST_EVENT_PREFIXES = [
+  "agent.",
+  "reviewer_token.",
+  "session.",
+  "person.",
+  "member.",
+  "sso.",
+];
 
 export const AuditQuery = z.object({
   /** the seq the previous page ended at: this page holds older events */

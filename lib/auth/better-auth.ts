@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { getDb, getLockedDb, writeTransaction } from "@/db/client";
 import { statement, writeBatch } from "@/db/write-batch";
@@ -11,6 +11,14 @@ import { countAttempt } from "./rate-limit-counts";
 import { AUTH_SECRET_SETTING as SECRET_SETTING } from "./seal-stored-secrets";
 import { openSecret, sealSecret, SECRET_PLACES } from "./sealed-secrets";
 import { setting } from "@/lib/config/settings";
+import { readSsoRuntimeConfig, type SsoRuntimeConfig } from "@/lib/sso/sso-settings";
+import {
+  applySignInGroupRoles,
+  recordSsoLink,
+  recordSsoNewcomer,
+  refuseUnlessAllowed,
+  ssoProviderConfig,
+} from "@/lib/sso/sso-sign-in";
 
 /**
  * The secret that signs session cookies: BETTER_AUTH_SECRET, else one generated on first use and
@@ -57,13 +65,18 @@ export function isTrustedOrigin(origin: string | null): boolean {
   return origin !== null && trustedOrigins().includes(origin);
 }
 
-async function createAuth(secret: string) {
+/**
+ * A better-auth instance. `sso` adds the admin's OpenID Connect provider (better-auth's generic
+ * OAuth plugin, provider id "sso"); the instance without it serves everything else.
+ */
+async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
   // Loaded on first use: importing better-auth takes about 0.6 s, and the production server's own
   // copy of lib/ (lib/http/server.ts) never needs it when Next's copy made the instance first.
-  const [{ betterAuth }, { drizzleAdapter }, { APIError }] = await Promise.all([
+  const [{ betterAuth }, { drizzleAdapter }, { APIError }, { genericOAuth }] = await Promise.all([
     import("better-auth"),
     import("better-auth/adapters/drizzle"),
     import("better-auth/api"),
+    import("better-auth/plugins"),
   ]);
   return betterAuth({
     appName: "Countersign",
@@ -86,7 +99,12 @@ async function createAuth(secret: string) {
       enabled: true,
       window: 60,
       max: 100,
-      customRules: { "/sign-in/email": { window: 60, max: signInAttemptsPerMinute() } },
+      // better-auth's own default for /sign-in/* is 3 per 10 s; starting single sign-on counts
+      // like a password attempt instead (each start is a round trip to the identity provider).
+      customRules: {
+        "/sign-in/email": { window: 60, max: signInAttemptsPerMinute() },
+        "/sign-in/social": { window: 60, max: signInAttemptsPerMinute() },
+      },
       customStorage: {
         async consume(key, rule) {
           const { count, windowEndsAt } = await countAttempt(`auth:${key}`, rule.window);
@@ -102,6 +120,16 @@ async function createAuth(secret: string) {
     // X-Forwarded-For as the client wrote it (lib/http/client-address.ts).
     advanced: { ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] } },
     telemetry: { enabled: false },
+    plugins: sso ? [genericOAuth({ config: [ssoProviderConfig(sso)] })] : [],
+    account: {
+      // Single sign-on finds the Countersign person by email only when the identity provider says
+      // it verified that email (the provider is not in trustedProviders, so better-auth checks
+      // email_verified before linking); the person's own row needs no verification of its own:
+      // an admin made it for that address.
+      accountLinking: { enabled: true, requireLocalEmailVerified: false },
+      // The provider's tokens are never used after sign-in; kept encrypted, as better-auth offers.
+      encryptOAuthTokens: true,
+    },
     // Names and emails are part of the audit trail: only an admin changes them (lib/people). A
     // reviewer renaming themselves here rewrote who had decided what (issue 14, finding 3).
     disabledPaths: ["/update-user", "/change-email", "/delete-user"],
@@ -111,14 +139,28 @@ async function createAuth(secret: string) {
       additionalFields: { deactivatedAt: { type: "number", required: false, input: false } },
     },
     databaseHooks: {
-      // A reviewer token's actor carries its user's name and email (lib/auth/actor-cache.ts).
-      user: { update: { after: async () => forgetCachedActors() } },
+      user: {
+        // Only the single sign-on instance ever creates a user (password sign-up is off, people
+        // are made by lib/people): someone new from an allowed domain (lib/sso/sso-sign-in.ts).
+        create: {
+          before: async (user) => refuseUnlessAllowed(sso, user, APIError),
+          after: async (user) => recordSsoNewcomer(user),
+        },
+        // A reviewer token's actor carries its user's name and email (lib/auth/actor-cache.ts).
+        update: { after: async () => forgetCachedActors() },
+      },
+      // A person's first single sign-on links the provider's account to them: a trust change.
+      account: { create: { after: async (account) => recordSsoLink(account) } },
       // A deactivated person cannot sign in: no session is made for them.
       session: {
         create: {
           before: async (session) => {
             if (await isDeactivated(session.userId))
-              throw new APIError("FORBIDDEN", { message: "This account is deactivated." });
+              throw new APIError("FORBIDDEN", {
+                // the code single sign-on's error redirect carries back to the sign-in page
+                code: "account_deactivated",
+                message: "This account is deactivated.",
+              });
           },
           // For the People page's "last sign-in"; a record of use, like a key's last use.
           after: async (session) => {
@@ -129,6 +171,8 @@ async function createAuth(secret: string) {
                 session.userId,
               ),
             ]);
+            // A single sign-on: the queue roles its identity-provider groups map to.
+            if (sso) await applySignInGroupRoles(sso, session.userId);
           },
         },
       },
@@ -156,6 +200,38 @@ const globalAuth = globalThis as unknown as { __countersignAuth?: Promise<Auth> 
 export function getAuth(): Promise<Auth> {
   globalAuth.__countersignAuth ??= authSecret().then(createAuth);
   return globalAuth.__countersignAuth;
+}
+
+const globalSsoAuth = globalThis as unknown as {
+  __countersignSsoAuth?: { version: string; auth: Promise<Auth> };
+};
+
+/**
+ * The instance that serves single sign-on (/sign-in/social, /callback/sso), or null when it is not
+ * configured or switched off. better-auth fixes its providers when an instance is made (the generic
+ * OAuth plugin fetches the issuer's discovery document then), while an admin changes the settings
+ * at run time, on any instance: so each single sign-on request reads the settings (one small read,
+ * on a rare path) and a new instance is made whenever they changed. It shares the secret and the
+ * database with getAuth()'s, so the session it makes is an ordinary one there; the password
+ * sign-in and every session check never depend on the identity provider answering.
+ */
+export async function getSsoAuth(): Promise<Auth | null> {
+  const config = await readSsoRuntimeConfig(getDb());
+  if (!config) return null;
+  // Everything the instance is built from (kept only in this process's memory).
+  const version = createHash("sha256")
+    .update(JSON.stringify([config, publicBaseUrl()]))
+    .digest("hex");
+  const cached = globalSsoAuth.__countersignSsoAuth;
+  if (cached?.version === version) return cached.auth;
+  const auth = authSecret().then((secret) => createAuth(secret, config) as Promise<Auth>);
+  globalSsoAuth.__countersignSsoAuth = { version, auth };
+  // A failed start (the issuer unreachable) is tried again by the next request.
+  auth.catch(() => {
+    if (globalSsoAuth.__countersignSsoAuth?.auth === auth)
+      delete globalSsoAuth.__countersignSsoAuth;
+  });
+  return auth;
 }
 
 /** The signed-in user of a request's session cookie (and the session's id), or null. */

@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { agentKeys, appSettings } from "@/db/schema";
 import { updateRow, writeBatch, type Statement } from "@/db/write-batch";
+import { readStoredSsoSettings, SSO_SECRET_PLACE, SSO_SETTING } from "@/lib/sso/sso-settings";
 import {
   configuredSecretKeys,
   isSealedWith,
@@ -48,6 +49,19 @@ export async function sealStoredSecrets(): Promise<number> {
         "key = ? and value = ?",
         AUTH_SECRET_SETTING,
         stored,
+      ),
+    );
+  }
+  // The single sign-on client secret sits inside its setting's JSON (lib/sso/sso-settings.ts).
+  const sso = await readStoredSsoSettings(db);
+  if (sso) {
+    reseal(sso.settings.clientSecret, SSO_SECRET_PLACE, (sealed) =>
+      updateRow(
+        appSettings,
+        { value: JSON.stringify({ ...sso.settings, clientSecret: sealed }) },
+        "key = ? and value = ?",
+        SSO_SETTING,
+        sso.stored,
       ),
     );
   }

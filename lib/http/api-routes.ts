@@ -45,6 +45,7 @@ import * as run from "@/app/api/v1/runs/[runId]/route";
 import * as runStream from "@/app/api/v1/runs/[runId]/stream/route";
 import * as runs from "@/app/api/v1/runs/route";
 import * as sessionsRevokeAll from "@/app/api/v1/sessions/revoke-all/route";
+import * as sso from "@/app/api/v1/sso/route";
 import * as stream from "@/app/api/v1/stream/route";
 import * as view from "@/app/api/v1/views/[viewId]/route";
 import * as views from "@/app/api/v1/views/route";
@@ -127,6 +128,7 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/runs/[runId]/rollback": runRollback,
   "/api/v1/runs/[runId]/stream": runStream,
   "/api/v1/sessions/revoke-all": sessionsRevokeAll,
+  "/api/v1/sso": sso,
   "/api/v1/stream": stream,
   "/api/v1/views": views,
   "/api/v1/views/[viewId]": view,

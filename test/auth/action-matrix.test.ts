@@ -3,6 +3,7 @@ import { eq, gt } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import {
+  appSettings,
   batches,
   calls,
   events,
@@ -28,6 +29,7 @@ import {
 } from "@/test/support/api-fixtures";
 import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "@/test/support/factories";
 import { apiClient, refundBatch } from "@/test/support/http";
+import { startTestIdp, type TestIdp } from "@/test/support/oidc-idp";
 import type { TestServer } from "@/test/support/server";
 import {
   actionPagePath,
@@ -58,11 +60,14 @@ const MISSING = "01a20000-0000-7000-8000-000000000000";
 const unique = () => randomUUID().slice(0, 8);
 
 let server: TestServer;
+/** the identity provider the single sign-on settings name: its issuer must answer */
+let idp: TestIdp;
 let actions: ServerActionRef[];
 const people = {} as Record<Person, TestReviewer & { cookie: string }>;
 
 beforeAll(async () => {
   server = await startApiServer("action-matrix");
+  idp = await startTestIdp({ redirectUri: `${server.baseUrl}/api/auth/callback/sso` });
   actions = serverActions();
   // The outsider leads a queue of their own: a manager, but of nothing the matrix touches. The
   // admin elsewhere is an installation admin (admin of some queue) and a member of no cell's queue.
@@ -80,7 +85,10 @@ beforeAll(async () => {
       cookie: await sessionCookie(server.baseUrl, person.email),
     };
 }, 90_000);
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  await idp?.stop();
+});
 
 type Scene = { queue: { id: string; name: string } };
 
@@ -114,6 +122,7 @@ async function everything() {
       calls: await db.select().from(calls),
       personLinks: await db.select().from(personLinks),
       notificationPreferences: await db.select().from(notificationPreferences),
+      appSettings: await db.select().from(appSettings),
     },
   };
 }
@@ -172,6 +181,7 @@ const TOKENS = "app/(reviewer)/tokens/actions.ts";
 const PEOPLE = "app/(reviewer)/people/actions.ts";
 const LINKS = "app/(auth)/invite/actions.ts";
 const NOTIFICATIONS = "app/(reviewer)/notifications/actions.ts";
+const SSO = "app/(reviewer)/settings/sso/actions.ts";
 /** inviting into a queue, resetting its members' passwords: its leads and installation admins */
 const PEOPLE_MANAGERS: Record<Caller, Answer> = { ...MANAGERS, outsider: "forbidden" };
 /** renaming, deactivating: installation admins (a lead elsewhere is refused, not misled) */
@@ -557,6 +567,24 @@ const cases: ActionCase[] = [
       };
       return { args: [s.queue.id, preference], missing: [MISSING, preference] };
     },
+  },
+  {
+    file: SSO,
+    name: "saveSsoSettingsAction",
+    // installation-wide: admins only, and nothing to hide
+    answers: INSTALLATION_ADMINS,
+    event: "sso.settings_updated",
+    prepare: async () => ({
+      args: [
+        {
+          enabled: true,
+          displayName: "Acme SSO",
+          issuer: idp.issuer,
+          clientId: idp.clientId,
+          clientSecret: idp.clientSecret,
+        },
+      ],
+    }),
   },
   {
     file: LINKS,

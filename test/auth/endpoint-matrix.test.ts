@@ -12,6 +12,7 @@ import {
 } from "../support/api-fixtures";
 import { makeAgentKey, makeQueue, type TestReviewer } from "../support/factories";
 import { apiClient, refundBatch, type ApiClient } from "../support/http";
+import { startTestIdp, type TestIdp } from "../support/oidc-idp";
 import type { TestServer } from "../support/server";
 
 // Issue 7: the authorization matrix over EVERY endpoint of the API — each operation the server's
@@ -30,6 +31,8 @@ const CALLERS: Caller[] = ["none", "owner", "peerAgent", "nonMember", "reviewer"
 // admin: an admin of another queue, which makes them an installation admin.
 
 let server: TestServer;
+/** the identity provider PUT /sso names: its issuer must answer */
+let idp: TestIdp;
 let people: Record<"nonMember" | "reviewer" | "lead" | "admin", TestReviewer>;
 let reviewerClients: Record<"nonMember" | "reviewer" | "lead" | "admin" | "none", ApiClient>;
 
@@ -41,6 +44,7 @@ beforeAll(async () => {
     SLACK_SIGNING_SECRET: "endpoint-matrix-signing-secret",
     SLACK_API_URL: "http://127.0.0.1:9/api/",
   });
+  idp = await startTestIdp({ redirectUri: `${server.baseUrl}/api/auth/callback/sso` });
   ({ people } = await makeCallerReviewers());
   const { nonMember, reviewer, lead, admin } = people;
   reviewerClients = {
@@ -51,7 +55,10 @@ beforeAll(async () => {
     none: apiClient(server.baseUrl),
   };
 });
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  await idp?.stop();
+});
 
 async function addMembership(queueId: string, userId: string, role: QueueRole) {
   await getDb().insert(queueMembers).values({ queueId, userId, role, createdAt: Date.now() });
@@ -274,6 +281,12 @@ const MATRIX: Row[] = [
   { operation: "PATCH /people/{userId}", request: (f) => [`/people/${f.target.id}`, { name: `Tess ${unique()}` }], expected: ADMIN_ONLY },
   { operation: "POST /people/{userId}/password-reset", request: (f) => [`/people/${f.target.id}/password-reset`],
     expected: but(ADMIN_ONLY, { lead: 201, admin: 201 }) },
+
+  // single sign-on (issue 16): installation-wide, admins only
+  { operation: "GET /sso", request: () => ["/sso"], expected: ADMIN_ONLY },
+  { operation: "PUT /sso",
+    request: () => ["/sso", { enabled: true, displayName: "Acme SSO", issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }],
+    expected: ADMIN_ONLY },
 ];
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;

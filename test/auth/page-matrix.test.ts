@@ -260,6 +260,25 @@ describe("notification settings and card links (issue 16)", () => {
   });
 });
 
+describe("the single sign-on settings page (issue 16)", () => {
+  it("sends a signed-out visitor to sign in", async () => {
+    const answer = await page("/settings/sso", null);
+    expect([307, 308]).toContain(answer.status);
+    expect(answer.location).toMatch(/\/sign-in/);
+  });
+
+  it("shows the form to admins only", async () => {
+    const admin = await page("/settings/sso", "admin");
+    expect(admin.status).toBe(200);
+    expect(admin.html).toContain("/api/auth/callback/sso");
+    for (const who of ["reviewer", "lead", "outsider"]) {
+      const answer = await page("/settings/sso", who);
+      expect(answer.html, who).toContain("Only an admin configures single sign-on");
+      expect(answer.html, who).not.toContain("/api/auth/callback/sso");
+    }
+  });
+});
+
 describe("sign-in pages", () => {
   // Public by nature; a signed-in visitor goes straight on, and only ever to a path of this app.
   it.each(["/sign-in", "/embed/sign-in"])(

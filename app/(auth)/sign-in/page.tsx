@@ -6,7 +6,10 @@ import { publicBaseUrl } from "@/lib/api/views";
 import { hasAnyUser } from "@/lib/auth/create-first-admin";
 import { safeNextPath } from "@/lib/http/safe-next";
 import styles from "../auth.module.css";
+import { ssoButtonLabel } from "@/lib/sso/get-sso-settings";
+import { ssoErrorMessage } from "@/lib/sso/sign-in-errors";
 import { SignInForm } from "./sign-in-form";
+import { SsoButton } from "./sso-button";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Sign in · Countersign" };
@@ -14,12 +17,16 @@ export const metadata: Metadata = { title: "Sign in · Countersign" };
 export default async function SignInPage({
   searchParams,
 }: {
-  searchParams: Promise<{ next?: string | string[] }>;
+  searchParams: Promise<{ next?: string | string[]; error?: string | string[] }>;
 }) {
   // Nobody is left at a login page with no account: a fresh install goes to setup.
   if (!(await hasAnyUser())) redirect("/setup");
   // Only a path of this app, so a sign-in link cannot bounce someone to another site.
-  const next = safeNextPath((await searchParams).next, publicBaseUrl());
+  const params = await searchParams;
+  const next = safeNextPath(params.next, publicBaseUrl());
+  const ssoLabel = await ssoButtonLabel();
+  // Single sign-on comes back here with ?error=<code> when it is refused.
+  const ssoError = ssoErrorMessage(params.error);
   // Already signed in (a bookmark, the back button): straight on to the app.
   if (await sessionUser(await headers())) redirect(next);
   return (
@@ -28,6 +35,17 @@ export default async function SignInPage({
         <p className={styles.brand}>Countersign</p>
         <h1>Sign in</h1>
         <p className={styles.lead}>Review what your agents want to do.</p>
+        {ssoError && (
+          <p className={`${styles.error} ${styles.banner}`} role="alert" data-testid="sso-error">
+            {ssoError}
+          </p>
+        )}
+        {ssoLabel && (
+          <>
+            <SsoButton label={ssoLabel} next={next} />
+            <p className={styles.divider}>or with your password</p>
+          </>
+        )}
         <SignInForm next={next} />
         <p className={styles.hint}>
           No account? An admin creates one with <code>npm run admin -- reviewer create</code>.
