@@ -2,7 +2,7 @@ import Link from "next/link";
 import type { BatchView } from "@/lib/api/views";
 import { BatchStateBadge } from "@/components/run-timeline/badges";
 import { shortId } from "@/components/run-timeline/format";
-import { TimeStamp } from "@/components/run-timeline/time-stamp";
+import { Time } from "@/components/time/time";
 import styles from "./history.module.css";
 
 const unique = (values: (string | null | undefined)[]) => [
@@ -61,11 +61,7 @@ export function HistoryTable({ batches, now }: { batches: BatchView[]; now: numb
             return (
               <tr key={batch.id} data-testid="history-row" data-batch-id={batch.id}>
                 <td className={styles.when}>
-                  {batch.decidedAt ? (
-                    <TimeStamp iso={batch.decidedAt} now={now} variant="short" />
-                  ) : (
-                    "—"
-                  )}
+                  {batch.decidedAt ? <Time iso={batch.decidedAt} now={now} variant="short" /> : "—"}
                 </td>
                 <td className={styles.tools}>
                   <Link href={`/runs/${batch.runId}`} className={styles.runLink}>

@@ -52,6 +52,7 @@ function callView(
     summary: call.summary,
     risks: call.risks,
     costEstimate: call.costEstimate,
+    costCurrency: call.costCurrency,
     metadata: call.metadata ?? null,
     status: call.status,
     revision: call.revision,

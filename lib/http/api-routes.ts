@@ -14,6 +14,7 @@ import * as historyExport from "@/app/api/v1/history/export/route";
 import * as history from "@/app/api/v1/history/route";
 import * as myNotificationPreference from "@/app/api/v1/me/notification-preferences/[queueId]/route";
 import * as myNotificationPreferences from "@/app/api/v1/me/notification-preferences/route";
+import * as me from "@/app/api/v1/me/route";
 import * as openApi from "@/app/api/v1/openapi.json/route";
 import * as personPasswordReset from "@/app/api/v1/people/[userId]/password-reset/route";
 import * as person from "@/app/api/v1/people/[userId]/route";
@@ -93,6 +94,7 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/calls/[callId]/decision": callDecision,
   "/api/v1/history": history,
   "/api/v1/history/export": historyExport,
+  "/api/v1/me": me,
   "/api/v1/me/notification-preferences": myNotificationPreferences,
   "/api/v1/me/notification-preferences/[queueId]": myNotificationPreference,
   "/api/v1/openapi.json": openApi,
