@@ -37,14 +37,24 @@ export function reasonsOf(batch: BatchView): string[] {
 const MAX_TOOLS = 3;
 
 /** The decided batches, one row each; every row leads to its run (the tools are the link). */
-export function HistoryTable({ batches, now }: { batches: BatchView[]; now: number }) {
+export function HistoryTable({
+  batches,
+  now,
+  timeZone,
+}: {
+  batches: BatchView[];
+  now: number;
+  timeZone: string;
+}) {
   return (
     <div className={styles.tableWrap}>
       <table className={styles.table}>
         <caption className="visually-hidden">Decided batches, newest decision first</caption>
         <thead>
           <tr>
-            <th scope="col">Decided (UTC)</th>
+            <th scope="col">
+              Decided <span className={styles.zone}>({zoneLabel(timeZone)})</span>
+            </th>
             <th scope="col">Tools</th>
             <th scope="col">Kind</th>
             <th scope="col">Agent</th>
@@ -99,4 +109,9 @@ export function HistoryTable({ batches, now }: { batches: BatchView[]; now: numb
       </table>
     </div>
   );
+}
+
+/** "Asia/Kolkata" → "Kolkata", "America/Argentina/Buenos_Aires" → "Buenos Aires": for headers. */
+function zoneLabel(timeZone: string): string {
+  return (timeZone.split("/").pop() ?? timeZone).replaceAll("_", " ");
 }

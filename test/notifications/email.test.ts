@@ -206,7 +206,7 @@ describe("email", () => {
       "Tool: refund_order",
       'Summary: Refund <script>alert("x")</script> order A-1001',
       "Risks: Money <img src=x onerror=alert(1)> leaves",
-      "Cost: 25.00",
+      "Cost: $25.00",
       "Deadline: ",
     ])
       expect(text).toContain(fact);
