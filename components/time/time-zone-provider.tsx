@@ -1,7 +1,7 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { createContext, useContext, useEffect, type ReactNode } from "react";
+import { createContext, useContext, useEffect, useMemo, type ReactNode } from "react";
 import { APP_LOCALE, type TimeZoneSource } from "@/lib/time/constants";
 
 export type ViewerTimeFormat = { timeZone: string; locale: string; source: TimeZoneSource };
@@ -43,9 +43,6 @@ export function TimeZoneProvider(props: {
       router.refresh();
     }
   }, [router, source, browserReported]);
-  return (
-    <ViewerTimeFormatContext value={{ timeZone, locale: APP_LOCALE, source }}>
-      {props.children}
-    </ViewerTimeFormatContext>
-  );
+  const value = useMemo(() => ({ timeZone, locale: APP_LOCALE, source }), [timeZone, source]);
+  return <ViewerTimeFormatContext value={value}>{props.children}</ViewerTimeFormatContext>;
 }

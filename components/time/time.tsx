@@ -46,6 +46,8 @@ export type TimeVariant = "inline" | "stacked" | "short" | "relative" | "exact";
  * - `short`: "22 Nov, 09:49" over "4 min ago", for tables (the exact time in the tooltip)
  * - `exact`: "22 Nov 2026, 09:49:25 GMT+5:30", how long ago in the tooltip (audit trails)
  */
+// suppressHydrationWarning on each <time>: the server's ICU and the browser's may spell a month
+// differently ("Sept" / "Sep"); the next tick writes the browser's spelling.
 export function Time({
   iso,
   now,
@@ -62,21 +64,31 @@ export function Time({
   const relative = nowMs === null ? "" : formatRelative(iso, nowMs);
   if (variant === "exact") {
     return (
-      <time dateTime={iso} title={relative || undefined} className={styles.time}>
+      <time
+        dateTime={iso}
+        title={relative || undefined}
+        className={styles.time}
+        suppressHydrationWarning
+      >
         {exact}
       </time>
     );
   }
   if (variant === "relative") {
     return (
-      <time dateTime={iso} title={exact} className={styles.time}>
+      <time dateTime={iso} title={exact} className={styles.time} suppressHydrationWarning>
         {relative || exact}
       </time>
     );
   }
   return (
     <span className={variant === "inline" ? styles.inline : styles.stacked}>
-      <time dateTime={iso} className={styles.time} title={variant === "short" ? exact : undefined}>
+      <time
+        dateTime={iso}
+        className={styles.time}
+        title={variant === "short" ? exact : undefined}
+        suppressHydrationWarning
+      >
         {variant === "short" ? formatShortDateTime(iso, nowMs ?? Date.parse(iso), format) : exact}
       </time>
       {relative && <span className={styles.relative}>{relative}</span>}
