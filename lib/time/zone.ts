@@ -13,17 +13,25 @@ export { APP_LOCALE, DEFAULT_TIME_ZONE, TIME_ZONE_COOKIE } from "./constants";
 // versions also accept raw offsets ("+05:30"), which have no DST rules and no name: refused.
 const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+){0,2}$/;
 
+/** Each part capitalized, as IANA writes them ("America/Port-au-Prince" counts: it starts so). */
+const PROPERLY_CASED = /^[A-Z][^/]*(?:\/[A-Z][^/]*)*$/;
+
 /**
- * The zone's canonical spelling ("asia/kolkata" → "Asia/Kolkata"), or null when the runtime's
- * time-zone database does not know it.
+ * The zone's proper spelling, or null when the runtime's time-zone database does not know it.
+ * A properly spelled alias stays as given: ICU's canonical name for Asia/Kolkata is still
+ * Asia/Calcutta, and a person in Kolkata should see the name their browser and they use. Any
+ * other spelling ("europe/berlin") becomes ICU's.
  */
 export function canonicalTimeZone(value: string): string | null {
   if (value.length > 64 || !ZONE_NAME.test(value)) return null;
+  let resolved: string;
   try {
-    return new Intl.DateTimeFormat("en-US", { timeZone: value }).resolvedOptions().timeZone;
+    resolved = new Intl.DateTimeFormat("en-US", { timeZone: value }).resolvedOptions().timeZone;
   } catch {
     return null; // RangeError: an unknown zone
   }
+  if (value.toLowerCase() === resolved.toLowerCase()) return resolved;
+  return PROPERLY_CASED.test(value) ? value : resolved;
 }
 
 export function isTimeZone(value: string): boolean {
