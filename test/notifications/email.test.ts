@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { batches, events, notifications } from "@/db/schema";
 import { cardLinkUrl } from "@/lib/email/card-links";
+import { APP_LOCALE } from "@/lib/time/constants";
 import { formatDateTime } from "@/lib/time/format";
 import { removeMember } from "@/lib/queues/remove-member";
 import { OPERATOR } from "@/lib/queues/queue-access";
@@ -216,7 +217,7 @@ describe("email", () => {
       'Summary: Refund <script>alert("x")</script> order A-1001',
       "Risks: Money <img src=x onerror=alert(1)> leaves",
       "Cost: €25.00", // in the currency the call states
-      `Deadline: ${formatDateTime(batch.expiresAt, { timeZone: "Asia/Kolkata", locale: "en-GB" })}`,
+      `Deadline: ${formatDateTime(batch.expiresAt, { timeZone: "Asia/Kolkata", locale: APP_LOCALE })}`,
     ])
       expect(text).toContain(fact);
     expect(text).toMatch(/Deadline: .* GMT\+5:30/);
