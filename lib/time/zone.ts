@@ -30,9 +30,26 @@ export function canonicalTimeZone(value: string): string | null {
   } catch {
     return null; // RangeError: an unknown zone
   }
-  if (value.toLowerCase() === resolved.toLowerCase()) return resolved;
-  return PROPERLY_CASED.test(value) ? value : resolved;
+  const spelled =
+    value.toLowerCase() === resolved.toLowerCase() || !PROPERLY_CASED.test(value)
+      ? resolved
+      : value;
+  return CURRENT_NAMES[spelled] ?? spelled;
 }
+
+// ICU (in Node and in Chromium) still answers some zones by names IANA has since replaced: a
+// browser in Kolkata reports Asia/Calcutta. People know the current names; both are accepted.
+const CURRENT_NAMES: Record<string, string> = {
+  "Asia/Calcutta": "Asia/Kolkata",
+  "Asia/Katmandu": "Asia/Kathmandu",
+  "Asia/Saigon": "Asia/Ho_Chi_Minh",
+  "Asia/Rangoon": "Asia/Yangon",
+  "Europe/Kiev": "Europe/Kyiv",
+  "America/Buenos_Aires": "America/Argentina/Buenos_Aires",
+  "Atlantic/Faeroe": "Atlantic/Faroe",
+  "Pacific/Truk": "Pacific/Chuuk",
+  "Pacific/Ponape": "Pacific/Pohnpei",
+};
 
 export function isTimeZone(value: string): boolean {
   return canonicalTimeZone(value) !== null;
