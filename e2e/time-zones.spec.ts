@@ -78,7 +78,9 @@ test.describe("in Asia/Kolkata (+05:30)", () => {
     const when = row.locator(`time[datetime="${decidedAt}"]`);
     await expect(when).toHaveAttribute("title", exact(decidedAt, "Asia/Kolkata"));
     await expect(page.getByRole("columnheader", { name: /Decided \(Kolkata\)/ })).toBeVisible();
-    await expect(page.getByTestId("filter-days-zone")).toHaveText("days in Asia/Kolkata");
+    await expect(page.getByTestId("filter-days-zone")).toHaveText(
+      "From and To are days in Asia/Kolkata.",
+    );
     await when.hover();
     await page.screenshot({ path: `${SCREENSHOTS}/history-kolkata.png`, fullPage: true });
     await page.emulateMedia({ colorScheme: "dark" });
@@ -87,14 +89,15 @@ test.describe("in Asia/Kolkata (+05:30)", () => {
 
     // Today in Kolkata holds the decision.
     const today = decidedAtLocalDay(decidedAt, "Asia/Kolkata");
-    await page.getByLabel("From").fill(today);
-    await page.getByLabel("To").fill(today);
+    await page.getByLabel("From", { exact: true }).fill(today);
+    await page.getByLabel("To", { exact: true }).fill(today);
     await page.getByRole("button", { name: "Apply filters" }).click();
     await expect(page).toHaveURL(new RegExp(`from=${today}`));
     await expect(page.getByTestId("history-row").first()).toContainText("refund_order");
 
-    // One's own zone: New York, whatever the browser says.
-    await page.goto("/settings");
+    // One's own zone: New York, whatever the browser says. The settings are behind one's name.
+    await page.getByTestId("signed-in-as").click();
+    await expect(page).toHaveURL(/\/settings$/);
     const preview = page.getByTestId("time-zone-preview");
     await expect(preview).toContainText("GMT+5:30");
     await expect(page.getByLabel("Show times in")).toHaveValue("");
@@ -107,12 +110,17 @@ test.describe("in Asia/Kolkata (+05:30)", () => {
     );
     await expect(preview).toContainText(/E[SD]T/);
     await page.screenshot({ path: `${SCREENSHOTS}/settings-time-zone.png`, fullPage: true });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: `${SCREENSHOTS}/settings-time-zone-dark.png`, fullPage: true });
+    await page.emulateMedia({ colorScheme: "light" });
 
     await page.goto("/history");
     await expect(
       page.getByTestId("history-row").first().locator(`time[datetime="${decidedAt}"]`),
     ).toHaveAttribute("title", exact(decidedAt, "America/New_York"));
-    await expect(page.getByTestId("filter-days-zone")).toHaveText("days in America/New_York");
+    await expect(page.getByTestId("filter-days-zone")).toHaveText(
+      "From and To are days in America/New_York.",
+    );
 
     // Back to following the browser.
     await page.goto("/settings");

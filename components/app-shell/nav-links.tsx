@@ -13,7 +13,6 @@ const LINKS = [
   { href: "/people", label: "People" },
   { href: "/tokens", label: "Tokens" },
   { href: "/notifications", label: "Notifications" },
-  { href: "/settings", label: "Settings" },
   { href: "/audit", label: "Audit" },
 ];
 

@@ -126,10 +126,10 @@ export function HistoryFilters({
           defaultValue={filters.to ?? ""}
           aria-describedby="filter-days-zone"
         />
-        <span id="filter-days-zone" className={styles.zone} data-testid="filter-days-zone">
-          days in {timeZone}
-        </span>
       </div>
+      <p id="filter-days-zone" className={styles.daysNote} data-testid="filter-days-zone">
+        From and To are days in {timeZone}.
+      </p>
       <div className={styles.formActions}>
         <button type="submit" className={styles.primary}>
           Apply filters
