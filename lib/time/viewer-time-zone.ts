@@ -1,6 +1,8 @@
 import { getDb } from "@/db/client";
 import { personTimeZone } from "@/lib/people/my-settings";
-import { resolveTimeZone, TIME_ZONE_COOKIE, type ViewerTimeZone } from "./zone";
+import { resolveTimeZone, type ViewerTimeZone } from "./zone";
+
+export { TIME_ZONE_COOKIE } from "./constants";
 
 /** What the browser reported (the cookie's value as sent), for the client to tell if it is stale. */
 export type ViewerTimeZoneWithReport = ViewerTimeZone & { browserReported: string | null };
@@ -18,8 +20,6 @@ export async function viewerTimeZone(
   const override = await personTimeZone(getDb(), userId);
   return { ...resolveTimeZone(override, browserReported), browserReported };
 }
-
-export { TIME_ZONE_COOKIE };
 
 function safeDecode(value: string): string | null {
   try {

@@ -1,13 +1,12 @@
 import { z } from "zod";
 import { DEFAULT_TIME_ZONE, type TimeZoneSource } from "./constants";
 
-export type { TimeZoneSource };
-
 // Which time zone a person sees times in: their own choice (users.time_zone) if they made one,
 // else the zone their browser reports (a cookie set by the root layout's boot script), else UTC.
 // Every zone that comes in — from a form, the API or a cookie anyone can write — is checked here.
 
 export { APP_LOCALE, DEFAULT_TIME_ZONE, TIME_ZONE_COOKIE } from "./constants";
+export type { TimeZoneSource };
 
 // An IANA name ("Asia/Kolkata", "America/Argentina/Buenos_Aires", "UTC", "Etc/GMT+5"). Newer ICU
 // versions also accept raw offsets ("+05:30"), which have no DST rules and no name: refused.
