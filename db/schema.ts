@@ -27,6 +27,9 @@ export const users = sqliteTable("user", {
   deactivatedAt: integer("deactivated_at"),
   // When they last signed in (sessions end at sign-out, so the session table cannot tell).
   lastSignInAt: integer("last_sign_in_at"),
+  // Their own choice of time zone (an IANA name) for every time shown to them, in pages and in
+  // emails; null: the browser's zone (emails: UTC). See lib/time/zone.ts.
+  timeZone: text("time_zone"),
 });
 export type User = typeof users.$inferSelect;
 export type NewUser = typeof users.$inferInsert;
@@ -387,6 +390,8 @@ export const calls = sqliteTable(
     summary: text("summary"),
     risks: text("risks", { mode: "json" }).$type<string[]>().notNull(),
     costEstimate: real("cost_estimate"),
+    /** ISO 4217 code of costEstimate, as the agent stated it (USD when it said none) */
+    costCurrency: text("cost_currency").notNull().default("USD"),
     metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>(),
     status: text("status", { enum: CALL_STATUSES }).notNull(),
     revision: integer("revision").notNull().default(1),

@@ -1,8 +1,14 @@
-import { headers } from "next/headers";
+import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
+import { cache } from "react";
 import type { ReviewerActor } from "@/lib/auth/actor";
 import { sessionUser } from "@/lib/auth/better-auth";
 import { UnauthenticatedError } from "@/lib/errors";
+import {
+  TIME_ZONE_COOKIE,
+  viewerTimeZone,
+  type ViewerTimeZoneWithReport,
+} from "@/lib/time/viewer-time-zone";
 
 /** The signed-in reviewer of a page, or off to sign in. */
 export async function currentReviewer(): Promise<ReviewerActor> {
@@ -23,3 +29,12 @@ export async function actionReviewer(): Promise<ReviewerActor> {
   if (!reviewer) throw new UnauthenticatedError("Your session ended. Sign in again.");
   return reviewer;
 }
+
+/**
+ * The zone the signed-in reviewer's page shows times in (lib/time/zone.ts), read once per
+ * request however many server components ask.
+ */
+export const currentTimeZone = cache(async (): Promise<ViewerTimeZoneWithReport> => {
+  const reviewer = await currentReviewer();
+  return viewerTimeZone(reviewer.id, (await cookies()).get(TIME_ZONE_COOKIE)?.value);
+});

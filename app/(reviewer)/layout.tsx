@@ -4,33 +4,47 @@ import { NavLinks } from "@/components/app-shell/nav-links";
 import { SignOutButton } from "@/components/app-shell/sign-out-button";
 import { ThemeToggle } from "@/components/app-shell/theme-toggle";
 import { Providers } from "@/components/providers";
-import { currentReviewer } from "./current-reviewer";
+import { TimeZoneProvider } from "@/components/time/time-zone-provider";
+import { currentReviewer, currentTimeZone } from "./current-reviewer";
 
 export const dynamic = "force-dynamic";
 
 export default async function ReviewerLayout({ children }: { children: ReactNode }) {
   const reviewer = await currentReviewer();
+  const zone = await currentTimeZone();
   return (
     <Providers>
-      <a className="skip-link" href="#main">
-        Skip to content
-      </a>
-      <header className="shell-header">
-        <Link href="/queue" className="shell-brand">
-          Countersign
-        </Link>
-        <NavLinks />
-        <div className="shell-tools">
-          <span className="shell-user" data-testid="signed-in-as">
-            {reviewer.name}
-          </span>
-          <ThemeToggle />
-          <SignOutButton />
-        </div>
-      </header>
-      <main id="main" className="shell-main">
-        {children}
-      </main>
+      <TimeZoneProvider
+        timeZone={zone.timeZone}
+        source={zone.source}
+        browserReported={zone.browserReported}
+      >
+        <a className="skip-link" href="#main">
+          Skip to content
+        </a>
+        <header className="shell-header">
+          <Link href="/queue" className="shell-brand">
+            Countersign
+          </Link>
+          <NavLinks />
+          <div className="shell-tools">
+            {/* Their name leads to their own settings (the time zone): one link fewer in the nav. */}
+            <Link
+              href="/settings"
+              className="shell-user"
+              title="Your settings"
+              data-testid="signed-in-as"
+            >
+              {reviewer.name}
+            </Link>
+            <ThemeToggle />
+            <SignOutButton />
+          </div>
+        </header>
+        <main id="main" className="shell-main">
+          {children}
+        </main>
+      </TimeZoneProvider>
     </Providers>
   );
 }

@@ -2,6 +2,7 @@
 
 import { useState } from "react";
 import settings from "@/components/queue-settings/queue-settings.module.css";
+import { Time } from "@/components/time/time";
 import styles from "./credentials.module.css";
 
 /** A secret shown the one time it exists in the clear, with a copy button. */
@@ -48,12 +49,12 @@ export function SecretOnce({
   );
 }
 
-/** "3 min ago"-style time for tables, with the exact time on hover. */
+/** "25 Nov, 16:05" over "3 min ago" for tables, in the viewer's zone, the exact time on hover. */
 export function When({ at }: { at: string | null }) {
   if (!at) return <span className={settings.muted}>never</span>;
   return (
-    <time dateTime={at} title={at} className={styles.nowrap}>
-      {new Date(at).toISOString().replace("T", " ").slice(0, 16)} UTC
-    </time>
+    <span className={styles.nowrap}>
+      <Time iso={at} variant="short" />
+    </span>
   );
 }

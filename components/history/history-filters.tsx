@@ -43,9 +43,12 @@ const toOptions = (items: { id: string; name: string }[]): Option[] =>
 export function HistoryFilters({
   filters,
   options,
+  timeZone,
 }: {
   filters: FilterValues;
   options: HistoryFilterOptions;
+  /** the zone whose calendar days From and To are */
+  timeZone: string;
 }) {
   const filtered = Object.keys(filters).length > 0;
   return (
@@ -106,12 +109,27 @@ export function HistoryFilters({
       />
       <div className={styles.field}>
         <label htmlFor="filter-from">From</label>
-        <input id="filter-from" name="from" type="date" defaultValue={filters.from ?? ""} />
+        <input
+          id="filter-from"
+          name="from"
+          type="date"
+          defaultValue={filters.from ?? ""}
+          aria-describedby="filter-days-zone"
+        />
       </div>
       <div className={styles.field}>
         <label htmlFor="filter-to">To</label>
-        <input id="filter-to" name="to" type="date" defaultValue={filters.to ?? ""} />
+        <input
+          id="filter-to"
+          name="to"
+          type="date"
+          defaultValue={filters.to ?? ""}
+          aria-describedby="filter-days-zone"
+        />
       </div>
+      <p id="filter-days-zone" className={styles.daysNote} data-testid="filter-days-zone">
+        From and To are days in {timeZone}.
+      </p>
       <div className={styles.formActions}>
         <button type="submit" className={styles.primary}>
           Apply filters

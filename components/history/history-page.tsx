@@ -16,6 +16,7 @@ export function HistoryPage({
   page,
   problem,
   now,
+  timeZone,
 }: {
   filters: FilterValues;
   options: HistoryFilterOptions;
@@ -23,6 +24,8 @@ export function HistoryPage({
   page: { batches: BatchView[]; nextCursor: string | null };
   problem?: HistoryProblem;
   now: number;
+  /** the zone the page's times and its From/To days are in */
+  timeZone: string;
 }) {
   const filtered = Object.keys(filters).length > 0;
   return (
@@ -35,16 +38,16 @@ export function HistoryPage({
           </p>
         </div>
         <div className={styles.exports}>
-          <a href={exportHref(filters, "csv")} className={styles.exportLink} download>
+          <a href={exportHref(filters, "csv", timeZone)} className={styles.exportLink} download>
             Export CSV
           </a>
-          <a href={exportHref(filters, "json")} className={styles.exportLink} download>
+          <a href={exportHref(filters, "json", timeZone)} className={styles.exportLink} download>
             Export JSON
           </a>
         </div>
       </header>
 
-      <HistoryFilters filters={filters} options={options} />
+      <HistoryFilters filters={filters} options={options} timeZone={timeZone} />
 
       {problem && (
         <div className={styles.error} role="alert">
@@ -78,7 +81,7 @@ export function HistoryPage({
           </p>
         </div>
       ) : (
-        <HistoryTable batches={page.batches} now={now} />
+        <HistoryTable batches={page.batches} now={now} timeZone={timeZone} />
       )}
 
       {(cursor || page.nextCursor) && (

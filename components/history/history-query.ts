@@ -39,6 +39,12 @@ export function queryString(values: Record<string, string | undefined>): string 
   return text ? `?${text}` : "";
 }
 
-export function exportHref(filters: FilterValues, format: "csv" | "json"): string {
-  return `/api/v1/history/export${queryString({ format, ...filters })}`;
+/** The export of what the page shows: its filters, the From/To days in the page's zone. */
+export function exportHref(
+  filters: FilterValues,
+  format: "csv" | "json",
+  timeZone: string,
+): string {
+  const dated = filters.from !== undefined || filters.to !== undefined;
+  return `/api/v1/history/export${queryString({ format, ...filters, timeZone: dated ? timeZone : undefined })}`;
 }

@@ -2,7 +2,7 @@ import Link from "next/link";
 import type { BatchView } from "@/lib/api/views";
 import { BatchStateBadge } from "@/components/run-timeline/badges";
 import { shortId } from "@/components/run-timeline/format";
-import { TimeStamp } from "@/components/run-timeline/time-stamp";
+import { Time } from "@/components/time/time";
 import styles from "./history.module.css";
 
 const unique = (values: (string | null | undefined)[]) => [
@@ -37,14 +37,24 @@ export function reasonsOf(batch: BatchView): string[] {
 const MAX_TOOLS = 3;
 
 /** The decided batches, one row each; every row leads to its run (the tools are the link). */
-export function HistoryTable({ batches, now }: { batches: BatchView[]; now: number }) {
+export function HistoryTable({
+  batches,
+  now,
+  timeZone,
+}: {
+  batches: BatchView[];
+  now: number;
+  timeZone: string;
+}) {
   return (
     <div className={styles.tableWrap}>
       <table className={styles.table}>
         <caption className="visually-hidden">Decided batches, newest decision first</caption>
         <thead>
           <tr>
-            <th scope="col">Decided (UTC)</th>
+            <th scope="col">
+              Decided <span className={styles.zone}>({zoneLabel(timeZone)})</span>
+            </th>
             <th scope="col">Tools</th>
             <th scope="col">Kind</th>
             <th scope="col">Agent</th>
@@ -61,11 +71,7 @@ export function HistoryTable({ batches, now }: { batches: BatchView[]; now: numb
             return (
               <tr key={batch.id} data-testid="history-row" data-batch-id={batch.id}>
                 <td className={styles.when}>
-                  {batch.decidedAt ? (
-                    <TimeStamp iso={batch.decidedAt} now={now} variant="short" />
-                  ) : (
-                    "—"
-                  )}
+                  {batch.decidedAt ? <Time iso={batch.decidedAt} now={now} variant="short" /> : "—"}
                 </td>
                 <td className={styles.tools}>
                   <Link href={`/runs/${batch.runId}`} className={styles.runLink}>
@@ -103,4 +109,9 @@ export function HistoryTable({ batches, now }: { batches: BatchView[]; now: numb
       </table>
     </div>
   );
+}
+
+/** "Asia/Kolkata" → "Kolkata", "America/Argentina/Buenos_Aires" → "Buenos Aires": for headers. */
+function zoneLabel(timeZone: string): string {
+  return (timeZone.split("/").pop() ?? timeZone).replaceAll("_", " ");
 }

@@ -1,5 +1,7 @@
 "use client";
 
+import { useViewerTimeFormat } from "@/components/time/time-zone-provider";
+import { formatDateTime } from "@/lib/time/format";
 import { useState, useTransition } from "react";
 import {
   invitePersonAction,
@@ -42,6 +44,7 @@ export function People({
 }) {
   const { failure, status, done } = useActionOutcome();
   const [link, setLink] = useState<{ title: string; url: string; note: string } | null>(null);
+  const timeFormat = useViewerTimeFormat();
   const [renaming, setRenaming] = useState<string | null>(null);
   const [confirmDeactivate, setConfirmDeactivate] = useState<string | null>(null);
   const [withPassword, setWithPassword] = useState(false);
@@ -64,7 +67,7 @@ export function People({
           setLink({
             title: `The invite link of ${result.person.name}`,
             url: result.invite.url,
-            note: `Copy it now and send it to ${result.person.email}: it is shown only this once, works once, until ${result.invite.expiresAt}.`,
+            note: `Copy it now and send it to ${result.person.email}: it is shown only this once, works once, until ${formatDateTime(result.invite.expiresAt, timeFormat)}.`,
           });
       }
       done(
@@ -94,7 +97,7 @@ export function People({
         setLink({
           title: `The password reset link of ${person.name}`,
           url: result.link.url,
-          note: `Copy it now and send it to ${person.email}: it is shown only this once, works once, until ${result.link.expiresAt}. Their sessions end when they use it.`,
+          note: `Copy it now and send it to ${person.email}: it is shown only this once, works once, until ${formatDateTime(result.link.expiresAt, timeFormat)}. Their sessions end when they use it.`,
         });
       done(result, result.ok ? `Made a password reset link for ${person.email}.` : "");
     });

@@ -3,6 +3,7 @@
 import Link from "next/link";
 import { ReviewCard } from "@/components/review-card/index";
 import type { Batch } from "@/components/review-card/types";
+import { useViewerTimeFormat } from "@/components/time/time-zone-provider";
 import styles from "./queue.module.css";
 import { useLiveBatch } from "./use-live-batch";
 
@@ -17,6 +18,7 @@ export function BatchScreen({
   viewer: { id: string; name: string };
 }) {
   const { batch, onDecide, onDecideBatch, onClaim } = useLiveBatch(initial, viewer);
+  const { timeZone, locale } = useViewerTimeFormat();
   return (
     <div className={styles.screen}>
       <p>
@@ -30,6 +32,8 @@ export function BatchScreen({
         onDecide={onDecide}
         onDecideBatch={onDecideBatch}
         onClaim={onClaim}
+        timeZone={timeZone}
+        locale={locale}
       />
     </div>
   );

@@ -17,6 +17,7 @@ import {
   releaseReviewAction,
   type BatchResult,
 } from "@/app/(reviewer)/actions";
+import { useViewerTimeFormat } from "@/components/time/time-zone-provider";
 import { ConnectionBadge } from "./connection-badge";
 import { toDecisionResult } from "./decision-result";
 import { KeyboardHelp } from "./keyboard-help";
@@ -41,6 +42,7 @@ export type QueueScreenProps = {
 export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
   const client = useQueryClient();
   const [filters, setFilters] = useQueueFilters();
+  const timeFormat = useViewerTimeFormat();
   const markArrived = useUnreadTitle("Queue · Countersign");
   const openCard = useRef<(batchId: string) => void>(() => {});
   const notifications = useNotifications(openCard);
@@ -256,6 +258,8 @@ export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
                     onDecideBatch={onDecideBatch}
                     onClaim={onClaim}
                     runHref={(runId) => `/runs/${runId}`}
+                    timeZone={timeFormat.timeZone}
+                    locale={timeFormat.locale}
                   />
                 </div>
               );

@@ -13,6 +13,7 @@ import { ReasonForm } from "./reason-form";
 import { revealInvisible } from "./reveal";
 import styles from "./review-card.module.css";
 import { ScopeSelect } from "./scope-select";
+import { useTimeFormat } from "./time-context";
 import { CallStatusBadge } from "./status-badge";
 import type { Call, DecisionRequest, RememberScope } from "./types";
 import type { Notice, Settled } from "./use-decisions";
@@ -66,6 +67,7 @@ export function CallRow({
   as: Tag,
   ref,
 }: CallRowProps) {
+  const { locale } = useTimeFormat();
   const [mode, setMode] = useState<Mode>({ kind: "idle" });
   const [scope, setScope] = useState<RememberScope>("once");
   const [reason, setReason] = useState("");
@@ -153,8 +155,8 @@ export function CallRow({
       <div className={styles.callHead}>
         <code className={styles.toolName}>{call.toolName}</code>
         {call.costEstimate !== null && (
-          <span className={styles.cost} title="Estimated cost (USD)">
-            est. {formatCost(call.costEstimate)}
+          <span className={styles.cost} title={`Estimated cost (${call.costCurrency ?? "USD"})`}>
+            est. {formatCost(call.costEstimate, call.costCurrency, locale)}
           </span>
         )}
         {call.revision > 1 && <span className={styles.muted}>revision {call.revision}</span>}

@@ -1,7 +1,8 @@
 import type { ReactNode } from "react";
 import { Risks } from "./call-row";
 import { Ago } from "./countdown";
-import { formatCost, shortId } from "./format";
+import { formatCosts, shortId } from "./format";
+import { useTimeFormat } from "./time-context";
 import styles from "./review-card.module.css";
 import { revealInvisible } from "./reveal";
 import { BatchStatusBadge } from "./status-badge";
@@ -37,7 +38,10 @@ export function CardHeader(props: {
 }) {
   const { batch } = props;
   const Heading = `h${props.headingLevel}` as const;
-  const costs = batch.calls.flatMap((c) => (c.costEstimate === null ? [] : [c.costEstimate]));
+  const { locale } = useTimeFormat();
+  const costs = batch.calls.flatMap((c) =>
+    c.costEstimate === null ? [] : [{ amount: c.costEstimate, currency: c.costCurrency ?? "USD" }],
+  );
   const href = props.runHref?.(batch.runId);
   const kind = KIND[batch.kind];
   return (
@@ -97,7 +101,7 @@ export function CardHeader(props: {
             <span className={styles.metaSep} aria-hidden="true">
               ·
             </span>
-            <span>est. {formatCost(costs.reduce((a, b) => a + b, 0))} in all</span>
+            <span>est. {formatCosts(costs, locale)} in all</span>
           </>
         )}
       </p>

@@ -1,8 +1,9 @@
 "use client";
 
 import { timeoutRuleText } from "./decision-text";
-import { formatAgo, formatRemaining, formatUtc, parseTime } from "./format";
+import { formatAgo, formatDateTime, formatRemaining, parseTime } from "./format";
 import styles from "./review-card.module.css";
+import { useTimeFormat } from "./time-context";
 import type { TimeoutAction } from "./types";
 import { useClock } from "./use-clock";
 
@@ -18,6 +19,7 @@ export function Countdown(props: {
   now: () => number;
 }) {
   const nowMs = useClock(props.now, true);
+  const timeFormat = useTimeFormat();
   const end = parseTime(props.expiresAt) ?? nowMs;
   const left = end - nowMs;
   const urgent = left < URGENT_MS;
@@ -34,7 +36,7 @@ export function Countdown(props: {
         <span role="timer">
           <time
             dateTime={props.expiresAt}
-            title={formatUtc(props.expiresAt)}
+            title={formatDateTime(props.expiresAt, timeFormat)}
             suppressHydrationWarning
           >
             {formatRemaining(left)}
@@ -49,13 +51,14 @@ export function Countdown(props: {
   );
 }
 
-/** "4 s ago", kept fresh; the exact time is in the tooltip. */
+/** "4 s ago", kept fresh; the exact time (in the card's zone) is in the tooltip. */
 export function Ago({ at, now }: { at: string; now: () => number }) {
   const nowMs = useClock(now, true);
+  const timeFormat = useTimeFormat();
   const ms = parseTime(at);
   if (ms === null) return null;
   return (
-    <time dateTime={at} title={formatUtc(at)} suppressHydrationWarning>
+    <time dateTime={at} title={formatDateTime(at, timeFormat)} suppressHydrationWarning>
       {formatAgo(ms, nowMs)}
     </time>
   );

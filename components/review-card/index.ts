@@ -13,7 +13,14 @@ export {
 } from "./follow-batch";
 export type { HeadingLevel } from "./card-header";
 export { decisionText, describeDecision, policyCause, timeoutRuleText } from "./decision-text";
-export { formatAgo, formatCost } from "./format";
+export {
+  formatAgo,
+  formatCost,
+  formatCosts,
+  formatDateTime,
+  formatShortDateTime,
+  type TimeFormat,
+} from "./format";
 export type {
   Batch,
   BatchDecisionRequest,

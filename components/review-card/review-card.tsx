@@ -1,6 +1,6 @@
 "use client";
 
-import { useId, useImperativeHandle, useLayoutEffect, useRef, type Ref } from "react";
+import { useId, useImperativeHandle, useLayoutEffect, useMemo, useRef, type Ref } from "react";
 import { BatchControls, BatchNotice } from "./batch-controls";
 import { CallRow, type CallRowHandle } from "./call-row";
 import { CardHeader, PlanSection, type HeadingLevel } from "./card-header";
@@ -8,6 +8,7 @@ import { ClaimControl, useLiveClaim } from "./claim-control";
 import { Countdown } from "./countdown";
 import { summarizeVotes } from "./decision-text";
 import styles from "./review-card.module.css";
+import { TimeFormatContext } from "./time-context";
 import type {
   Batch,
   BatchDecisionRequest,
@@ -44,6 +45,13 @@ export type ReviewCardProps = {
   theme?: "light" | "dark";
   /** the card's place in a list (1-based), for role="feed" hosts: aria-posinset / aria-setsize */
   position?: { index: number; total: number };
+  /**
+   * the IANA zone the exact times (tooltips) are written in, e.g. "Europe/Berlin"; default the
+   * browser's. A host that renders the card on the server passes the viewer's zone here.
+   */
+  timeZone?: string;
+  /** the BCP 47 locale times and costs are written in; default the browser's */
+  locale?: string;
 };
 
 function isPlanCall(batch: Batch, call: Call): boolean {
@@ -77,7 +85,11 @@ export function ReviewCard({
   headingLevel = 3,
   theme,
   position,
+  timeZone,
+  locale,
 }: ReviewCardProps) {
+  // One object per zone and locale, so the context does not re-render every time reader.
+  const timeFormat = useMemo(() => ({ timeZone, locale }), [timeZone, locale]);
   const decisions = useDecisions({
     batch: batchProp,
     onDecide,
@@ -151,81 +163,83 @@ export function ReviewCard({
   const ListTag = batch.calls.length > 1 ? "ol" : "div";
 
   return (
-    <article
-      ref={articleRef}
-      className={className}
-      aria-labelledby={headingId}
-      tabIndex={-1}
-      data-testid="review-card"
-      data-batch-id={batch.id}
-      data-status={batch.status}
-      data-selected={selected || undefined}
-      data-theme={theme}
-      aria-posinset={position?.index}
-      aria-setsize={position?.total}
-    >
-      <CardHeader
-        batch={batch}
-        headingId={headingId}
-        headingLevel={headingLevel}
-        runHref={runHref}
-        now={now}
+    <TimeFormatContext value={timeFormat}>
+      <article
+        ref={articleRef}
+        className={className}
+        aria-labelledby={headingId}
+        tabIndex={-1}
+        data-testid="review-card"
+        data-batch-id={batch.id}
+        data-status={batch.status}
+        data-selected={selected || undefined}
+        data-theme={theme}
+        aria-posinset={position?.index}
+        aria-setsize={position?.total}
       >
-        <ClaimControl
+        <CardHeader
           batch={batch}
-          claim={claim}
-          viewer={viewer}
-          open={open}
-          onClaim={onClaim}
+          headingId={headingId}
+          headingLevel={headingLevel}
+          runHref={runHref}
           now={now}
-        />
-      </CardHeader>
-      {batch.plan && (
-        <PlanSection plan={batch.plan} compact={compact} headingLevel={headingLevel} />
-      )}
-      {pending && <Countdown expiresAt={batch.expiresAt} onTimeout={batch.onTimeout} now={now} />}
-      {batch.status === "cancelled" && (
-        <p className={styles.muted}>
-          The agent cancelled this request{batch.cancelReason ? `: ${batch.cancelReason}` : "."}
-        </p>
-      )}
-      <ListTag className={styles.calls}>
-        {batch.calls.map((call, index) => (
-          <CallRow
-            key={call.id}
-            ref={(handle) => {
-              if (handle) rows.current.set(call.id, handle);
-              else rows.current.delete(call.id);
-            }}
-            as={ListTag === "ol" ? "li" : "div"}
-            call={call}
-            label={isPlanCall(batch, call) ? "plan" : (labels[index] ?? call.toolName)}
-            isPlanCall={isPlanCall(batch, call)}
-            showSummary={batch.calls.length > 1 || batch.plan !== null}
-            showStatus={batch.calls.length > 1}
-            actionable={actionable(call)}
-            busy={decisions.busy[call.id]}
-            notice={decisions.notices[call.id]}
-            decide={onDecide ? decisions.decide : undefined}
-            viewerId={viewer?.id}
+        >
+          <ClaimControl
+            batch={batch}
+            claim={claim}
+            viewer={viewer}
+            open={open}
+            onClaim={onClaim}
             now={now}
-            compact={compact}
           />
-        ))}
-      </ListTag>
-      {decisions.batchNotice && <BatchNotice notice={decisions.batchNotice} />}
-      {canDecideAll && (
-        <BatchControls
-          batch={batch}
-          busy={decisions.batchBusy}
-          decideBatch={decisions.decideBatch}
-          onSettled={onBatchSettled}
-        />
-      )}
-      {/* One polite announcement per outcome; the ticking texts above are deliberately not live. */}
-      <p role="status" className={styles.visuallyHidden}>
-        {decisions.announcement}
-      </p>
-    </article>
+        </CardHeader>
+        {batch.plan && (
+          <PlanSection plan={batch.plan} compact={compact} headingLevel={headingLevel} />
+        )}
+        {pending && <Countdown expiresAt={batch.expiresAt} onTimeout={batch.onTimeout} now={now} />}
+        {batch.status === "cancelled" && (
+          <p className={styles.muted}>
+            The agent cancelled this request{batch.cancelReason ? `: ${batch.cancelReason}` : "."}
+          </p>
+        )}
+        <ListTag className={styles.calls}>
+          {batch.calls.map((call, index) => (
+            <CallRow
+              key={call.id}
+              ref={(handle) => {
+                if (handle) rows.current.set(call.id, handle);
+                else rows.current.delete(call.id);
+              }}
+              as={ListTag === "ol" ? "li" : "div"}
+              call={call}
+              label={isPlanCall(batch, call) ? "plan" : (labels[index] ?? call.toolName)}
+              isPlanCall={isPlanCall(batch, call)}
+              showSummary={batch.calls.length > 1 || batch.plan !== null}
+              showStatus={batch.calls.length > 1}
+              actionable={actionable(call)}
+              busy={decisions.busy[call.id]}
+              notice={decisions.notices[call.id]}
+              decide={onDecide ? decisions.decide : undefined}
+              viewerId={viewer?.id}
+              now={now}
+              compact={compact}
+            />
+          ))}
+        </ListTag>
+        {decisions.batchNotice && <BatchNotice notice={decisions.batchNotice} />}
+        {canDecideAll && (
+          <BatchControls
+            batch={batch}
+            busy={decisions.batchBusy}
+            decideBatch={decisions.decideBatch}
+            onSettled={onBatchSettled}
+          />
+        )}
+        {/* One polite announcement per outcome; the ticking texts above are deliberately not live. */}
+        <p role="status" className={styles.visuallyHidden}>
+          {decisions.announcement}
+        </p>
+      </article>
+    </TimeFormatContext>
   );
 }

@@ -57,8 +57,10 @@ export type Call = {
   inputSchema: Record<string, unknown> | null;
   summary: string | null;
   risks: string[];
-  /** USD */
+  /** in costCurrency */
   costEstimate: number | null;
+  /** ISO 4217 code of costEstimate (absent from older servers: USD) */
+  costCurrency?: string;
   metadata: Record<string, unknown> | null;
   status: CallStatus;
   revision: number;

@@ -4,7 +4,8 @@ import type { BatchView, CallView } from "@/lib/api/views";
 import type { WireEvent } from "@/lib/events/wire";
 import type { Tone } from "./badges";
 import type { IconName } from "./icons";
-import { formatAbsolute, plural } from "./format";
+import { formatDateTime, type TimeFormat } from "@/lib/time/format";
+import { plural } from "./format";
 
 // What each event on a run's timeline says, kept pure so it reads the same everywhere.
 
@@ -29,10 +30,16 @@ export type TimelineContext = {
   toolByCallId: Map<string, string>;
   /** the agent's own ids for its tool calls (tool.* events name these) */
   toolByToolCallId: Map<string, string>;
+  /** the zone and locale the notes' times are written in (the viewer's) */
+  timeFormat: TimeFormat;
 };
 
-export function timelineContext(batches: BatchView[]): TimelineContext {
+export function timelineContext(
+  batches: BatchView[],
+  timeFormat: TimeFormat = { timeZone: "UTC" },
+): TimelineContext {
   const context: TimelineContext = {
+    timeFormat,
     batchById: new Map(),
     toolByCallId: new Map(),
     toolByToolCallId: new Map(),
@@ -250,7 +257,7 @@ export function describeEvent(event: WireEvent, context: TimelineContext): Event
         tone: "info",
         title: "Claimed by worker {code}",
         code: text(data.workerId) ?? "(unnamed)",
-        note: lease ? `Lease until ${formatAbsolute(lease)}` : null,
+        note: lease ? `Lease until ${formatDateTime(lease, context.timeFormat)}` : null,
       };
     }
 

@@ -3,7 +3,8 @@
 import { useRouter } from "next/navigation";
 import { useId, useState, useTransition, type FormEvent } from "react";
 import { requestRollbackAction } from "@/app/(reviewer)/actions";
-import { formatAbsolute } from "./format";
+import { useViewerTimeFormat } from "@/components/time/time-zone-provider";
+import { formatDateTime } from "@/lib/time/format";
 import styles from "./rollback-control.module.css";
 
 /**
@@ -30,6 +31,7 @@ export function RollbackControl({
   const reasonId = useId();
   const hintId = useId();
   const requested = justRequested ?? requestedAt;
+  const timeFormat = useViewerTimeFormat();
 
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -57,7 +59,7 @@ export function RollbackControl({
           <p className={styles.done} role="status" data-testid="rollback-status">
             Rollback requested{" "}
             <time dateTime={requested} className={styles.when}>
-              {formatAbsolute(requested)}
+              {formatDateTime(requested, timeFormat)}
             </time>
             . The next worker to claim this run gets the actions it reported, to revert them.
           </p>

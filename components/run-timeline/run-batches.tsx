@@ -3,7 +3,7 @@ import type { BatchView } from "@/lib/api/views";
 import { BatchStateBadge, Badge } from "./badges";
 import { callDecisionText } from "./describe-event";
 import { plural } from "./format";
-import { TimeStamp } from "./time-stamp";
+import { Time } from "@/components/time/time";
 import styles from "./run-timeline.module.css";
 
 /** A plan's summary as a reviewer edited it (the agent runs with this one), if they did. */
@@ -37,8 +37,7 @@ export function RunBatches({ batches, now }: { batches: BatchView[]; now: number
                   <Badge tone="neutral">{batch.kind === "plan" ? "Plan" : "Action"}</Badge>
                   <BatchStateBadge batch={batch} />
                   <span className={styles.batchMeta}>
-                    {batch.queue.name} ·{" "}
-                    <TimeStamp iso={batch.createdAt} now={now} variant="relative" />
+                    {batch.queue.name} · <Time iso={batch.createdAt} now={now} variant="relative" />
                   </span>
                   <Link href={`/batches/${batch.id}`} className={styles.batchLink}>
                     Review card
@@ -71,7 +70,7 @@ export function RunBatches({ batches, now }: { batches: BatchView[]; now: number
                         <div className={`${styles.callDecision} ${styles[decision.tone]}`}>
                           <span data-testid="call-decision">{decision.text}</span>
                           {call.decision && (
-                            <TimeStamp iso={call.decision.at} now={now} variant="relative" />
+                            <Time iso={call.decision.at} now={now} variant="relative" />
                           )}
                         </div>
                         {call.decision?.reason && (

@@ -1,7 +1,7 @@
 import type { ReactNode } from "react";
 import type { RunView } from "@/lib/api/views";
 import { formatBytes } from "./format";
-import { TimeStamp } from "./time-stamp";
+import { Time } from "@/components/time/time";
 import styles from "./run-timeline.module.css";
 
 /** The run's properties, as a definition list for the side panel. */
@@ -19,8 +19,8 @@ export function RunDetails({
     ["Run ID", <code key="id">{run.id}</code>, "run-id"],
     ["External ID", run.externalId ? <code key="ext">{run.externalId}</code> : <None />],
     ["Conversation", run.conversationId ? <code key="conv">{run.conversationId}</code> : <None />],
-    ["Created", <TimeStamp key="created" iso={run.createdAt} now={now} variant="stacked" />],
-    ["Updated", <TimeStamp key="updated" iso={run.updatedAt} now={now} variant="stacked" />],
+    ["Created", <Time key="created" iso={run.createdAt} now={now} variant="stacked" />],
+    ["Updated", <Time key="updated" iso={run.updatedAt} now={now} variant="stacked" />],
     [
       "Claimed by",
       run.claim ? (
@@ -28,7 +28,7 @@ export function RunDetails({
           <code>{run.claim.workerId}</code>
           <span className={styles.subtle}>
             {" "}
-            lease until <TimeStamp iso={run.claim.leaseExpiresAt} now={now} variant="relative" />
+            lease until <Time iso={run.claim.leaseExpiresAt} now={now} variant="relative" />
           </span>
         </span>
       ) : (

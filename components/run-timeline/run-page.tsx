@@ -5,7 +5,7 @@ import { shortId } from "./format";
 import { RollbackControl } from "./rollback-control";
 import { RunBatches } from "./run-batches";
 import { RunDetails } from "./run-details";
-import { TimeStamp } from "./time-stamp";
+import { Time } from "@/components/time/time";
 import { Timeline } from "./timeline";
 import styles from "./run-timeline.module.css";
 
@@ -14,10 +14,13 @@ export function RunPage({
   timeline,
   cursor,
   now,
+  timeZone,
 }: {
   timeline: RunTimeline;
   cursor: string | null;
   now: number;
+  /** the viewer's zone (the <Time>s read it from context; the timeline's notes need it here) */
+  timeZone: string;
 }) {
   const { run } = timeline;
   const batches = run.batches ?? [];
@@ -37,7 +40,7 @@ export function RunPage({
           <RunStatusBadge status={run.status} />
         </div>
         <p className={styles.lead}>
-          {run.agent.name} · started <TimeStamp iso={run.createdAt} now={now} variant="relative" />
+          {run.agent.name} · started <Time iso={run.createdAt} now={now} variant="relative" />
         </p>
       </header>
       <div className={styles.layout}>
@@ -48,6 +51,7 @@ export function RunPage({
             events={timeline.events}
             batches={batches}
             now={now}
+            timeZone={timeZone}
             cursor={cursor}
             nextCursor={timeline.nextCursor}
           />

@@ -4,7 +4,8 @@ import type { WireEvent } from "@/lib/events/wire";
 import { describeEvent, timelineContext } from "./describe-event";
 import { plural, previewJson } from "./format";
 import { Icon } from "./icons";
-import { TimeStamp } from "./time-stamp";
+import { Time } from "@/components/time/time";
+import { APP_LOCALE } from "@/lib/time/constants";
 import styles from "./run-timeline.module.css";
 
 function Title({ title, code }: { title: string; code?: string }) {
@@ -37,6 +38,7 @@ export function Timeline({
   events,
   batches,
   now,
+  timeZone,
   cursor,
   nextCursor,
 }: {
@@ -44,11 +46,13 @@ export function Timeline({
   events: WireEvent[];
   batches: BatchView[];
   now: number;
+  /** the viewer's zone, for the times inside event notes */
+  timeZone: string;
   /** the page shows the events after this seq */
   cursor: string | null;
   nextCursor: string | null;
 }) {
-  const context = timelineContext(batches);
+  const context = timelineContext(batches, { timeZone, locale: APP_LOCALE });
   return (
     <section className={styles.section} aria-labelledby="timeline-heading">
       <div className={styles.sectionHeader}>
@@ -86,7 +90,7 @@ export function Timeline({
                   {description.reason && <p className={styles.eventReason}>{description.reason}</p>}
                   <p className={styles.eventMeta}>
                     <Actor actor={event.actor} />
-                    <TimeStamp iso={event.at} now={now} />
+                    <Time iso={event.at} now={now} variant="inline" />
                   </p>
                   {description.payload && (
                     <details className={styles.payload}>

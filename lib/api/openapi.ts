@@ -22,6 +22,7 @@ import { CreateQueueInput } from "@/lib/queues/create-queue";
 import { UpdateQueueInput } from "@/lib/queues/update-queue";
 import { SaveViewInput } from "@/lib/views/save-view";
 import { NotificationPreferenceInput } from "@/lib/notifications/preferences";
+import { UpdateMySettingsInput } from "@/lib/people/my-settings";
 import {
   AgentModeInput,
   PolicyRuleInput,
@@ -61,6 +62,7 @@ const TAGS = {
   Notifications: "A reviewer's own notification preferences (email), per queue.",
   SingleSignOn:
     "Sign-in with the company's OpenID Connect identity provider (admins configure it).",
+  Me: "The caller's own settings: the time zone times are shown in.",
 };
 
 type Operation = {
@@ -771,6 +773,27 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       params: ["viewId"],
       ok: { status: 200, schema: "SavedView" },
       errors: [401, 403, 404],
+    },
+  },
+  "/me": {
+    get: {
+      operationId: "getMySettings",
+      tag: "Me",
+      summary: "The caller's own settings",
+      auth: "reviewer",
+      ok: { status: 200, schema: "MySettings" },
+      errors: [401, 403],
+    },
+    patch: {
+      operationId: "updateMySettings",
+      tag: "Me",
+      summary: "Change the caller's own settings",
+      description:
+        "timeZone (an IANA name such as Europe/Berlin, or null to follow the browser) sets the zone every time is shown to the caller in: relative times, their tooltips, the history's day filters and notification emails. The API's own times stay ISO-8601 UTC. An unknown zone is 400 and changes nothing. Writes a person.settings_updated event.",
+      auth: "reviewer",
+      body: UpdateMySettingsInput,
+      ok: { status: 200, schema: "MySettings" },
+      errors: [400, 401, 403, 413, 415],
     },
   },
   "/me/notification-preferences": {

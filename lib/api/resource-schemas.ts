@@ -74,6 +74,9 @@ export const CallResource = z
     summary: z.string().nullable(),
     risks: z.array(z.string()),
     costEstimate: z.number().nullable(),
+    costCurrency: z
+      .string()
+      .describe("the ISO 4217 currency of costEstimate, as the agent stated it (default USD)"),
     metadata: z.record(z.string(), z.unknown()).nullable(),
     status: z.enum(CALL_STATUSES),
     revision: z.int(),
@@ -374,6 +377,20 @@ export const NotificationPreferenceResource = z
   })
   .meta({ id: "NotificationPreference" });
 
+export const MySettingsResource = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    email: z.string(),
+    timeZone: z
+      .string()
+      .nullable()
+      .describe(
+        "the IANA zone every time is shown in, pages and emails; null: pages follow the browser's zone, emails are in UTC",
+      ),
+  })
+  .meta({ id: "MySettings" });
+
 export const resourceSchemas = {
   Run: RunResource,
   Batch: BatchResource,
@@ -471,6 +488,7 @@ export const resourceSchemas = {
     canCreateQueues: z.boolean().describe("the caller is an installation admin"),
   }),
   NotificationPreference: NotificationPreferenceResource,
+  MySettings: MySettingsResource,
   NotificationPreferenceList: z.object({
     preferences: z
       .array(NotificationPreferenceResource)

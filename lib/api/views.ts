@@ -50,6 +50,7 @@ function callView(
     summary: call.summary,
     risks: call.risks,
     costEstimate: call.costEstimate,
+    costCurrency: call.costCurrency,
     metadata: call.metadata ?? null,
     status: call.status,
     revision: call.revision,

@@ -6,6 +6,16 @@ const MAX_TIMEOUT_SECS = 30 * 24 * 3600;
 
 const JsonObject = z.record(z.string(), z.unknown());
 
+// The currencies this runtime can format (ISO 4217 codes it knows), read once.
+const KNOWN_CURRENCIES = new Set(Intl.supportedValuesOf("currency"));
+
+/** An ISO 4217 code, in capitals ("usd" is taken as "USD"); one Intl does not know is refused. */
+export const CurrencyCode = z
+  .string()
+  .regex(/^[A-Za-z]{3}$/, "an ISO 4217 code of three letters, e.g. EUR")
+  .transform((code) => code.toUpperCase())
+  .refine((code) => KNOWN_CURRENCIES.has(code), { message: "not an ISO 4217 currency code" });
+
 export const CallInput = z.object({
   toolCallId: z.string().min(1).max(200),
   toolName: z.string().min(1).max(200),
@@ -17,6 +27,9 @@ export const CallInput = z.object({
   summary: z.string().max(4000).optional(),
   risks: z.array(z.string().min(1).max(2000)).max(50).optional(),
   costEstimate: z.number().nonnegative().optional(),
+  costCurrency: CurrencyCode.optional().describe(
+    "the ISO 4217 currency of costEstimate (default USD); shown in it, never converted",
+  ),
   metadata: JsonObject.optional(),
 });
 export type CallInput = z.infer<typeof CallInput>;

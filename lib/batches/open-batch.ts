@@ -370,6 +370,7 @@ export function planOpenBatch(
     summary: call.summary ?? null,
     risks: call.risks ?? [],
     costEstimate: call.costEstimate ?? null,
+    costCurrency: call.costCurrency ?? "USD",
     metadata: call.metadata ?? null,
     status: "pending",
     revision: 1,

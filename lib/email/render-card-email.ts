@@ -1,5 +1,7 @@
 import type { NotificationKind } from "@/db/schema";
 import { publicBaseUrl, type BatchView } from "@/lib/api/views";
+import { APP_LOCALE } from "@/lib/time/constants";
+import { formatCosts, formatDateTime } from "@/lib/time/format";
 
 // Notification emails, as HTML and as plain text. Everything an agent wrote (tool names,
 // summaries, risks, the plan, its own name) is untrusted: HTML-escaped in the HTML part, and
@@ -35,16 +37,13 @@ function oneLine(text: string, max = MAX_FIELD): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-function utc(iso: string | null): string {
-  return iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "none";
-}
-
-function money(amount: number): string {
-  return amount.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+/** The deadline in the recipient's zone, the zone said ("25 Nov 2026, 17:05:00 GMT+5:30"). */
+function when(iso: string | null, timeZone: string): string {
+  return iso ? formatDateTime(iso, { timeZone, locale: APP_LOCALE }) : "none";
 }
 
 /** The card's facts, as label → value lines (plain text; escaped later for HTML). */
-function facts(item: CardItem): { label: string; value: string }[] {
+function facts(item: CardItem, timeZone: string): { label: string; value: string }[] {
   const { batch } = item;
   const tools = [...new Set(batch.calls.map((c) => oneLine(c.toolName, 100)))];
   const summaries = batch.calls.flatMap((c) => (c.summary ? [oneLine(c.summary)] : []));
@@ -52,7 +51,9 @@ function facts(item: CardItem): { label: string; value: string }[] {
   const risks = [
     ...new Set([...(batch.plan?.risks ?? []), ...batch.calls.flatMap((c) => c.risks)]),
   ].map((r) => oneLine(r, 200));
-  const costs = batch.calls.flatMap((c) => (c.costEstimate === null ? [] : [c.costEstimate]));
+  const costs = batch.calls.flatMap((c) =>
+    c.costEstimate === null ? [] : [{ amount: c.costEstimate, currency: c.costCurrency }],
+  );
   const lines = [
     { label: "Who asks", value: oneLine(batch.agent.name, 100) },
     { label: "Queue", value: oneLine(batch.queue.name, 100) },
@@ -64,9 +65,9 @@ function facts(item: CardItem): { label: string; value: string }[] {
     { label: "Risks", value: risks.length > 0 ? risks.join(" · ") : "none stated" },
     {
       label: "Cost",
-      value: costs.length > 0 ? money(costs.reduce((a, b) => a + b, 0)) : "not estimated",
+      value: costs.length > 0 ? formatCosts(costs) : "not estimated",
     },
-    { label: "Deadline", value: utc(batch.expiresAt) },
+    { label: "Deadline", value: when(batch.expiresAt, timeZone) },
   ];
   if (item.kind === "decision") {
     const by = item.detail.by as string | null;
@@ -112,18 +113,18 @@ const ACTION_TEXT: Record<NotificationKind, string> = {
 const LINK_NOTE =
   "The link works once, for you, and expires; it opens the card (after sign-in) and decides nothing by itself.";
 
-function textBlock(item: CardItem): string {
+function textBlock(item: CardItem, timeZone: string): string {
   return [
     headline(item),
     "",
-    ...facts(item).map((f) => `${f.label}: ${f.value}`),
+    ...facts(item, timeZone).map((f) => `${f.label}: ${f.value}`),
     "",
     `${ACTION_TEXT[item.kind]}: ${item.link}`,
   ].join("\n");
 }
 
-function htmlBlock(item: CardItem): string {
-  const rows = facts(item)
+function htmlBlock(item: CardItem, timeZone: string): string {
+  const rows = facts(item, timeZone)
     .map(
       (f) =>
         `<tr><th align="left" style="padding:4px 12px 4px 0;color:#555;font-weight:600;vertical-align:top">${escapeHtml(f.label)}</th><td style="padding:4px 0">${escapeHtml(f.value)}</td></tr>`,
@@ -151,26 +152,26 @@ ${body}
 </body></html>`;
 }
 
-/** One card, one message. */
-export function renderCardMail(item: CardItem): RenderedMail {
+/** One card, one message; its times in the recipient's zone (their own choice, else UTC). */
+export function renderCardMail(item: CardItem, timeZone = "UTC"): RenderedMail {
   const subject = `[Countersign] ${headline(item)}`;
   return {
     subject: oneLine(subject, 200),
-    text: `${textBlock(item)}\n\n${footerText()}`,
-    html: page(subject, htmlBlock(item)),
+    text: `${textBlock(item, timeZone)}\n\n${footerText()}`,
+    html: page(subject, htmlBlock(item, timeZone)),
   };
 }
 
-/** Several cards in one digest message, oldest first. */
-export function renderDigestMail(items: CardItem[]): RenderedMail {
+/** Several cards in one digest message, oldest first, times in the recipient's zone. */
+export function renderDigestMail(items: CardItem[], timeZone = "UTC"): RenderedMail {
   const title = `${items.length} card${items.length === 1 ? "" : "s"} for you`;
   const divider = '\n<hr style="border:0;border-top:1px solid #ddd;margin:20px 0">\n';
   return {
     subject: `[Countersign] ${title}`,
-    text: `${title}\n\n${items.map(textBlock).join("\n\n----\n\n")}\n\n${footerText()}`,
+    text: `${title}\n\n${items.map((item) => textBlock(item, timeZone)).join("\n\n----\n\n")}\n\n${footerText()}`,
     html: page(
       `[Countersign] ${title}`,
-      `<h1 style="font-size:20px;margin:0 0 20px">${title}</h1>\n${items.map(htmlBlock).join(divider)}`,
+      `<h1 style="font-size:20px;margin:0 0 20px">${title}</h1>\n${items.map((item) => htmlBlock(item, timeZone)).join(divider)}`,
     ),
   };
 }

@@ -7,6 +7,8 @@ import { loadBatchViews, type BatchView } from "@/lib/api/views";
 import { requireReviewer, reviewerQueueIds, type Actor } from "@/lib/auth/actor";
 import { byIdDescending, mergePages } from "@/lib/batches/merge-pages";
 import { InvalidRequestError, NotFoundError } from "@/lib/errors";
+import { endOfLocalDay, startOfLocalDay } from "@/lib/time/local-day";
+import { DEFAULT_TIME_ZONE, TimeZoneName } from "@/lib/time/zone";
 
 // The decided batches of a reviewer's queues, newest decision first: the audit view of who
 // approved what. The export (export-history.ts) walks the same filtered list.
@@ -15,7 +17,7 @@ import { InvalidRequestError, NotFoundError } from "@/lib/errors";
 export const SETTLED_STATUSES = ["decided", "expired", "cancelled"] as const;
 
 const Id = z.string().min(1).max(200);
-/** `2025-03-01` (a whole UTC day) or an ISO-8601 time with its offset */
+/** `2025-03-01` (a whole day in `timeZone`) or an ISO-8601 time with its offset */
 const DateOrTime = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
 
 /** The filters, shared by the list and the export. */
@@ -27,16 +29,23 @@ export const historyFilterFields = {
   status: z.enum(SETTLED_STATUSES).optional(),
   decidedBy: Id.optional().describe("batches with a call decided by this reviewer id"),
   kind: z.enum(BATCH_KINDS).optional(),
-  from: DateOrTime.optional().describe("decided at or after (a date is its first instant, UTC)"),
-  to: DateOrTime.optional().describe("decided at or before (a date includes the whole day, UTC)"),
+  from: DateOrTime.optional().describe(
+    "decided at or after (a date is its first instant in timeZone)",
+  ),
+  to: DateOrTime.optional().describe(
+    "decided at or before (a date includes the whole day in timeZone)",
+  ),
+  timeZone: TimeZoneName.optional().describe(
+    "the IANA zone whose calendar days a date-only from/to names (default UTC): the reviewer's own days, DST included",
+  ),
 };
 
 /** The refinement every filtered query shares: `.refine(...fromNotAfterTo)`. */
 export const fromNotAfterTo: [
-  (f: { from?: string; to?: string }) => boolean,
+  (f: { from?: string; to?: string; timeZone?: string }) => boolean,
   { message: string; path: string[] },
 ] = [
-  (f) => !f.from || !f.to || startOf(f.from) <= endOf(f.to),
+  (f) => !f.from || !f.to || startOf(f.from, f.timeZone) <= endOf(f.to, f.timeZone),
   { message: "'from' is after 'to'", path: ["from"] },
 ];
 
@@ -54,10 +63,12 @@ export const ListHistoryQuery = z
 export type ListHistoryQuery = z.infer<typeof ListHistoryQuery>;
 
 const isDateOnly = (value: string) => /^\d{4}-\d{2}-\d{2}$/.test(value);
-const startOf = (value: string) => Date.parse(isDateOnly(value) ? `${value}T00:00:00Z` : value);
-/** the last millisecond `to` covers: a date means the whole day */
-const endOf = (value: string) =>
-  isDateOnly(value) ? Date.parse(`${value}T00:00:00Z`) + 86_400_000 - 1 : Date.parse(value);
+/** the first instant `from` covers: a date means its first instant where the reviewer is */
+const startOf = (value: string, timeZone = DEFAULT_TIME_ZONE) =>
+  isDateOnly(value) ? startOfLocalDay(value, timeZone) : Date.parse(value);
+/** the last millisecond `to` covers: a date means the whole day (23 or 25 hours on DST days) */
+const endOf = (value: string, timeZone = DEFAULT_TIME_ZONE) =>
+  isDateOnly(value) ? endOfLocalDay(value, timeZone) : Date.parse(value);
 
 /** A GET form sends every field, empty ones as ""; an empty filter is no filter. */
 export function withoutEmptyValues(query: unknown): unknown {
@@ -126,8 +137,9 @@ export async function historyConditions(
       sql`exists (select 1 from ${calls} where ${calls.batchId} = ${batches.id} and ${calls.decidedBy} = ${filters.decidedBy})`,
     );
   }
-  if (filters.from) conditions.push(gte(batches.decidedAt, startOf(filters.from)));
-  if (filters.to) conditions.push(lte(batches.decidedAt, endOf(filters.to)));
+  if (filters.from)
+    conditions.push(gte(batches.decidedAt, startOf(filters.from, filters.timeZone)));
+  if (filters.to) conditions.push(lte(batches.decidedAt, endOf(filters.to, filters.timeZone)));
   return {
     queueIds,
     filters: and(...conditions)!,

@@ -15,6 +15,7 @@ import * as history from "@/app/api/v1/history/route";
 import * as insights from "@/app/api/v1/insights/route";
 import * as myNotificationPreference from "@/app/api/v1/me/notification-preferences/[queueId]/route";
 import * as myNotificationPreferences from "@/app/api/v1/me/notification-preferences/route";
+import * as me from "@/app/api/v1/me/route";
 import * as openApi from "@/app/api/v1/openapi.json/route";
 import * as personPasswordReset from "@/app/api/v1/people/[userId]/password-reset/route";
 import * as person from "@/app/api/v1/people/[userId]/route";
@@ -96,6 +97,7 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/history": history,
   "/api/v1/history/export": historyExport,
   "/api/v1/insights": insights,
+  "/api/v1/me": me,
   "/api/v1/me/notification-preferences": myNotificationPreferences,
   "/api/v1/me/notification-preferences/[queueId]": myNotificationPreference,
   "/api/v1/openapi.json": openApi,

@@ -34,7 +34,10 @@ export const RequestApprovalInput = z.object({
   ),
   risks: CallInput.shape.risks.describe("What could go wrong if it runs, one short item each."),
   costEstimate: CallInput.shape.costEstimate.describe(
-    "What the call will cost, when it spends money (a plain number, e.g. dollars).",
+    "What the call will cost, when it spends money (a plain number, in costCurrency).",
+  ),
+  costCurrency: CallInput.shape.costCurrency.describe(
+    "The ISO 4217 currency of costEstimate, e.g. EUR (default USD).",
   ),
   inputSchema: CallInput.shape.inputSchema.describe(
     "The tool's JSON Schema for its arguments, if you have it: a reviewer's edits are checked against it.",
@@ -100,6 +103,7 @@ export async function requestApproval(
         summary: input.summary,
         risks: input.risks,
         costEstimate: input.costEstimate,
+        costCurrency: input.costCurrency,
       },
     ],
     queue: input.queue,

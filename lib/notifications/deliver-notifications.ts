@@ -12,6 +12,7 @@ import {
 import { statement, updateRow, writeBatch, type Statement } from "@/db/write-batch";
 import { loadBatchViews, type BatchView } from "@/lib/api/views";
 import { cardLinkUrl } from "@/lib/email/card-links";
+import { resolveTimeZone } from "@/lib/time/zone";
 import { renderCardMail, renderDigestMail, type CardItem } from "@/lib/email/render-card-email";
 import { emailConfigured, sendMail, smtpTimeoutMs } from "@/lib/email/transport";
 import { KIND_SWITCH } from "./preferences";
@@ -103,7 +104,7 @@ async function claim(group: Notification[], now: number): Promise<Notification[]
   return group.filter((r) => claimed.has(r.id)).map((r) => ({ ...r, attempts: r.attempts + 1 }));
 }
 
-type Recipient = { email: string; deactivated: boolean };
+type Recipient = { email: string; deactivated: boolean; timeZone: string };
 
 /** What is true at send time: the person, the cards as they see them, and their say. */
 async function sendTimeFacts(rows: Notification[]) {
@@ -112,7 +113,7 @@ async function sendTimeFacts(rows: Notification[]) {
   const batchIds = [...new Set(rows.map((r) => r.batchId))];
   const [[user], memberOf, preferences, cards, states] = await Promise.all([
     db
-      .select({ email: users.email, deactivatedAt: users.deactivatedAt })
+      .select({ email: users.email, deactivatedAt: users.deactivatedAt, timeZone: users.timeZone })
       .from(users)
       .where(eq(users.id, userId)),
     db
@@ -128,7 +129,12 @@ async function sendTimeFacts(rows: Notification[]) {
   ]);
   return {
     recipient: user
-      ? ({ email: user.email, deactivated: user.deactivatedAt !== null } satisfies Recipient)
+      ? ({
+          email: user.email,
+          deactivated: user.deactivatedAt !== null,
+          // Their own zone; an email has no browser to ask, so UTC otherwise.
+          timeZone: resolveTimeZone(user.timeZone, null).timeZone,
+        } satisfies Recipient)
       : null,
     queues: new Set(memberOf.map((m) => m.queueId)),
     preferences: new Map(preferences.map((p) => [p.queueId, p])),
@@ -185,8 +191,8 @@ async function deliver(group: Notification[], now: number): Promise<boolean> {
 
   const mail =
     items.length === 1 && !items[0]!.row.digest
-      ? renderCardMail(items[0]!)
-      : renderDigestMail(items);
+      ? renderCardMail(items[0]!, facts.recipient!.timeZone)
+      : renderDigestMail(items, facts.recipient!.timeZone);
   const first = items[0]!.row;
   try {
     await sendMail({

@@ -52,6 +52,8 @@ export type Call = {
   summary: string | null;
   risks: string[];
   costEstimate: number | null;
+  /** ISO 4217 code of costEstimate (absent from older servers: USD) */
+  costCurrency?: string;
   metadata: Record<string, unknown> | null;
   status: CallStatus;
   revision: number;
@@ -152,6 +154,8 @@ export type CallInput = {
   summary?: string;
   risks?: string[];
   costEstimate?: number;
+  /** ISO 4217 code of costEstimate, e.g. "EUR" (default USD): reviewers see the cost in it */
+  costCurrency?: string;
   metadata?: Record<string, unknown>;
 };
 

@@ -36,6 +36,7 @@ describe("GET /api/v1/openapi.json", () => {
         "/history",
         "/history/export",
         "/insights",
+        "/me",
         "/me/notification-preferences",
         "/me/notification-preferences/{queueId}",
         "/people",

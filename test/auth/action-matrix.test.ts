@@ -182,6 +182,7 @@ const PEOPLE = "app/(reviewer)/people/actions.ts";
 const LINKS = "app/(auth)/invite/actions.ts";
 const NOTIFICATIONS = "app/(reviewer)/notifications/actions.ts";
 const SSO = "app/(reviewer)/settings/sso/actions.ts";
+const SETTINGS = "app/(reviewer)/settings/actions.ts";
 /** inviting into a queue, resetting its members' passwords: its leads and installation admins */
 const PEOPLE_MANAGERS: Record<Caller, Answer> = { ...MANAGERS, outsider: "forbidden" };
 /** renaming, deactivating: installation admins (a lead elsewhere is refused, not misled) */
@@ -585,6 +586,15 @@ const cases: ActionCase[] = [
         },
       ],
     }),
+  },
+  {
+    file: SETTINGS,
+    name: "saveMySettingsAction",
+    // one's own settings: anyone signed in, and there is no way to name someone else
+    answers: SIGNED_IN,
+    event: "person.settings_updated",
+    // each caller's first zone of their own, so a change (saving the same zone again writes nothing)
+    prepare: async () => ({ args: [{ timeZone: "Asia/Kolkata" }] }),
   },
   {
     file: LINKS,

@@ -272,6 +272,9 @@ const MATRIX: Row[] = [
   { operation: "PUT /me/notification-preferences/{queueId}",
     request: (f) => [`/me/notification-preferences/${f.queue.id}`, { delivery: "digest", digestMinutes: 30, events: { newCards: true, deadlines: false, escalations: true, decisions: true } }],
     expected: MEMBER_DECIDES },
+  // one's own settings (issue 16, time zones): every reviewer, each their own (no id to name another)
+  { operation: "GET /me", request: () => ["/me"], expected: REVIEWER_LIST },
+  { operation: "PATCH /me", request: () => ["/me", { timeZone: "Asia/Kolkata" }], expected: REVIEWER_LIST },
 
   // people (issue 14): admins manage everyone; a lead invites into their queues and resets the
   // passwords of their queues' members; renaming and deactivating are the admins'

@@ -250,6 +250,17 @@ describe("notification settings and card links (issue 16)", () => {
     expect(outsider.html).not.toContain(emails.reviewer);
   });
 
+  it("shows the settings page to anyone signed in, with their own settings only", async () => {
+    const signedOut = await page("/settings", null);
+    expect([307, 308]).toContain(signedOut.status);
+    expect(signedOut.location).toMatch(/\/sign-in/);
+    for (const who of ["reviewer", "outsider"]) {
+      const answer = await page("/settings", who);
+      expect(answer.status, who).toBe(200);
+      expect(answer.html, who).toContain("Show times in");
+    }
+  });
+
   it("answers a card link that is not one with a clear page, to anyone, deciding nothing", async () => {
     for (const who of [null, "reviewer", "outsider"]) {
       const answer = await page("/card-link/not.a-link", who);

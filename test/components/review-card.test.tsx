@@ -46,6 +46,31 @@ function setup(
 const ok = (batch: Batch): DecisionResult => ({ ok: true, batch });
 
 describe("ReviewCard: what it shows", () => {
+  it("writes exact times in the host's zone and costs in each call's currency", () => {
+    const batch = makeBatch({
+      calls: [
+        makeCall({ id: "c1", costEstimate: 1234.5, costCurrency: "JPY" }),
+        makeCall({ id: "c2", toolCallId: "t2", costEstimate: 10, costCurrency: "EUR" }),
+        makeCall({ id: "c3", toolCallId: "t3", costEstimate: 2.5, costCurrency: "EUR" }),
+      ],
+    });
+    setup(batch, undefined, { timeZone: "Asia/Kolkata", locale: "en-US" });
+    const card = screen.getByTestId("review-card");
+    expect(within(card).getByText("est. ¥1,235")).toBeTruthy();
+    expect(within(card).getByText("est. ¥1,235 + €12.50 in all")).toBeTruthy();
+    const asked = card.querySelector(`time[datetime="${batch.createdAt}"]`)!;
+    expect(asked.getAttribute("title")).toMatch(/GMT\+5:30$/);
+    const deadline = screen.getByTestId("countdown").querySelector("time")!;
+    expect(deadline.getAttribute("title")).toMatch(/GMT\+5:30$/);
+    cleanup();
+    // another zone, the same instants
+    setup(batch, undefined, { timeZone: "America/New_York", locale: "en-US" });
+    const again = screen
+      .getByTestId("review-card")
+      .querySelector(`time[datetime="${batch.createdAt}"]`)!;
+    expect(again.getAttribute("title")).toMatch(/E[SD]T$/);
+  });
+
   it("labels an action with its agent, queue, run, cost, risks and deadline", () => {
     const batch = makeBatch({
       calls: [makeCall({ costEstimate: 12.5, risks: ["Money leaves the company"] })],

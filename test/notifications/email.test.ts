@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { batches, events, notifications } from "@/db/schema";
 import { cardLinkUrl } from "@/lib/email/card-links";
+import { APP_LOCALE } from "@/lib/time/constants";
+import { formatDateTime } from "@/lib/time/format";
 import { removeMember } from "@/lib/queues/remove-member";
 import { OPERATOR } from "@/lib/queues/queue-access";
 import { addMember } from "@/lib/queues/add-member";
@@ -90,6 +92,7 @@ function hostileBatch() {
         summary: 'Refund <script>alert("x")</script> order A-1001',
         risks: ["Money <img src=x onerror=alert(1)> leaves"],
         costEstimate: 25,
+        costCurrency: "EUR",
       },
     ],
     timeoutSecs: 3600,
@@ -190,10 +193,17 @@ describe("preferences", () => {
 });
 
 describe("email", () => {
-  let batch: { id: string; calls: { id: string; revision: number }[] };
+  let batch: { id: string; expiresAt: string; calls: { id: string; revision: number }[] };
   let mail: ReceivedMail;
 
   it("mails a new card at once: who asks, tool, summary, risks, cost, deadline, a link", async () => {
+    // Ivy chose her own time zone: her mail writes the deadline in it (others' in UTC).
+    const zone = await clients.ivy.raw("/me", {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ timeZone: "Asia/Kolkata" }),
+    });
+    expect(zone.status).toBe(200);
     ({ batch } = await pauseNewRun(agent, hostileBatch()));
     mail = await waitUntil(() => smtp.to(people.ivy.email)[0], { what: "Ivy's email" });
     const { parsed } = mail;
@@ -206,10 +216,11 @@ describe("email", () => {
       "Tool: refund_order",
       'Summary: Refund <script>alert("x")</script> order A-1001',
       "Risks: Money <img src=x onerror=alert(1)> leaves",
-      "Cost: 25.00",
-      "Deadline: ",
+      "Cost: €25.00", // in the currency the call states
+      `Deadline: ${formatDateTime(batch.expiresAt, { timeZone: "Asia/Kolkata", locale: APP_LOCALE })}`,
     ])
       expect(text).toContain(fact);
+    expect(text).toMatch(/Deadline: .* GMT\+5:30/);
     // Agent text is escaped in the HTML part: no tag of the agent's survives as markup.
     const html = String(parsed.html);
     expect(html).toContain("Billing &lt;b&gt;bot&lt;/b&gt;");

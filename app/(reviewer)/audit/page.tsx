@@ -5,6 +5,7 @@ import styles from "@/components/queue-settings/queue-settings.module.css";
 import { describeTrustEvent } from "@/lib/audit/describe-event";
 import { listAuditEvents } from "@/lib/audit/list-audit";
 import { ForbiddenError } from "@/lib/errors";
+import { Time } from "@/components/time/time";
 import { currentReviewer } from "../current-reviewer";
 
 export const dynamic = "force-dynamic";
@@ -17,6 +18,7 @@ export default async function AuditPage({
 }) {
   const reviewer = await currentReviewer();
   const { before } = await searchParams;
+  const renderedAt = renderTime();
   const header = (
     <header className={styles.header}>
       <div>
@@ -64,7 +66,7 @@ export default async function AuditPage({
               {page.events.map((event) => (
                 <tr key={event.seq} data-testid="audit-row">
                   <td className={credentials.nowrap}>
-                    <time dateTime={event.at}>{event.at.replace("T", " ").slice(0, 19)} UTC</time>
+                    <Time iso={event.at} now={renderedAt} variant="exact" />
                   </td>
                   <td>{event.actor.name ?? event.actor.kind}</td>
                   <td>{describeTrustEvent(event)}</td>
@@ -83,4 +85,9 @@ export default async function AuditPage({
       </nav>
     </>
   );
+}
+
+/** The clock every relative time on the page is measured from, read once per request. */
+function renderTime(): number {
+  return Date.now();
 }

@@ -5,7 +5,7 @@ import type { BatchView } from "@/lib/api/views";
 import { ApiError } from "@/lib/errors";
 import { historyFilterOptions } from "@/lib/history/filter-options";
 import { listHistory } from "@/lib/history/list-history";
-import { currentReviewer } from "../current-reviewer";
+import { currentReviewer, currentTimeZone } from "../current-reviewer";
 
 export const dynamic = "force-dynamic";
 
@@ -23,11 +23,13 @@ export default async function HistoryRoute({
   const filters = filtersOf(params);
   const cursor = cursorOf(params);
   const options = await historyFilterOptions(reviewer);
+  // The From and To days are the reviewer's own calendar days, in the zone the page shows.
+  const { timeZone } = await currentTimeZone();
 
   let page: { batches: BatchView[]; nextCursor: string | null } = { batches: [], nextCursor: null };
   let problem: HistoryProblem | undefined;
   try {
-    page = await listHistory(reviewer, { ...filters, cursor, limit: PAGE_SIZE });
+    page = await listHistory(reviewer, { ...filters, timeZone, cursor, limit: PAGE_SIZE });
   } catch (error) {
     // A filter from a hand-edited URL (a bad date, a queue that is not theirs) is shown, not thrown.
     if (!(error instanceof ApiError) || error.status >= 500) throw error;
@@ -42,6 +44,7 @@ export default async function HistoryRoute({
       page={page}
       problem={problem}
       now={renderTime()}
+      timeZone={timeZone}
     />
   );
 }

@@ -3,7 +3,7 @@ import { notFound } from "next/navigation";
 import { RunPage } from "@/components/run-timeline/run-page";
 import { InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { runTimeline, type RunTimeline } from "@/lib/runs/run-timeline";
-import { currentReviewer } from "../../current-reviewer";
+import { currentReviewer, currentTimeZone } from "../../current-reviewer";
 
 export const dynamic = "force-dynamic";
 
@@ -30,7 +30,8 @@ export default async function RunRoute({ params, searchParams }: Props) {
     if (error instanceof NotFoundError || error instanceof InvalidRequestError) notFound();
     throw error;
   }
-  return <RunPage timeline={timeline} cursor={pageCursor} now={renderTime()} />;
+  const { timeZone } = await currentTimeZone();
+  return <RunPage timeline={timeline} cursor={pageCursor} now={renderTime()} timeZone={timeZone} />;
 }
 
 /** The clock every relative time on the page is measured from, read once per request. */

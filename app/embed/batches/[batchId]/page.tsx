@@ -1,10 +1,12 @@
 import type { Metadata } from "next";
+import { cookies } from "next/headers";
 import { notFound, redirect } from "next/navigation";
 import { getDb } from "@/db/client";
 import { sessionReviewer } from "@/app/(reviewer)/current-reviewer";
 import { findBatchForReviewer } from "@/lib/api/access";
 import { loadBatchView } from "@/lib/api/views";
 import { NotFoundError } from "@/lib/errors";
+import { TIME_ZONE_COOKIE, viewerTimeZone } from "@/lib/time/viewer-time-zone";
 import { embedAllowedOrigins } from "../../allowed-origins";
 import { EmbedBatch } from "./embed-batch";
 
@@ -33,12 +35,17 @@ export default async function EmbedBatchPage({
   }
   const batch = (await loadBatchView(getDb(), batchId))!;
   const { theme } = await searchParams;
+  const { timeZone } = await viewerTimeZone(
+    reviewer.id,
+    (await cookies()).get(TIME_ZONE_COOKIE)?.value,
+  );
   return (
     <EmbedBatch
       initial={batch}
       viewer={{ id: reviewer.id, name: reviewer.name }}
       allowedOrigins={embedAllowedOrigins()}
       theme={theme === "light" || theme === "dark" ? theme : undefined}
+      timeZone={timeZone}
     />
   );
 }
