@@ -72,7 +72,7 @@ test("a plan card names its own controls; the edited summary is what the agent g
 
   // Reject opens a reason box that says it rejects the plan; Escape backs out of it.
   await card.getByRole("button", { name: "Reject plan", exact: true }).click();
-  await expect(card.getByRole("textbox", { name: "Reason for rejecting the plan" })).toBeFocused();
+  await expect(card.getByRole("textbox", { name: /^Reason for rejecting the plan/ })).toBeFocused();
   await page.keyboard.press("Escape");
 
   await card.getByRole("button", { name: "Edit plan summary", exact: true }).click();
