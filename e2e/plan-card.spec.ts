@@ -53,6 +53,7 @@ async function shootEverywhere(page: Page, card: Locator, name: string) {
 test("a plan card names its own controls; the edited summary is what the agent gets", async ({
   page,
 }) => {
+  test.setTimeout(150_000); // axe and four screenshots, three times over, on a shared machine
   const team = await seedTeam();
   await signIn(page, team.reviewers[0]!);
   const { run, batch } = await pause(team.agent, { kind: "plan", timeoutSecs: 1800, plan });
@@ -108,6 +109,7 @@ test("a plan card names its own controls; the edited summary is what the agent g
 test("a plan sent with its steps as calls: rows are steps, the plan is decided whole", async ({
   page,
 }) => {
+  test.setTimeout(90_000);
   const team = await seedTeam();
   await signIn(page, team.reviewers[0]!);
   const { batch } = await pause(team.agent, {
@@ -140,7 +142,7 @@ test("a plan sent with its steps as calls: rows are steps, the plan is decided w
 test("the demo's plan: approved with an edited summary, then each later step asks on its own card", async ({
   page,
 }) => {
-  test.setTimeout(120_000);
+  test.setTimeout(180_000);
   const team = await seedTeam();
   await signIn(page, team.reviewers[0]!);
   const inherited = { ...process.env };
@@ -166,10 +168,11 @@ test("the demo's plan: approved with an edited summary, then each later step ask
   demo.stderr.on("data", (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => demo.once("exit", resolve));
   try {
-    const planCard = page.locator('[data-testid="review-card"][data-status="pending"]', {
+    const found = page.locator('[data-testid="review-card"][data-status="pending"]', {
       has: page.getByRole("group", { name: "Decide the plan" }),
     });
-    await expect(planCard).toBeVisible({ timeout: 30_000 });
+    await expect(found).toBeVisible({ timeout: 30_000 });
+    const planCard = cardOf(page, (await found.getAttribute("data-batch-id"))!);
     await expect(planCard).toContainText("each asked for on its own once this plan is approved");
     await planCard.getByRole("button", { name: "Edit plan summary", exact: true }).click();
     const edited = "Rotate the checkout-api credentials tonight, after the batch jobs.";

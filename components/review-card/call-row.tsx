@@ -153,7 +153,8 @@ export function CallRow({
       aria-busy={busy ? true : undefined}
     >
       <div className={styles.callHead}>
-        <code className={styles.toolName}>{call.toolName}</code>
+        {/* a plan's synthetic call: the card's Plan label already says what it is */}
+        {!isPlanCall && <code className={styles.toolName}>{call.toolName}</code>}
         {call.costEstimate !== null && (
           <span className={styles.cost} title={`Estimated cost (${call.costCurrency ?? "USD"})`}>
             est. {formatCost(call.costEstimate, call.costCurrency, locale)}
