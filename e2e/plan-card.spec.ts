@@ -57,7 +57,6 @@ test("a plan card names its own controls; the edited summary is what the agent g
   const team = await seedTeam();
   await signIn(page, team.reviewers[0]!);
   const { run, batch } = await pause(team.agent, { kind: "plan", timeoutSecs: 1800, plan });
-  const waiting = team.agent.get(`/batches/${batch.id}?wait=30`);
   const card = cardOf(page, batch.id);
 
   const controls = card.getByRole("group", { name: "Decide the plan" });
@@ -85,7 +84,8 @@ test("a plan card names its own controls; the edited summary is what the agent g
   await shootEverywhere(page, card, "plan-summary-editor");
   await card.getByRole("button", { name: "Approve the plan with the edited summary" }).click();
 
-  const answer = await waiting;
+  // the agent's long-poll answers once the decision is made
+  const answer = await team.agent.get(`/batches/${batch.id}?wait=30`);
   expect(answer.body.status).toBe("decided");
   expect(answer.body.outcome).toBe("approved");
   expect(answer.body.calls[0].decision).toMatchObject({
