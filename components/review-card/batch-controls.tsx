@@ -32,26 +32,34 @@ export function BatchControls(props: {
   }
 
   const count = pending.length;
+  // A plan sent with its steps as calls is approved or rejected as a whole here; each step's own
+  // row names the step, never the plan.
+  const plan = batch.kind === "plan";
+  const steps = `${count} step${count === 1 ? "" : "s"}`;
   if (rejecting) {
     return (
       <div className={styles.batchControls}>
         <ReasonForm
-          label={`Reason for rejecting all ${count} calls`}
+          label={plan ? "Reason for rejecting the plan" : `Reason for rejecting all ${count} calls`}
           value={reason}
           onChange={setReason}
           onSubmit={(text) => void send("reject", text)}
           onCancel={() => setRejecting(false)}
           busy={busy === "reject"}
-          submitLabel={`Reject all ${count}`}
+          submitLabel={plan ? "Reject plan" : `Reject all ${count}`}
           busyLabel="Rejecting all…"
-          submitAriaLabel={`Reject all ${count} calls`}
+          submitAriaLabel={plan ? `Reject the plan (all ${steps})` : `Reject all ${count} calls`}
           testIds={{ reason: "reject-all-reason", confirm: "confirm-reject-all" }}
         />
       </div>
     );
   }
   return (
-    <div className={styles.batchControls} role="group" aria-label="Decide every call">
+    <div
+      className={styles.batchControls}
+      role="group"
+      aria-label={plan ? "Decide the whole plan" : "Decide every call"}
+    >
       <button
         type="button"
         className={`${styles.button} ${styles.buttonApprove}`}
@@ -59,7 +67,11 @@ export function BatchControls(props: {
         disabled={busy !== null}
         onClick={() => void send("approve")}
       >
-        {busy === "approve" ? "Approving all…" : `Approve all ${count}`}
+        {busy === "approve"
+          ? "Approving all…"
+          : plan
+            ? `Approve plan (all ${steps})`
+            : `Approve all ${count}`}
       </button>
       <button
         type="button"
@@ -68,7 +80,7 @@ export function BatchControls(props: {
         disabled={busy !== null}
         onClick={() => setRejecting(true)}
       >
-        Reject all {count}
+        {plan ? `Reject plan (all ${steps})` : `Reject all ${count}`}
       </button>
     </div>
   );

@@ -153,7 +153,8 @@ export function CallRow({
       aria-busy={busy ? true : undefined}
     >
       <div className={styles.callHead}>
-        <code className={styles.toolName}>{call.toolName}</code>
+        {/* a plan's synthetic call: the card's Plan label already says what it is */}
+        {!isPlanCall && <code className={styles.toolName}>{call.toolName}</code>}
         {call.costEstimate !== null && (
           <span className={styles.cost} title={`Estimated cost (${call.costCurrency ?? "USD"})`}>
             est. {formatCost(call.costEstimate, call.costCurrency, locale)}
@@ -221,7 +222,11 @@ export function CallRow({
       )}
 
       {actionable && mode.kind === "idle" && (
-        <div className={styles.controls} role="group" aria-label={`Decide ${label}`}>
+        <div
+          className={styles.controls}
+          role="group"
+          aria-label={planSummary !== null ? "Decide the plan" : `Decide ${label}`}
+        >
           <button
             type="button"
             className={`${styles.button} ${styles.buttonApprove}`}
@@ -230,7 +235,7 @@ export function CallRow({
             aria-label={busy === "approve" ? `Approving ${label}…` : `Approve ${label}`}
             onClick={() => void approve()}
           >
-            {busy === "approve" ? "Approving…" : "Approve"}
+            {busy === "approve" ? "Approving…" : planSummary !== null ? "Approve plan" : "Approve"}
           </button>
           {scopeSelect}
           <span className={styles.spacer} />
@@ -243,7 +248,7 @@ export function CallRow({
             aria-label={`Reject ${label}`}
             onClick={() => open("rejecting")}
           >
-            Reject
+            {planSummary !== null ? "Reject plan" : "Reject"}
           </button>
           <button
             ref={editRef}
@@ -254,7 +259,7 @@ export function CallRow({
             aria-label={planSummary !== null ? "Edit plan summary" : `Edit ${label}`}
             onClick={() => open("editing")}
           >
-            {planSummary !== null ? "Edit summary" : "Edit"}
+            {planSummary !== null ? "Edit plan summary" : "Edit"}
           </button>
         </div>
       )}
@@ -266,7 +271,9 @@ export function CallRow({
       )}
       {actionable && mode.kind === "rejecting" && (
         <ReasonForm
-          label={`Reason for rejecting ${label}`}
+          label={
+            planSummary !== null ? "Reason for rejecting the plan" : `Reason for rejecting ${label}`
+          }
           value={reason}
           onChange={setReason}
           onSubmit={(text) =>
@@ -279,7 +286,7 @@ export function CallRow({
           }
           onCancel={close}
           busy={busy === "reject"}
-          submitLabel="Reject"
+          submitLabel={planSummary !== null ? "Reject plan" : "Reject"}
           busyLabel="Rejecting…"
           submitAriaLabel={`Reject ${label}`}
           testIds={{ reason: "reject-reason", confirm: "confirm-reject" }}

@@ -58,8 +58,17 @@ function isPlanCall(batch: Batch, call: Call): boolean {
   return batch.kind === "plan" && call.toolName === "plan" && call.toolCallId === "plan";
 }
 
-/** Tool names, numbered when a batch repeats one, so every button has a distinct name. */
-function callLabels(calls: Call[]): string[] {
+/**
+ * Tool names, numbered when a batch repeats one, so every button has a distinct name. A plan
+ * sent with its steps as calls names them as steps ("step 2: merge_pull_request"), so a step's
+ * buttons never read as the plan's own.
+ */
+function callLabels(batch: Batch): string[] {
+  const calls = batch.calls;
+  if (batch.kind === "plan")
+    return calls.map((call, index) =>
+      isPlanCall(batch, call) ? "plan" : `step ${index + 1}: ${call.toolName}`,
+    );
   const counts = new Map<string, number>();
   for (const call of calls) counts.set(call.toolName, (counts.get(call.toolName) ?? 0) + 1);
   const seen = new Map<string, number>();
@@ -109,7 +118,9 @@ export function ReviewCard({
   const claim = useLiveClaim(batch, now);
   // In a lock queue another reviewer's live claim takes the decisions away (the server would refuse).
   const lockedOut = claim !== null && claim.locked && claim.by.id !== viewer?.id;
-  const labels = callLabels(batch.calls);
+  const labels = callLabels(batch);
+  // a plan sent with its steps as calls: the whole plan is decided by the batch controls
+  const planWithSteps = batch.kind === "plan" && !batch.calls.some((c) => isPlanCall(batch, c));
   const votedByViewer = (call: Call) => summarizeVotes(call, viewer?.id).viewerVoted;
   const actionable = (call: Call) =>
     open && !lockedOut && !!onDecide && call.status === "pending" && !votedByViewer(call);
@@ -120,7 +131,7 @@ export function ReviewCard({
     !lockedOut &&
     !!onDecide &&
     !!onDecideBatch &&
-    batch.calls.length > 1 &&
+    (batch.calls.length > 1 || (planWithSteps && batch.calls.length > 0)) &&
     batch.calls.every((call) => call.status === "pending" && !votedByViewer(call));
 
   useImperativeHandle(ref, () => {
@@ -212,7 +223,7 @@ export function ReviewCard({
               }}
               as={ListTag === "ol" ? "li" : "div"}
               call={call}
-              label={isPlanCall(batch, call) ? "plan" : (labels[index] ?? call.toolName)}
+              label={labels[index] ?? call.toolName}
               isPlanCall={isPlanCall(batch, call)}
               showSummary={batch.calls.length > 1 || batch.plan !== null}
               showStatus={batch.calls.length > 1}

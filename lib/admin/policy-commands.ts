@@ -116,16 +116,21 @@ export async function runPolicyCommand(command: string, values: Values): Promise
       ]);
     case "agent mode": {
       if (!values.name) throw new UsageError("agent mode needs --name.");
+      // by id, or a name only one key (or one unrevoked key) has
       const matches = (await listAgentKeys(OPERATOR)).filter(
         (a) => a.name === values.name || a.id === values.name,
       );
-      if (matches.length !== 1)
+      const byId = matches.find((a) => a.id === values.name);
+      const active = matches.filter((a) => !a.revokedAt);
+      const match =
+        byId ?? (matches.length === 1 ? matches[0] : active.length === 1 ? active[0] : undefined);
+      if (!match)
         throw new UsageError(
           matches.length
-            ? `Several agent keys are named '${values.name}'; give the key's id.`
+            ? `Several agent keys are named '${values.name}'; give the key's id (npm run admin -- agent list).`
             : `No agent key is named '${values.name}'.`,
         );
-      const agent = await setAgentMode(OPERATOR, matches[0]!.id, { mode: values.mode ?? "" });
+      const agent = await setAgentMode(OPERATOR, match.id, { mode: values.mode ?? "" });
       return `Agent '${agent.name}' is now in mode ${agent.mode}.`;
     }
     default:

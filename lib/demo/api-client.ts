@@ -125,6 +125,18 @@ export class DemoApiClient {
     return this.request<Run>("POST", "/runs", { body, idempotencyKey });
   }
 
+  /** POST /runs/{runId}/batches: pause the run again (a claim holder passes its claimToken). */
+  createBatch(
+    runId: string,
+    body: Record<string, unknown>,
+    idempotencyKey: string,
+  ): Promise<Batch> {
+    return this.request<Batch>("POST", `/runs/${encodeURIComponent(runId)}/batches`, {
+      body,
+      idempotencyKey,
+    });
+  }
+
   getRun(runId: string): Promise<Run> {
     return this.request<Run>("GET", `/runs/${encodeURIComponent(runId)}`);
   }

@@ -41,9 +41,10 @@ Options:
 Scenarios:
 ${SCENARIO_NAMES.map((name) => `  ${name.padEnd(8)} ${SCENARIOS[name].title}`).join("\n")}
 
-Setup: the demo creates fresh agent keys ("${AGENT_NAMES.join('", "')}") for the queue, directly
-in the app's database (DATABASE_URL, default file:./data/countersign.db). To skip that, pass an
-agent key in COUNTERSIGN_AGENT_KEY; every scenario then uses it.
+Setup: the demo creates agent keys ("${AGENT_NAMES.join('", "')}") for the queue, directly in
+the app's database (DATABASE_URL, default file:./data/countersign.db); a later run reuses them
+(rotating each for a fresh secret; the previous one works an hour more), so each name stays one
+key. To skip that, pass an agent key in COUNTERSIGN_AGENT_KEY; every scenario then uses it.
 
 Ctrl+C withdraws the cards still waiting and exits.`;
 
@@ -146,6 +147,7 @@ async function main(argv: string[]): Promise<number> {
   const agents = [...new Set(options.scenarios.map((name) => SCENARIOS[name].agent))];
   const keyFromEnv = setting("COUNTERSIGN_AGENT_KEY")?.trim();
   const keys = new Map<AgentName, string>();
+  const queues = new Map<AgentName, string>();
   let unauthenticatedHelp: string;
   if (keyFromEnv) {
     for (const agent of agents) keys.set(agent, keyFromEnv);
@@ -170,9 +172,12 @@ async function main(argv: string[]): Promise<number> {
       );
       return 1;
     }
-    for (const [agent, key] of setup.keys) keys.set(agent, key);
+    for (const [agent, key] of setup.keys) {
+      keys.set(agent, key.secret);
+      if (key.queue) queues.set(agent, key.queue);
+    }
     unauthenticatedHelp =
-      `Countersign at ${options.baseUrl} refused the agent key the demo just created in ${databaseUrl()} (401): ` +
+      `Countersign at ${options.baseUrl} refused the agent key the demo just set up in ${databaseUrl()} (401): ` +
       "the app must be running on another database. Run the demo from the project folder with the same " +
       "DATABASE_URL as the app, or pass a key the app knows in COUNTERSIGN_AGENT_KEY.";
     describeSetup(setup, options, log.info);
@@ -215,7 +220,7 @@ async function main(argv: string[]): Promise<number> {
         stop: stop.signal,
         sessionId,
         timeoutSecs: options.timeoutSecs,
-        queue: keyFromEnv && options.queueGiven ? options.queue : undefined,
+        queue: keyFromEnv && options.queueGiven ? options.queue : queues.get(scenario.agent),
         unauthenticatedHelp,
       };
       return runScenario(scenario, ctx);
@@ -229,10 +234,28 @@ function describeSetup(
   options: Options,
   say: (line: string) => void,
 ) {
-  const agents = [...setup.keys.keys()].map((name) => `“${name}”`).join(" and ");
+  const keys = [...setup.keys.values()];
+  const named = (list: typeof keys) => list.map((key) => `“${key.name}”`).join(" and ");
+  const created = keys.filter((key) => key.created);
+  const reused = keys.filter((key) => !key.created);
+  const parts = [
+    created.length ? `new agent keys for ${named(created)}` : "",
+    reused.length
+      ? `reused the agent keys of ${named(reused)} (each rotated for a fresh secret)`
+      : "",
+  ].filter(Boolean);
   say(
-    `Countersign is up at ${options.baseUrl}; new agent keys for ${agents} → queue “${setup.queue.name}”.`,
+    `Countersign is up at ${options.baseUrl}; ${parts.join("; ")} → queue “${setup.queue.name}”.`,
   );
+  for (const key of keys) {
+    if (key.duplicates.length === 0) continue;
+    say(
+      `${key.duplicates.length} more active key(s) are named “${key.name}” (earlier demos made new ones each time); ` +
+        `revoke each by id so the name means one key: ${key.duplicates
+          .map((id) => `npm run admin -- agent revoke --name ${id}`)
+          .join("; ")}`,
+    );
+  }
   if (setup.members.length === 0 && !setup.anyAccount) {
     // The first sign-up makes its account an admin of every queue, this one included.
     say(

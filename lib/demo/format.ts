@@ -71,6 +71,20 @@ export function describeDecision(call: Call): string {
   return `rejected ${decider(decision)}${decision.reason ? `: “${decision.reason}”` : " (no reason given)"}`;
 }
 
+/**
+ * A plan's decision: "approved by Dana (edited summary: “…”)". The plan is one call whose args
+ * are the plan; a reviewer may change only its summary.
+ */
+export function describePlanDecision(call: Call): string {
+  const decision = call.decision;
+  const edited = decision?.editedArgs?.summary;
+  if (decision?.outcome === "approved" && typeof edited === "string") {
+    const plain = describeDecision({ ...call, decision: { ...decision, editedArgs: null } });
+    return `${plain} (edited summary: “${edited}”)`;
+  }
+  return describeDecision(call);
+}
+
 /** "14:32 (in 30 min)" */
 export function describeDeadline(iso: string): string {
   const at = new Date(iso);

@@ -7,7 +7,13 @@ import {
   type DemoApiClient,
   type Run,
 } from "./api-client";
-import { describeDeadline, describeDecision, errorMessage, type Logger } from "./format";
+import {
+  describeDeadline,
+  describeDecision,
+  describePlanDecision,
+  errorMessage,
+  type Logger,
+} from "./format";
 import { TOOLS, type Scenario } from "./scenarios";
 
 // One scripted agent run over the public API: pause with a batch → wait for the decision →
@@ -56,18 +62,21 @@ export async function runScenario(
   ctx: ScenarioContext,
 ): Promise<ScenarioResult> {
   const { log } = ctx;
-  let paused: { run: Run; batch: Batch } | undefined;
+  // the card waiting for a reviewer, if any: what Ctrl+C withdraws
+  const paused: Paused = { current: undefined };
   try {
-    paused = await pause(scenario, ctx);
+    paused.current = await pause(scenario, ctx);
     if (ctx.stop.aborted) throw new Stopped();
-    const decided = await waitForDecision(paused.batch, ctx);
+    const decided = await waitForDecision(paused.current.batch, ctx);
     // From the claim on, the demo finishes what it started (it takes milliseconds) rather than
-    // leave a claimed run behind.
-    const claim = await claimWhenReady(paused.run, ctx);
+    // leave a claimed run behind; only a plan's next step pauses the run again.
+    const claim = await claimWhenReady(paused.current.run, ctx);
+    paused.current = undefined;
+    if (scenario.steps) return await followPlan(scenario, decided, claim, ctx, paused);
     return await resume(scenario, decided, claim, ctx);
   } catch (error) {
     if (error instanceof Stopped || ctx.stop.aborted) {
-      await withdraw(paused, ctx);
+      await withdraw(paused.current, ctx);
       return "stopped";
     }
     log.error(`failed: ${explain(error, ctx)}`);
@@ -108,9 +117,11 @@ async function pause(
   }
   const batch = run.batches?.at(-1);
   if (!batch) throw new Error("POST /runs answered without the batch it was given");
+  const steps = scenario.steps?.length ?? 0;
   const what =
     batch.kind === "plan"
-      ? `plan “${scenario.batch.plan?.summary ?? "?"}” (first step: ${describeCalls(batch.calls)})`
+      ? `plan “${scenario.batch.plan?.summary ?? "?"}”` +
+        (steps ? ` (${steps} steps, each asked for on its own once the plan is approved)` : "")
       : describeCalls(batch.calls);
   ctx.log.info(`paused: ${what} — waiting for a reviewer…`);
   ctx.log.info(`  review it at ${batch.reviewUrl}  (queue “${batch.queue.name}”)`);
@@ -259,6 +270,137 @@ async function resume(
     log.error(steps.join(" → "));
     return "failed";
   }
+}
+
+type Paused = { current: { run: Run; batch: Batch } | undefined };
+
+/**
+ * A plan's run after the plan's decision (claimed): when the plan is approved, each step pauses
+ * the run again as an action batch of its own, holding the claim, and runs once approved (an
+ * edit wins); a rejected or failed step stops the plan there. A rejected plan runs nothing.
+ */
+async function followPlan(
+  scenario: Scenario,
+  decided: Batch,
+  firstClaim: Claim,
+  ctx: ScenarioContext,
+  paused: Paused,
+): Promise<ScenarioResult> {
+  const { client, log } = ctx;
+  const steps = scenario.steps ?? [];
+  const runId = firstClaim.run.id;
+  const planCall = (firstClaim.batch ?? decided).calls[0];
+  const planOutcome = planCall ? `plan ${describePlanDecision(planCall)}` : "plan (no decision)";
+  let claim = firstClaim;
+  const ran: unknown[] = [];
+  const notRun: unknown[] = [];
+  const skip = (from: number, status: string) => {
+    for (const step of steps.slice(from)) {
+      notRun.push({ toolCallId: step.toolCallId, toolName: step.toolName, status });
+    }
+  };
+  let failures = 0;
+  const finish = async (line: string[]) => {
+    const outcome = failures ? "failed" : "completed";
+    const summary = {
+      scenario: scenario.name,
+      plan: planCall?.status ?? null,
+      approvedSummary: approvedSummary(planCall) ?? null,
+      ran,
+      notRun,
+    };
+    await client.completeRun(runId, {
+      claimToken: claim.claimToken,
+      outcome,
+      ...(failures ? { error: { message: `a step failed`, ...summary } } : { result: summary }),
+    });
+    line.push(`run ${outcome}`);
+    (failures ? log.error : log.info)(line.join(" → "));
+    return outcome;
+  };
+
+  if (planCall?.decision?.outcome !== "approved") {
+    skip(0, "plan not approved");
+    return await finish([planOutcome, "claimed", "no step run"]);
+  }
+  const summary = approvedSummary(planCall);
+  log.info(`${planOutcome} → claimed → working to “${summary}”`);
+
+  for (const [index, step] of steps.entries()) {
+    const label = `step ${index + 1} of ${steps.length}`;
+    const batch = await client.createBatch(
+      runId,
+      {
+        kind: "action",
+        calls: [step],
+        claimToken: claim.claimToken,
+        ...(ctx.queue && { queue: ctx.queue }),
+        timeoutSecs: ctx.timeoutSecs,
+        onTimeout: "reject",
+        checkpoint: { step: index + 1, of: steps.length, plan: summary },
+      },
+      `demo-${ctx.sessionId}-${scenario.name}-step-${index + 1}`,
+    );
+    paused.current = { run: firstClaim.run, batch };
+    log.info(`paused: ${label}, ${describeCalls(batch.calls)} — waiting for a reviewer…`);
+    log.info(`  review it at ${batch.reviewUrl}`);
+    const stepDecided = await waitForDecision(batch, ctx);
+    claim = await claimWhenReady(firstClaim.run, ctx);
+    paused.current = undefined;
+    const call = (claim.batch ?? stepDecided).calls[0]!;
+    const line = [`${label} ${describeDecision(call)}`, "claimed"];
+    if (call.decision?.outcome !== "approved") {
+      notRun.push({
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        status: call.status,
+        reason: call.decision?.reason ?? null,
+      });
+      skip(index + 1, "an earlier step was not approved");
+      line.push(`${call.toolName} not run (${call.status})`);
+      if (index + 1 < steps.length)
+        line.push(`the plan stops: steps ${index + 2}–${steps.length} not run`);
+      return await finish(line);
+    }
+    const args = call.decision.editedArgs ?? call.args;
+    const tool = TOOLS[call.toolName];
+    try {
+      if (!tool) throw new Error(`the demo has no tool named ${call.toolName}`);
+      const outcome = tool.run(args);
+      await client.reportToolEvent(runId, {
+        claimToken: claim.claimToken,
+        type: "tool.completed",
+        toolCallId: call.toolCallId,
+        result: outcome.result,
+        revert: outcome.revert,
+      });
+      ran.push({ toolCallId: call.toolCallId, toolName: call.toolName, result: outcome.result });
+      line.push(`${call.toolName} completed: ${outcome.said}`);
+      if (index + 1 === steps.length) return await finish(line);
+      log.info(line.join(" → "));
+    } catch (error) {
+      if (error instanceof ApiProblem || error instanceof ServerUnreachable) throw error;
+      failures++;
+      await client.reportToolEvent(runId, {
+        claimToken: claim.claimToken,
+        type: "tool.failed",
+        toolCallId: call.toolCallId,
+        error: { message: errorMessage(error) },
+      });
+      skip(index + 1, "an earlier step failed");
+      line.push(`${call.toolName} failed: ${errorMessage(error)}`, "the plan stops");
+      return await finish(line);
+    }
+  }
+  return await finish(["no steps"]);
+}
+
+/** The plan's summary as approved: the reviewer's edit, else the agent's own. */
+function approvedSummary(planCall: Call | undefined): string | undefined {
+  const edited = planCall?.decision?.editedArgs?.summary;
+  if (typeof edited === "string") return edited;
+  const own = planCall?.args.summary;
+  return typeof own === "string" ? own : undefined;
 }
 
 /** Ctrl+C: take the card back out of the queue and close the run, so nothing is left waiting. */

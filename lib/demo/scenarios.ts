@@ -31,19 +31,16 @@ export type Scenario = {
   /** for --help */
   title: string;
   /** POST /runs body, without the batch */
-  run: { externalId: string; conversationId?: string; metadata: Args };
-  /** the batch: its calls, or a plan with its first step */
+  run: {
+    externalId: string;
+    conversationId?: string;
+    metadata: Args;
+    requirePlanApproval?: boolean;
+  };
+  /** the first pause: a batch of calls, or a plan (approved as a whole, before any step) */
   batch: {
     kind?: "action" | "plan";
-    calls: {
-      toolCallId: string;
-      toolName: string;
-      args: Args;
-      inputSchema?: Args;
-      summary?: string;
-      risks?: string[];
-      costEstimate?: number;
-    }[];
+    calls: ScenarioCall[];
     plan?: {
       summary: string;
       rationale?: string;
@@ -53,6 +50,22 @@ export type Scenario = {
     };
     checkpoint?: unknown;
   };
+  /**
+   * A plan's steps. Once the plan is approved, each step pauses the run again as an action batch
+   * of its own (a card per step, as every production action gets), runs if approved, and a
+   * rejected step stops the plan there.
+   */
+  steps?: ScenarioCall[];
+};
+
+export type ScenarioCall = {
+  toolCallId: string;
+  toolName: string;
+  args: Args;
+  inputSchema?: Args;
+  summary?: string;
+  risks?: string[];
+  costEstimate?: number;
 };
 
 const shortId = (bytes = 4) => randomBytes(bytes).toString("hex");
@@ -138,6 +151,41 @@ export const TOOLS: Record<string, FakeTool> = {
         said: `created role ${role} on ${database} (nothing uses it yet)`,
         result: { database, role, created: true },
         revert: { action: "drop_role", database, role },
+      };
+    },
+  },
+  write_vault_secret: {
+    describe: (args) => `${String(args.path)} (new version)`,
+    run: (args) => {
+      const path = requireString(args, "path");
+      const version = 8;
+      return {
+        said: `wrote version ${version} of ${path} (the password itself never leaves Vault)`,
+        result: { path, version },
+        revert: { action: "restore_secret_version", path, version: version - 1 },
+      };
+    },
+  },
+  restart_deployment: {
+    describe: (args) => `${String(args.deployment)} (${String(args.strategy ?? "rolling")})`,
+    run: (args) => {
+      const deployment = requireString(args, "deployment");
+      const pods = 3;
+      return {
+        said: `restarted ${deployment}: ${pods} of ${pods} pods ready on the new secret`,
+        result: { deployment, restarted: pods, ready: pods },
+      };
+    },
+  },
+  disable_db_role: {
+    describe: (args) => `role ${String(args.role)} on ${String(args.database)}`,
+    run: (args) => {
+      const database = requireString(args, "database");
+      const role = requireString(args, "role");
+      return {
+        said: `disabled role ${role} on ${database} (kept for 24 h for a rollback)`,
+        result: { database, role, disabled: true },
+        revert: { action: "enable_role", database, role },
       };
     },
   },
@@ -247,10 +295,12 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
   plan: {
     name: "plan",
     agent: "Coding agent",
-    title: "a plan to approve before the work starts (a plan batch whose call is the first step)",
+    title:
+      "a four-step plan to approve (its summary may be edited) before the work starts; then each step asks again",
     run: {
       externalId: "incident-57",
       metadata: { demo: true, incident: "INC-57", service: "checkout-api" },
+      requirePlanApproval: true,
     },
     batch: {
       kind: "plan",
@@ -258,7 +308,10 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
         summary: "Rotate the production database credentials of checkout-api.",
         rationale:
           "The current password was pasted into a public gist on Monday and flagged by secret scanning. " +
-          "Rotating it closes the leak without downtime if done in four steps.",
+          "Rotating it closes the leak without downtime if done in four steps, each asked for on its own " +
+          "once this plan is approved: 1. create the new role checkout_v2 on orders-prod; " +
+          "2. store its password in Vault; 3. restart checkout-api one pod at a time; " +
+          "4. disable the old role checkout.",
         resources: [
           "database orders-prod (PostgreSQL, production)",
           "Vault secret secret/checkout/db",
@@ -271,21 +324,54 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
         rollback:
           "The old role stays (disabled) for 24 h: re-enable it and redeploy checkout-api with the previous Vault version.",
       },
-      calls: [
-        {
-          toolCallId: "step-1",
-          toolName: "create_db_role",
-          args: {
-            database: "orders-prod",
-            role: "checkout_v2",
-            privileges: ["SELECT", "INSERT", "UPDATE"],
-          },
-          summary:
-            "Step 1 of 4: create the new role checkout_v2 on orders-prod (nothing uses it yet).",
-          risks: ["A new login role exists on the production database."],
-        },
-      ],
-      checkpoint: { step: 1, of: 4 },
+      calls: [],
+      checkpoint: { step: 0, of: 4 },
     },
+    steps: [
+      {
+        toolCallId: "step-1",
+        toolName: "create_db_role",
+        args: {
+          database: "orders-prod",
+          role: "checkout_v2",
+          privileges: ["SELECT", "INSERT", "UPDATE"],
+        },
+        summary:
+          "Step 1 of 4: create the new role checkout_v2 on orders-prod (nothing uses it yet).",
+        risks: ["A new login role exists on the production database."],
+      },
+      {
+        toolCallId: "step-2",
+        toolName: "write_vault_secret",
+        args: {
+          path: "secret/checkout/db",
+          username: "checkout_v2",
+          password: "(generated in Vault)",
+        },
+        summary:
+          "Step 2 of 4: store checkout_v2's password as a new version of secret/checkout/db.",
+        risks: ["Pods that restart for any reason from now on pick up the new credentials."],
+      },
+      {
+        toolCallId: "step-3",
+        toolName: "restart_deployment",
+        args: {
+          deployment: "checkout-api",
+          namespace: "prod",
+          strategy: "rolling",
+          maxUnavailable: 1,
+        },
+        summary:
+          "Step 3 of 4: restart checkout-api one pod at a time so it logs in as checkout_v2.",
+        risks: ["In-flight checkout requests on a restarting pod are retried by the client."],
+      },
+      {
+        toolCallId: "step-4",
+        toolName: "disable_db_role",
+        args: { database: "orders-prod", role: "checkout" },
+        summary: "Step 4 of 4: disable the leaked role checkout (kept 24 h for a rollback).",
+        risks: ["Anything still logging in as checkout (a cron job?) starts failing."],
+      },
+    ],
   },
 };

@@ -1,14 +1,36 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { asc, count, eq } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, isNull } from "drizzle-orm";
 import { closeDb, databaseUrl, getDb } from "@/db/client";
-import { queueMembers, queues, users, type Queue } from "@/db/schema";
-import { createAgentKey, createQueue } from "@/lib/admin/admin-verbs";
+import { agentKeyQueues, agentKeys, queueMembers, queues, users, type Queue } from "@/db/schema";
+import { createQueue } from "@/lib/admin/admin-verbs";
+import { createAgentKey } from "@/lib/agents/create-agent-key";
+import { rotateAgentKey } from "@/lib/agents/rotate-agent-key";
 import { ApiError } from "@/lib/errors";
+import { OPERATOR } from "@/lib/queues/queue-access";
 import type { AgentName } from "./scenarios";
 
 // The demo sets itself up the way an operator would with `npm run admin`, on the database the
-// app uses (DATABASE_URL, read as db/client.ts reads it): the queue, then one fresh key per agent.
+// app uses (DATABASE_URL, read as db/client.ts reads it): the queue, then one key per agent. A key
+// from an earlier demo is reused (same id and name, so `npm run admin -- agent mode --name …`
+// keeps finding exactly one): only its hash is stored, so the demo rotates it for a secret it can
+// use, and the secret an earlier demo still running holds keeps working for an hour.
+
+/** How long the secret of an earlier demo run keeps working after the next run rotates its key. */
+export const DEMO_ROTATION_GRACE_SECS = 3600;
+
+export type DemoKey = {
+  /** the key's name: the agent's, or "Coding agent (Night shift)" when a key of the agent's own
+   * name exists but may not use the demo's queue */
+  name: string;
+  secret: string;
+  /** false when an earlier demo's key was reused (rotated) */
+  created: boolean;
+  /** the queue to name in each pause: set when the key's default queue is another one */
+  queue?: string;
+  /** other active keys with the same name (from demos before keys were reused) */
+  duplicates: string[];
+};
 
 export type DemoSetup = {
   queue: Queue;
@@ -17,7 +39,7 @@ export type DemoSetup = {
   members: { name: string; role: string }[];
   /** false on a fresh install, before the first sign-up */
   anyAccount: boolean;
-  keys: Map<AgentName, string>;
+  keys: Map<AgentName, DemoKey>;
 };
 
 /** Why the setup failed, in words a newcomer can act on. */
@@ -50,10 +72,8 @@ export async function setUpDemo(queueName: string, agentNames: AgentName[]): Pro
       .where(eq(queueMembers.queueId, queue.id))
       .orderBy(asc(queueMembers.createdAt));
     const [accounts] = await getDb().select({ n: count() }).from(users);
-    const keys = new Map<AgentName, string>();
-    for (const name of agentNames) {
-      keys.set(name, (await createAgentKey({ name, queues: [queue.name] })).key);
-    }
+    const keys = new Map<AgentName, DemoKey>();
+    for (const name of agentNames) keys.set(name, await demoKey(name, queue));
     return { queue, createdQueue: created, members, anyAccount: (accounts?.n ?? 0) > 0, keys };
   } catch (error) {
     if (error instanceof SetupError) throw error;
@@ -83,4 +103,63 @@ async function findOrCreateQueue(name: string): Promise<{ queue: Queue; created:
     if (raced) return { queue: raced, created: false };
     throw error;
   }
+}
+
+type ActiveKey = { id: string; name: string; defaultQueueId: string; queueIds: Set<string> };
+
+/** Active (unrevoked) keys by name, newest first, with the queues each may use. */
+async function activeKeys(names: string[]): Promise<ActiveKey[]> {
+  const db = getDb();
+  const rows = await db
+    .select({ id: agentKeys.id, name: agentKeys.name, defaultQueueId: agentKeys.defaultQueueId })
+    .from(agentKeys)
+    .where(and(inArray(agentKeys.name, names), isNull(agentKeys.revokedAt)))
+    .orderBy(desc(agentKeys.createdAt), desc(agentKeys.id));
+  if (rows.length === 0) return [];
+  const links = await db
+    .select()
+    .from(agentKeyQueues)
+    .where(
+      inArray(
+        agentKeyQueues.agentKeyId,
+        rows.map((r) => r.id),
+      ),
+    );
+  return rows.map((row) => ({
+    ...row,
+    queueIds: new Set([
+      row.defaultQueueId,
+      ...links.filter((l) => l.agentKeyId === row.id).map((l) => l.queueId),
+    ]),
+  }));
+}
+
+/**
+ * The agent's key for `queue`: the newest active key of its name that may use the queue, rotated
+ * for a fresh secret; else a new one. When a key of the agent's name exists but may not use the
+ * queue (the demo ran on another queue before), the key is "<name> (<queue>)", so no two active
+ * keys ever share a name because of the demo.
+ */
+async function demoKey(agent: AgentName, queue: Queue): Promise<DemoKey> {
+  const queued = `${agent} (${queue.name})`;
+  const found = await activeKeys([agent, queued]);
+  const plain = found.filter((k) => k.name === agent);
+  const name = plain.length === 0 || plain.some((k) => k.queueIds.has(queue.id)) ? agent : queued;
+  const sameName = found.filter((k) => k.name === name);
+  const reuse = sameName.find((k) => k.queueIds.has(queue.id));
+  const duplicates = sameName.filter((k) => k !== reuse).map((k) => k.id);
+  if (reuse) {
+    const rotated = await rotateAgentKey(OPERATOR, reuse.id, {
+      graceSecs: DEMO_ROTATION_GRACE_SECS,
+    });
+    return {
+      name,
+      secret: rotated.key,
+      created: false,
+      ...(reuse.defaultQueueId !== queue.id && { queue: queue.name }),
+      duplicates,
+    };
+  }
+  const created = await createAgentKey(OPERATOR, { name, defaultQueue: queue.id });
+  return { name, secret: created.key, created: true, duplicates };
 }

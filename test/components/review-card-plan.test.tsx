@@ -15,6 +15,8 @@ import {
   decided,
   decision,
   iso,
+  makeBatch,
+  makeCall,
   makePlanBatch,
   migrationPlan,
   sam,
@@ -150,5 +152,62 @@ describe("ReviewCard: a plan's summary", () => {
     const notice = screen.getByTestId("decision-notice");
     expect(notice.textContent).toContain("Approved with edits by Sam, 4 s ago");
     expect(notice.textContent).toContain(`Summary edited by Sam:${NEW_SUMMARY}`);
+  });
+});
+
+describe("ReviewCard: a plan's own controls", () => {
+  it("names every control after the plan, in visible text and accessible name alike", () => {
+    setup(makePlanBatch(), async () => ok(makePlanBatch()));
+    const group = screen.getByRole("group", { name: "Decide the plan" });
+    const names = within(group)
+      .getAllByRole("button")
+      .map((button) => [button.getAttribute("aria-label"), button.textContent]);
+    expect(names).toEqual([
+      ["Approve plan", "Approve plan"],
+      ["Reject plan", "Reject plan"],
+      ["Edit plan summary", "Edit plan summary"],
+    ]);
+    fireEvent.click(screen.getByRole("button", { name: "Reject plan" }));
+    expect(screen.getByRole("textbox", { name: /^Reason for rejecting the plan/ })).toBeTruthy();
+  });
+
+  it("approves the plan itself, not a step, with Approve plan", async () => {
+    const batch = makePlanBatch();
+    const { onDecide } = setup(batch, async () => ok(decided(batch, decision({ by: dana }))));
+    await act(
+      async () => void fireEvent.click(screen.getByRole("button", { name: "Approve plan" })),
+    );
+    expect(onDecide).toHaveBeenCalledWith(
+      expect.objectContaining({ callId: "call-1", outcome: "approve", expectedRevision: 1 }),
+    );
+  });
+
+  it("a plan sent with its steps as calls: steps are named as steps, the plan is decided whole", () => {
+    const batch = makeBatch({
+      kind: "plan",
+      plan: migrationPlan,
+      calls: [
+        makeCall({ id: "c-1", toolCallId: "s1", toolName: "snapshot_db", args: {} }),
+        makeCall({ id: "c-2", toolCallId: "s2", toolName: "switch_traffic", args: {} }),
+      ],
+    });
+    render(
+      <ReviewCard
+        batch={batch}
+        viewer={dana}
+        onDecide={async () => ok(batch)}
+        onDecideBatch={async () => ok(batch)}
+        now={clock}
+      />,
+    );
+    expect(screen.getByRole("button", { name: "Approve step 1: snapshot_db" })).toBeTruthy();
+    expect(screen.getByRole("button", { name: "Reject step 2: switch_traffic" })).toBeTruthy();
+    // no button of a step says "plan", and the plan's own buttons are apart from the steps'
+    const whole = screen.getByRole("group", { name: "Decide the whole plan" });
+    expect(within(whole).getByRole("button", { name: "Approve plan (all 2 steps)" })).toBeTruthy();
+    expect(within(whole).getByRole("button", { name: "Reject plan (all 2 steps)" })).toBeTruthy();
+    for (const row of screen.getAllByTestId("call-row"))
+      for (const button of within(row).getAllByRole("button"))
+        expect(button.getAttribute("aria-label") ?? "").not.toMatch(/plan/);
   });
 });

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { agentKeys, batches, events, queues, runs } from "@/db/schema";
 import { freshDatabase } from "../support/database";
+import { runAdminCli } from "../support/admin-cli";
 import { makeQueue, makeReviewer } from "../support/factories";
 import { apiClient, type ApiClient } from "../support/http";
 import { waitUntil } from "../support/polling";
@@ -90,6 +91,17 @@ async function pendingBatches(): Promise<any[]> {
   return answer.body.batches;
 }
 
+/** The pending card of `runId` that asks for `toolCallId`, once it is there. */
+async function pendingStep(runId: string, toolCallId: string, demo: Demo): Promise<any> {
+  return waitUntil(
+    async () =>
+      (await pendingBatches()).find(
+        (b) => b.runId === runId && b.calls.some((c: any) => c.toolCallId === toolCallId),
+      ) ?? null,
+    { timeoutMs: 30_000, what: `the card of ${toolCallId} (demo output:\n${demo.output()})` },
+  );
+}
+
 async function decide(call: { id: string }, body: Record<string, unknown>) {
   const answer = await reviewer.post(`/calls/${call.id}/decision`, body);
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
@@ -137,7 +149,9 @@ describe("npm run demo", { timeout: 90_000 }, () => {
       risks: expect.any(Array),
       rollback: expect.any(String),
     });
-    expect(plan.calls.map((c: any) => c.toolName)).toEqual(["create_db_role"]);
+    // the plan itself is the one thing asked (its steps come after it, each on its own card)
+    expect(plan.calls.map((c: any) => c.toolName)).toEqual(["plan"]);
+    expect(plan.plan.rationale).toContain("four steps");
 
     // each card's review link is printed while it waits
     await waitUntil(() => waiting.every((b) => demo.output().includes(b.reviewUrl)), {
@@ -168,11 +182,28 @@ describe("npm run demo", { timeout: 90_000 }, () => {
       outcome: "approve",
       expectedRevision: coding.calls[1].revision,
     });
-    const planDecision = await reviewer.post(`/batches/${plan.id}/decision`, {
-      outcome: "approve",
-      expectedRevisions: Object.fromEntries(plan.calls.map((c: any) => [c.id, c.revision])),
+    const planCall = plan.calls[0];
+    const editedSummary = "Rotate the checkout-api credentials tonight, after the batch jobs.";
+    const planAnswer = await decide(planCall, {
+      outcome: "edit",
+      expectedRevision: planCall.revision,
+      editedArgs: { ...planCall.args, summary: editedSummary },
     });
-    expect(planDecision.status).toBe(200);
+    expect(planAnswer.call.decision.editedArgs.summary).toBe(editedSummary);
+    // Only now does the plan's work start, and each of its four steps asks on a card of its own.
+    for (const [index, tool] of [
+      "create_db_role",
+      "write_vault_secret",
+      "restart_deployment",
+      "disable_db_role",
+    ].entries()) {
+      const step = await pendingStep(plan.runId, `step-${index + 1}`, demo);
+      expect(step.kind).toBe("action");
+      expect(step.calls).toHaveLength(1);
+      expect(step.calls[0].toolName).toBe(tool);
+      expect(step.calls[0].summary).toContain(`Step ${index + 1} of 4`);
+      await decide(step.calls[0], { outcome: "approve", expectedRevision: step.calls[0].revision });
+    }
 
     expect(await exitCode(demo)).toBe(0);
     const output = demo.output();
@@ -181,8 +212,20 @@ describe("npm run demo", { timeout: 90_000 }, () => {
     expect(output).toContain(`delete_files rejected by Dana Reviewer: “${reason}”`);
     expect(output).toContain("delete_files not run (rejected)");
     expect(output).toContain("merge_pull_request completed: merged acme/shop#128");
-    expect(output).toContain("plan approved by Dana Reviewer");
-    expect(output).toContain("create_db_role completed");
+    expect(output).toContain(
+      `plan approved by Dana Reviewer (edited summary: “${editedSummary}”) → claimed → working to “${editedSummary}”`,
+    );
+    for (const [n, tool] of [
+      [1, "create_db_role"],
+      [2, "write_vault_secret"],
+      [3, "restart_deployment"],
+      [4, "disable_db_role"],
+    ] as const) {
+      expect(output).toContain(`paused: step ${n} of 4, ${tool}`);
+      expect(output).toContain(
+        `step ${n} of 4 approved by Dana Reviewer → claimed → ${tool} completed`,
+      );
+    }
     expect(output.match(/→ run completed/g)).toHaveLength(3);
     expect(output).toContain("all 3 runs completed");
 
@@ -205,15 +248,104 @@ describe("npm run demo", { timeout: 90_000 }, () => {
       "merge-128",
       "refund-1042",
       "step-1",
+      "step-2",
+      "step-3",
+      "step-4",
     ]);
+    const planRun = (await reviewer.get(`/runs/${plan.runId}`)).body;
+    expect(planRun.batches.map((b: any) => b.kind)).toEqual([
+      "plan",
+      "action",
+      "action",
+      "action",
+      "action",
+    ]);
+    expect(planRun.result).toMatchObject({ approvedSummary: editedSummary, notRun: [] });
     const refunded = completed.find((e) => e.data.toolCallId === "refund-1042")!;
     expect(refunded.runId).toBe(refund.runId);
     expect(refunded.data.result).toMatchObject({ orderId: "1042", amount: 30, currency: "USD" });
     expect(refunded.data.revert).toMatchObject({ action: "reverse_refund", amount: 30 });
     expect(logged.filter((e) => e.type === "tool.failed")).toEqual([]);
-    for (const runId of runIds) {
-      expect(logged.filter((e) => e.runId === runId && e.type === "run.claimed")).toHaveLength(1);
+    // each pause claimed exactly once: one for the refund and the coding batch, five for the
+    // plan (after the plan, then after each step)
+    const claims = (runId: string) =>
+      logged.filter((e) => e.runId === runId && e.type === "run.claimed").length;
+    expect([claims(refund.runId), claims(coding.runId), claims(plan.runId)]).toEqual([1, 1, 5]);
+  });
+
+  it("a plan's rejected step stops the plan: the later steps never ask and nothing else runs", async () => {
+    const demo = startDemo(["--url", server.baseUrl, "--scenario", "plan"]);
+    const plan = await waitUntil(
+      async () =>
+        (await pendingBatches()).find(
+          (b) => b.kind === "plan" && demo.output().includes(b.reviewUrl),
+        ) ?? null,
+      { timeoutMs: 30_000, what: `the plan card (demo output:\n${demo.output()})` },
+    );
+    await decide(plan.calls[0], { outcome: "approve", expectedRevision: plan.calls[0].revision });
+    const first = await pendingStep(plan.runId, "step-1", demo);
+    await decide(first.calls[0], { outcome: "approve", expectedRevision: 1 });
+    const second = await pendingStep(plan.runId, "step-2", demo);
+    const reason = "Not before the Vault upgrade.";
+    await decide(second.calls[0], { outcome: "reject", expectedRevision: 1, reason });
+
+    expect(await exitCode(demo)).toBe(0);
+    const output = demo.output();
+    expect(output).toContain("plan approved by Dana Reviewer → claimed");
+    expect(output).toContain(
+      `step 2 of 4 rejected by Dana Reviewer: “${reason}” → claimed → write_vault_secret not run (rejected) → the plan stops: steps 3–4 not run → run completed`,
+    );
+    expect(output).not.toContain("step 3 of 4");
+    const run = (await reviewer.get(`/runs/${plan.runId}`)).body;
+    expect(run.status).toBe("completed");
+    expect(run.batches).toHaveLength(3);
+    expect(run.result.notRun.map((n: any) => n.toolCallId)).toEqual(["step-2", "step-3", "step-4"]);
+    const ran = await getDb().select().from(events).where(eq(events.runId, plan.runId));
+    expect(ran.filter((e) => e.type === "tool.completed").map((e) => e.data.toolCallId)).toEqual([
+      "step-1",
+    ]);
+  });
+
+  it("run twice, reuses its agent keys (rotated) so each name stays one key the admin CLI finds", async () => {
+    const active = (name: string) =>
+      getDb()
+        .select()
+        .from(agentKeys)
+        .where(and(eq(agentKeys.name, name), isNull(agentKeys.revokedAt)));
+    const args = ["--url", server.baseUrl, "--scenario", "support", "--scenario", "coding"];
+    const before = await active("Coding agent");
+    for (const round of [1, 2]) {
+      // a 2 s deadline: the cards expire (fail closed) and the demo exits by itself
+      const demo = startDemo([...args, "--timeout", "2"]);
+      expect(await exitCode(demo), demo.output()).toBe(0);
+      expect(demo.output()).toContain(
+        round === 1 && before.length === 0 ? "new agent keys for" : "reused the agent keys of",
+      );
+      expect(demo.output()).toContain("both runs completed.");
     }
+    const support = await active("Support bot");
+    const coding = await active("Coding agent");
+    expect([support.length, coding.length]).toEqual([1, 1]);
+    if (before.length) expect(coding[0]!.id).toBe(before[0]!.id);
+    const all = await getDb()
+      .select()
+      .from(agentKeys)
+      .where(inArray(agentKeys.name, ["Support bot", "Coding agent"]));
+    expect(all).toHaveLength(2);
+    // rotated in place: the key kept its id and name and has a new secret
+    expect(coding[0]!.previousKeyHash).not.toBeNull();
+
+    const mode = await runAdminCli(
+      databaseUrl,
+      "agent",
+      "mode",
+      "--name",
+      "Coding agent",
+      "--mode",
+      "ask",
+    );
+    expect(mode.code, mode.stderr).toBe(0);
+    expect(mode.stdout).toContain("Agent 'Coding agent' is now in mode ask.");
   });
 
   it("says how to start Countersign when nothing answers, exits 1 and creates nothing", async () => {
