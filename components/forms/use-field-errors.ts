@@ -1,6 +1,6 @@
 "use client";
 
-import { useCallback, useEffect, useRef, useState, type FormEvent } from "react";
+import { useCallback, useEffect, useId, useState, type FormEvent } from "react";
 import type { ActionFailure } from "@/app/action-result";
 
 /** The props that tie a control to its error: `aria-invalid`, and `aria-describedby` naming it. */
@@ -32,18 +32,24 @@ export const errorIdFor = (controlId: string) => `${controlId}-error`;
  * (`fields` lists the keys this form shows on a control, as the server action names them), the
  * rest in the form-level message. Focus moves to the first invalid control after each refusal;
  * a field's message goes away as soon as that field changes (`onChange` on the form, matched by
- * the control's `name`).
+ * the control's `name`); spread `formProps` on the form.
  */
 export function useFieldErrors(fields: readonly string[]) {
-  const formRef = useRef<HTMLFormElement>(null);
+  // Found by attribute, not a ref: the returned object is read during render, which a ref in it
+  // would make a ref read (react-hooks/refs).
+  const formKey = useId();
   const [failure, setFailure] = useState<ActionFailure | null>(null);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [refusals, setRefusals] = useState(0);
 
   useEffect(() => {
     if (refusals === 0) return;
-    formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
-  }, [refusals]);
+    document
+      .querySelector<HTMLElement>(
+        `[data-form-errors="${CSS.escape(formKey)}"] [aria-invalid="true"]`,
+      )
+      ?.focus();
+  }, [refusals, formKey]);
 
   const fail = useCallback((result: ActionFailure) => {
     setFailure(result);
@@ -90,7 +96,8 @@ export function useFieldErrors(fields: readonly string[]) {
     failure && failure.fieldErrors ? { ...failure, fieldErrors: errors } : failure;
 
   return {
-    formRef,
+    /** spread on the <form>: `data-form-errors` (how focus finds it) and the `onChange` that clears */
+    formProps: { "data-form-errors": formKey, onChange },
     fail,
     reset,
     clear,

@@ -104,9 +104,8 @@ function QueuePreferenceForm({ preference }: { preference: NotificationPreferenc
         {preference.queue.name}
       </h2>
       <form
-        ref={errors.formRef}
+        {...errors.formProps}
         onSubmit={submit}
-        onChange={errors.onChange}
         noValidate
         className={local.form}
         aria-describedby={`${id}-status`}

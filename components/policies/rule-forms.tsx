@@ -78,9 +78,8 @@ export function NewRule({
       <FormError failure={errors.formFailure} placed={errors.placed} />
       {/* noValidate: the server's answer, worded per field, replaces the browser's bubbles. */}
       <form
-        ref={errors.formRef}
+        {...errors.formProps}
         onSubmit={submit}
-        onChange={errors.onChange}
         noValidate
         className={settings.formGrid}
         aria-label="New rule"
@@ -152,9 +151,8 @@ export function EditRule({
       <FormError failure={errors.formFailure} placed={errors.placed} />
       {/* noValidate: the server's answer, worded per field, replaces the browser's bubbles. */}
       <form
-        ref={errors.formRef}
+        {...errors.formProps}
         onSubmit={submit}
-        onChange={errors.onChange}
         noValidate
         className={settings.formGrid}
         aria-label={`Edit rule ${rule.name}`}

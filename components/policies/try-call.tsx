@@ -86,7 +86,7 @@ export function TryCall({ queue }: { queue: { id: string; name: string } }) {
       <FormError failure={errors.formFailure} placed={errors.placed} />
       {/* noValidate: the server's answer, worded per field, replaces the browser's bubbles. */}
       <form
-        ref={errors.formRef}
+        {...errors.formProps}
         onSubmit={submit}
         onChange={(event) => {
           // The controls' names are the form's; the errors are keyed as the server names them.

@@ -22,7 +22,8 @@ export function AddMemberForm({ queueId, isAdmin }: { queueId: string; isAdmin: 
   // onSubmit, not `action`: React resets a form after its action, and a refused entry must stay.
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const data = new FormData(event.currentTarget);
+    const formElement = event.currentTarget;
+    const data = new FormData(formElement);
     setNotice("");
     startTransition(async () => {
       const result = await addMemberAction(queueId, {
@@ -34,7 +35,7 @@ export function AddMemberForm({ queueId, isAdmin }: { queueId: string; isAdmin: 
       setNotice(
         `${result.member.name} was added as ${ROLE_LABEL[result.member.role].toLowerCase()}.`,
       );
-      errors.formRef.current?.reset();
+      formElement.reset();
       router.refresh();
     });
   }
@@ -42,9 +43,8 @@ export function AddMemberForm({ queueId, isAdmin }: { queueId: string; isAdmin: 
   return (
     // noValidate: the server's answer, worded per field, replaces the browser's bubbles.
     <form
-      ref={errors.formRef}
+      {...errors.formProps}
       onSubmit={submit}
-      onChange={errors.onChange}
       noValidate
       className={styles.addMember}
       aria-label="Add a member"

@@ -42,13 +42,7 @@ export function NewQueueForm() {
       </h2>
       <FormError failure={errors.formFailure} placed={errors.placed} />
       {/* noValidate: the server's answer, worded per field, replaces the browser's bubbles. */}
-      <form
-        ref={errors.formRef}
-        onSubmit={submit}
-        onChange={errors.onChange}
-        noValidate
-        className={styles.formGrid}
-      >
+      <form {...errors.formProps} onSubmit={submit} noValidate className={styles.formGrid}>
         <div className={styles.field}>
           <label htmlFor="new-queue-name">Name</label>
           <input

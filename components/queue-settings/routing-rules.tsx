@@ -206,9 +206,8 @@ function RuleForm({
       <FormError failure={errors.formFailure} placed={errors.placed} />
       {/* noValidate: the server's answer, worded per field, replaces the browser's bubbles. */}
       <form
-        ref={errors.formRef}
+        {...errors.formProps}
         noValidate
-        onChange={errors.onChange}
         onSubmit={(event) => {
           event.preventDefault();
           errors.reset();

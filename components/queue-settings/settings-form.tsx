@@ -65,9 +65,8 @@ export function SettingsForm({
   return (
     // noValidate: the server's answer, worded per field, replaces the browser's bubbles.
     <form
-      ref={errors.formRef}
+      {...errors.formProps}
       onSubmit={submit}
-      onChange={errors.onChange}
       noValidate
       className={styles.formGrid}
       aria-describedby="settings-status"

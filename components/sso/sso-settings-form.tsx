@@ -87,9 +87,8 @@ export function SsoSettingsForm({
         <code data-testid="sso-redirect-uri">{redirectUri}</code>
       </p>
       <form
-        ref={errors.formRef}
+        {...errors.formProps}
         onSubmit={submit}
-        onChange={errors.onChange}
         noValidate
         className={local.form}
         aria-describedby="sso-status"

@@ -41,13 +41,7 @@ export function SetupForm() {
 
   return (
     // noValidate: the server's answer, worded per field, replaces the browser's bubbles.
-    <form
-      ref={errors.formRef}
-      className={styles.form}
-      onSubmit={setUp}
-      onChange={errors.onChange}
-      noValidate
-    >
+    <form {...errors.formProps} className={styles.form} onSubmit={setUp} noValidate>
       <div className={styles.field}>
         <label htmlFor="setupCode">Setup code</label>
         <input
