@@ -166,9 +166,9 @@ for (const viewport of [
       await minCost.fill("100");
       await routing.getByLabel("Agent (name or key id)").fill("No such agent anywhere");
       await routing.getByRole("button", { name: "Add rule" }).click();
-      await expect(routing.getByLabel("Agent (name or key id)")).toHaveAttribute(
-        "aria-invalid",
-        "true",
+      await expectFieldError(
+        routing.getByLabel("Agent (name or key id)"),
+        "No agent key has that id or name.",
       );
       await expectNoFieldError(minCost);
 
