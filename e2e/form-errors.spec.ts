@@ -189,7 +189,7 @@ for (const viewport of [
       await shoot(
         page,
         `policy-rule-${viewport.label}`,
-        page.locator("section").filter({ has: policy }),
+        page.getByRole("region", { name: "New rule" }),
       );
       await effect.selectOption({ index: 1 });
       await expectNoFieldError(effect);

@@ -6,9 +6,6 @@ export function FieldError({ controlId, message }: { controlId: string; message?
   if (!message) return null;
   return (
     <p id={errorIdFor(controlId)} className={styles.fieldError} data-testid="field-error">
-      <span aria-hidden="true" className={styles.icon}>
-        !
-      </span>
       {message}
     </p>
   );
