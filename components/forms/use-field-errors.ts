@@ -81,7 +81,8 @@ export function useFieldErrors(fields: readonly string[]) {
   /** Props for the control showing field `name`, whose id is `controlId`; `hintId` is its help text. */
   function field(name: string, controlId: string, hintId?: string): FieldErrorProps {
     const invalid = errors[name] !== undefined;
-    const describedBy = [hintId, invalid ? errorIdFor(controlId) : undefined]
+    // The problem first, then the help: a screen reader says what to fix before the rest.
+    const describedBy = [invalid ? errorIdFor(controlId) : undefined, hintId]
       .filter(Boolean)
       .join(" ");
     return {
