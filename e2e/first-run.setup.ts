@@ -13,18 +13,52 @@ test("the first visitor is led to create the first admin, lands in the General q
   await expect(page.getByRole("heading", { name: "Create the first admin" })).toBeVisible();
   expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
 
-  // A wrong setup code is refused with a clear message, and creates nothing.
-  await page.getByLabel("Setup code").fill("WRNG-WRNG-WRNG-WRNG");
+  // Bad entries are refused on their fields, in plain sentences, and create nothing.
+  const code = page.getByLabel("Setup code");
+  const email = page.getByLabel("Email");
+  const password = page.getByLabel("Password");
+  await code.fill("WRNG-WRNG-WRNG-WRNG");
   await page.getByLabel("Your name").fill("Ada Admin");
-  await page.getByLabel("Email").fill("ada@example.com");
-  await page.getByLabel("Password").fill("short");
+  await email.fill("ada@");
+  await password.fill("short");
   await page.getByRole("button", { name: "Create admin and sign in" }).click();
-  // The browser's own minlength check keeps a too-short password from being sent.
+  await expect(email).toHaveAttribute("aria-invalid", "true");
+  await expect(page.locator("#email-error")).toHaveText(
+    "Enter an email address, like name@example.com.",
+  );
+  await expect(email).toHaveAttribute("aria-describedby", "email-error");
+  await expect(password).toHaveAttribute("aria-invalid", "true");
+  await expect(password).toHaveAccessibleDescription(/^Must be at least 8 characters\./);
+  await expect(password).toHaveAttribute("aria-describedby", "password-error password-hint");
+  await expect(email).toBeFocused();
+  expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
+  const shots = process.env.FORM_ERROR_SHOTS;
+  if (shots) {
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.screenshot({ path: `${shots}/setup-desktop-${scheme}.png`, fullPage: true });
+    }
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.screenshot({ path: `${shots}/setup-phone-${scheme}.png`, fullPage: true });
+    }
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.setViewportSize({ width: 1280, height: 720 });
+  }
+  // Editing a field clears its message, and only its.
+  await email.fill("ada@example.com");
+  await expect(email).not.toHaveAttribute("aria-invalid", "true");
+  await expect(page.locator("#email-error")).toHaveCount(0);
+  await expect(password).toHaveAttribute("aria-invalid", "true");
   await expect(page).toHaveURL(/\/setup$/);
 
-  await page.getByLabel("Password").fill("a long enough password");
+  // A wrong setup code is told on the setup code field.
+  await password.fill("a long enough password");
   await page.getByRole("button", { name: "Create admin and sign in" }).click();
-  await expect(page.locator("form").getByRole("alert")).toContainText("setup code is not right");
+  await expect(code).toHaveAttribute("aria-invalid", "true");
+  await expect(page.locator("#setupCode-error")).toContainText("setup code is not right");
+  await expect(code).toBeFocused();
   await expect(page).toHaveURL(/\/setup$/);
 
   // The code the server was started with (playwright.config.ts sets SETUP_CODE).

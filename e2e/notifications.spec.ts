@@ -42,12 +42,15 @@ test("a reviewer chooses a digest for one queue and immediate email for another"
   await page.keyboard.press("Space");
   await minutes.focus();
   await page.keyboard.press("Enter");
-  // Too short an interval: refused, saying which field, and nothing is saved.
-  await expect(paymentsPanel.getByTestId("form-error")).toContainText("digestMinutes");
+  // Too short an interval: refused on the field, in words, and nothing is saved.
+  await expect(minutes).toHaveAttribute("aria-invalid", "true");
+  await expect(minutes).toHaveAccessibleDescription(/Enter a whole number of minutes, 5 or more\./);
+  await expect(minutes).toBeFocused();
   await minutes.fill("30");
   await paymentsPanel.getByRole("button", { name: `Save ${payments.name}` }).click();
   await expect(paymentsPanel.getByRole("status")).toHaveText(`Saved for ${payments.name}.`);
-  await expect(paymentsPanel.getByTestId("form-error")).toBeHidden();
+  await expect(paymentsPanel.getByTestId("field-error")).toBeHidden();
+  await expect(minutes).not.toHaveAttribute("aria-invalid", "true");
 
   const deploysPanel = panel(deploys.name);
   await deploysPanel.getByRole("radio", { name: /Immediately/ }).check();

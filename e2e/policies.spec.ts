@@ -165,7 +165,8 @@ test("try a call shows which rule would decide and why each rule did or did not 
   await tryBox.getByLabel("Tool name").fill(writeTool);
   await tryBox.getByLabel("Arguments (JSON)").fill("{ path: oops");
   await tryBox.getByRole("button", { name: "Try it" }).click();
-  await expect(tryBox.getByRole("alert")).toContainText("Not valid JSON");
+  await expect(tryBox.getByLabel("Arguments (JSON)")).toHaveAttribute("aria-invalid", "true");
+  await expect(tryBox.getByTestId("field-error")).toContainText("not valid JSON");
   // A path that climbs out of /scratch/ is judged where it lands.
   await tryBox.getByLabel("Arguments (JSON)").fill('{ "path": "/scratch/../etc/passwd" }');
   await tryBox.getByRole("button", { name: "Try it" }).click();

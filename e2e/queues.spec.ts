@@ -48,7 +48,8 @@ test("a lead changes the quorum and adds a member; a reviewer sees the settings 
   await page.getByRole("button", { name: "Save settings" }).click();
   await expect(page.getByText("Saved.")).toBeVisible();
 
-  // what the server refuses is shown inline (the browser itself stops out-of-range numbers)
+  // what the server refuses is shown inline: a conflict above the form, a bad value on its field
+  // (e2e/form-errors.spec.ts covers each field)
   const taken = await makeQueue();
   await page.getByLabel("Name", { exact: true }).fill(taken.name);
   await page.getByRole("button", { name: "Save settings" }).click();
@@ -58,7 +59,10 @@ test("a lead changes the quorum and adds a member; a reviewer sees the settings 
   // Slack: a channel's name is not its id; the id is saved
   await page.getByLabel("Slack channel id").fill("#ops");
   await page.getByRole("button", { name: "Save settings" }).click();
-  await expect(page.getByTestId("form-error")).toContainText("Slack channel id");
+  await expect(page.getByLabel("Slack channel id")).toHaveAttribute("aria-invalid", "true");
+  await expect(page.getByLabel("Slack channel id")).toHaveAccessibleDescription(
+    /Enter a Slack channel id, such as C0123ABCD/,
+  );
   await page.getByLabel("Slack channel id").fill("C0OPS1");
   await page.getByRole("button", { name: "Save settings" }).click();
   await expect(page.getByText("Saved.")).toBeVisible();

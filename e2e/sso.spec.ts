@@ -181,10 +181,11 @@ test("an admin configures single sign-on; the client secret never comes back", a
   await expect(page.getByLabel("Client secret")).toHaveValue("");
   await expect(page.getByTestId("sso-secret-help")).toContainText("A secret is stored");
 
-  // A bad issuer is refused, and names the field.
+  // A bad issuer is refused, on its field.
   await page.getByLabel("Issuer URL").fill(`${idp.issuer}/nowhere`);
   await page.getByRole("button", { name: "Save" }).click();
-  await expect(page.getByTestId("form-error")).toContainText("issuer");
+  await expect(page.getByLabel("Issuer URL")).toHaveAttribute("aria-invalid", "true");
+  await expect(page.getByLabel("Issuer URL")).toHaveAccessibleDescription(/openid-configuration/);
 
   await page.getByLabel("Issuer URL").fill(idp.issuer);
   await page.getByLabel("Button name").fill("Acme SSO");

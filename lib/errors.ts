@@ -1,6 +1,7 @@
 // The API contract's error codes, as values. Verbs throw these; edges map them with `toResponse`.
 
 import { sqliteCodeOf } from "@/db/sqlite-error";
+import type { IssueDetail } from "@/lib/forms/plain-issues";
 import { log } from "@/lib/log/logger";
 
 /** Every `error.code` the API answers with (the OpenAPI document lists them). */
@@ -61,8 +62,15 @@ export class ApiError extends Error {
 
 /** The request is malformed or fails its schema (400). */
 export class InvalidRequestError extends ApiError {
-  constructor(message: string, issues: Issue[] = []) {
+  /**
+   * The validator's own issues (bounds, expected types), when a schema failed. Kept off the
+   * response, whose `issues` stay `{ path, message }`; server actions word them for forms.
+   */
+  readonly details: readonly IssueDetail[];
+
+  constructor(message: string, issues: Issue[] = [], details: readonly IssueDetail[] = []) {
     super("invalid_request", 400, message, { issues });
+    this.details = details;
   }
 }
 

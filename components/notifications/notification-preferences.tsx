@@ -3,8 +3,10 @@
 import { useRouter } from "next/navigation";
 import { useState, useTransition, type FormEvent } from "react";
 import { saveNotificationPreferenceAction } from "@/app/(reviewer)/notifications/actions";
-import type { ActionFailure } from "@/app/action-result";
+import { FieldError } from "@/components/forms/field-error";
+import { useFieldErrors } from "@/components/forms/use-field-errors";
 import { FormError } from "@/components/queue-settings/form-error";
+import { numberField } from "@/components/queue-settings/format";
 import styles from "@/components/queue-settings/queue-settings.module.css";
 import type { NotificationPreferenceView } from "@/lib/notifications/preferences";
 import local from "./notifications.module.css";
@@ -63,10 +65,12 @@ export function NotificationPreferences({
   );
 }
 
+const PREFERENCE_FIELDS = ["digestMinutes"] as const;
+
 function QueuePreferenceForm({ preference }: { preference: NotificationPreferenceView }) {
   const router = useRouter();
   const [delivery, setDelivery] = useState(preference.delivery);
-  const [failure, setFailure] = useState<ActionFailure | null>(null);
+  const errors = useFieldErrors(PREFERENCE_FIELDS);
   const [status, setStatus] = useState("");
   const [pending, startTransition] = useTransition();
   const id = `queue-${preference.queue.id}`;
@@ -80,11 +84,11 @@ function QueuePreferenceForm({ preference }: { preference: NotificationPreferenc
       const minutes = String(form.get("digestMinutes") ?? "").trim();
       const result = await saveNotificationPreferenceAction(preference.queue.id, {
         delivery: String(form.get("delivery") ?? "off"),
-        ...(minutes !== "" && { digestMinutes: Number(minutes) }),
+        ...(minutes !== "" && { digestMinutes: numberField(minutes) }),
         events: Object.fromEntries(EVENTS.map((e) => [e.key, form.get(e.key) === "on"])),
       });
-      if (!result.ok) return setFailure(result);
-      setFailure(null);
+      if (!result.ok) return errors.fail(result);
+      errors.reset();
       setStatus(`Saved for ${preference.queue.name}.`);
       router.refresh();
     });
@@ -99,7 +103,13 @@ function QueuePreferenceForm({ preference }: { preference: NotificationPreferenc
       <h2 id={`${id}-title`} className={styles.panelTitle}>
         {preference.queue.name}
       </h2>
-      <form onSubmit={submit} noValidate className={local.form} aria-describedby={`${id}-status`}>
+      <form
+        {...errors.formProps}
+        onSubmit={submit}
+        noValidate
+        className={local.form}
+        aria-describedby={`${id}-status`}
+      >
         <fieldset className={local.group}>
           <legend>Send email</legend>
           {DELIVERIES.map((option) => (
@@ -126,9 +136,10 @@ function QueuePreferenceForm({ preference }: { preference: NotificationPreferenc
               max={1440}
               defaultValue={preference.digestMinutes}
               disabled={delivery !== "digest"}
-              aria-describedby={`${id}-minutes-help`}
+              {...errors.field("digestMinutes", `${id}-minutes`, `${id}-minutes-help`)}
               className={local.minutes}
             />
+            <FieldError controlId={`${id}-minutes`} message={errors.errorOf("digestMinutes")} />
             <span id={`${id}-minutes-help`} className={styles.help}>
               5 to 1440 (a day)
             </span>
@@ -162,7 +173,7 @@ function QueuePreferenceForm({ preference }: { preference: NotificationPreferenc
             {status}
           </span>
         </div>
-        <FormError failure={failure} />
+        <FormError failure={errors.formFailure} placed={errors.placed} />
       </form>
     </section>
   );

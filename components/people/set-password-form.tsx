@@ -23,11 +23,8 @@ export function SetPasswordForm({ token, email }: { token: string; email: string
     const result = await redeemLinkAction({ token, password });
     if (!result.ok) {
       setBusy(false);
-      setError(
-        result.issues?.length
-          ? result.issues.map((i) => `${i.path}: ${i.message}`).join("; ")
-          : result.message,
-      );
+      // Worded for people (app/action-result.ts); a too-short password reads "Must be at least 8 characters."
+      setError(result.fieldErrors ? Object.values(result.fieldErrors).join(" ") : result.message);
       return;
     }
     const signedIn = await authClient.signIn.email({ email: result.email, password });

@@ -45,11 +45,22 @@ export function PolicyRules({
   const [editing, setEditing] = useState<string | null>(null);
   const [pending, startTransition] = useTransition();
 
-  /** Runs an action; on success refreshes the page's data, on failure shows why, where it belongs. */
-  function run(at: FailureAt["at"], action: () => Promise<ActionResult>, onDone?: () => void) {
+  /**
+   * Runs an action; on success refreshes the page's data, on failure shows why, where it belongs:
+   * in the form that sent it (`onFailure`), else at `at`.
+   */
+  function run(
+    at: FailureAt["at"],
+    action: () => Promise<ActionResult>,
+    onDone?: () => void,
+    onFailure?: (failure: ActionFailure) => void,
+  ) {
     startTransition(async () => {
       const result = await action();
-      if (!result.ok) return setFailure({ at, failure: result });
+      if (!result.ok) {
+        setFailure(null);
+        return onFailure ? onFailure(result) : setFailure({ at, failure: result });
+      }
       setFailure(null);
       onDone?.();
       router.refresh();
@@ -65,12 +76,12 @@ export function PolicyRules({
             <EditRule
               rule={rule}
               pending={pending}
-              failure={failureAt(rule.id)}
-              onSave={(input) =>
+              onSave={(input, fail) =>
                 run(
                   rule.id,
                   () => updatePolicyRuleAction(rule.id, input),
                   () => setEditing(null),
+                  fail,
                 )
               }
               onCancel={() => {
@@ -179,8 +190,9 @@ export function PolicyRules({
           queue={queue}
           isAdmin={isAdmin}
           pending={pending}
-          failure={failureAt("new")}
-          onCreate={(input, done) => run("new", () => createPolicyRuleAction(input), done)}
+          onCreate={(input, done, fail) =>
+            run("new", () => createPolicyRuleAction(input), done, fail)
+          }
         />
       )}
     </>

@@ -2,9 +2,12 @@
 
 import { useId } from "react";
 import type { ArgPredicate, PolicyEffect } from "@/db/schema";
+import { FieldError } from "@/components/forms/field-error";
+import type { useFieldErrors } from "@/components/forms/use-field-errors";
 import type { PolicyRuleView } from "@/lib/policies/list-policy-rules";
 import styles from "./policies.module.css";
 import settings from "@/components/queue-settings/queue-settings.module.css";
+import { numberField } from "@/components/queue-settings/format";
 import { EFFECTS } from "./effect-badge";
 
 export type PredicateRow = { key: number; path: string; op: ArgPredicate["op"]; value: string };
@@ -52,28 +55,48 @@ export function predicatesOf(rows: PredicateRow[]): ArgPredicate[] {
   return rows.map((row) => ({ path: row.path.trim(), op: row.op, value: parseValue(row) }));
 }
 
+/** The fields a rule's form shows on a control, as the server names them (see `fieldsOf`). */
+export const RULE_FIELDS = ["name", "effect", "toolPattern", "agent", "costAbove", "reason"];
+
 /** The fields every rule has; the scope (new rules only) and the buttons are the caller's. */
 export function RuleFields({
   rule,
   rows,
   onRowsChange,
+  errors,
 }: {
   rule?: PolicyRuleView;
   rows: PredicateRow[];
   onRowsChange: (rows: PredicateRow[]) => void;
+  errors: ReturnType<typeof useFieldErrors>;
 }) {
   const id = useId();
   const change = (key: number, patch: Partial<PredicateRow>) =>
     onRowsChange(rows.map((row) => (row.key === key ? { ...row, ...patch } : row)));
+  /** id, name and error wiring of the control for field `name` (a server path). */
+  const control = (name: string, controlId: string) => ({
+    id: controlId,
+    name,
+    ...errors.field(name, controlId),
+  });
+  const fieldError = (name: string, controlId: string) => (
+    <FieldError controlId={controlId} message={errors.errorOf(name)} />
+  );
   return (
     <>
       <div className={settings.field}>
         <label htmlFor={`${id}-name`}>Name</label>
-        <input id={`${id}-name`} name="name" required maxLength={100} defaultValue={rule?.name} />
+        <input
+          {...control("name", `${id}-name`)}
+          required
+          maxLength={100}
+          defaultValue={rule?.name}
+        />
+        {fieldError("name", `${id}-name`)}
       </div>
       <div className={settings.field}>
         <label htmlFor={`${id}-effect`}>Effect</label>
-        <select id={`${id}-effect`} name="effect" required defaultValue={rule?.effect ?? ""}>
+        <select {...control("effect", `${id}-effect`)} required defaultValue={rule?.effect ?? ""}>
           <option value="" disabled>
             Choose…
           </option>
@@ -83,38 +106,39 @@ export function RuleFields({
             </option>
           ))}
         </select>
+        {fieldError("effect", `${id}-effect`)}
       </div>
       <div className={settings.field}>
         <label htmlFor={`${id}-tool`}>Tool name (glob, e.g. write_*)</label>
         <input
-          id={`${id}-tool`}
-          name="toolPattern"
+          {...control("toolPattern", `${id}-tool`)}
           maxLength={200}
           defaultValue={rule?.toolPattern ?? ""}
           placeholder="any tool"
         />
+        {fieldError("toolPattern", `${id}-tool`)}
       </div>
       <div className={settings.field}>
         <label htmlFor={`${id}-agent`}>Agent (name or key id)</label>
         <input
-          id={`${id}-agent`}
-          name="agent"
+          {...control("agent", `${id}-agent`)}
           maxLength={200}
           defaultValue={rule?.agent?.name ?? ""}
           placeholder="any agent"
         />
+        {fieldError("agent", `${id}-agent`)}
       </div>
       <div className={settings.field}>
         <label htmlFor={`${id}-cost`}>Cost estimate above</label>
         <input
-          id={`${id}-cost`}
-          name="costAbove"
+          {...control("costAbove", `${id}-cost`)}
           type="number"
           min={0}
           step="any"
           defaultValue={rule?.costAbove ?? ""}
           placeholder="any cost"
         />
+        {fieldError("costAbove", `${id}-cost`)}
       </div>
 
       <fieldset className={`${settings.fullRow} ${styles.predicates}`}>
@@ -131,17 +155,18 @@ export function RuleFields({
             <div className={settings.field}>
               <label htmlFor={`${id}-p${row.key}-path`}>Argument path {index + 1}</label>
               <input
-                id={`${id}-p${row.key}-path`}
+                {...control(`argPredicates.${index}.path`, `${id}-p${row.key}-path`)}
                 required
                 maxLength={200}
                 value={row.path}
                 onChange={(event) => change(row.key, { path: event.target.value })}
               />
+              {fieldError(`argPredicates.${index}.path`, `${id}-p${row.key}-path`)}
             </div>
             <div className={settings.field}>
               <label htmlFor={`${id}-p${row.key}-op`}>Comparison {index + 1}</label>
               <select
-                id={`${id}-p${row.key}-op`}
+                {...control(`argPredicates.${index}.op`, `${id}-p${row.key}-op`)}
                 value={row.op}
                 onChange={(event) =>
                   change(row.key, { op: event.target.value as ArgPredicate["op"] })
@@ -153,21 +178,28 @@ export function RuleFields({
                   </option>
                 ))}
               </select>
+              {fieldError(`argPredicates.${index}.op`, `${id}-p${row.key}-op`)}
             </div>
             <div className={settings.field}>
               <label htmlFor={`${id}-p${row.key}-value`}>Value {index + 1}</label>
               <input
-                id={`${id}-p${row.key}-value`}
+                {...control(`argPredicates.${index}.value`, `${id}-p${row.key}-value`)}
                 required={row.op !== "equals"}
                 maxLength={2000}
                 value={row.value}
                 onChange={(event) => change(row.key, { value: event.target.value })}
               />
+              {fieldError(`argPredicates.${index}.value`, `${id}-p${row.key}-value`)}
             </div>
             <button
               type="button"
               className={settings.secondary}
-              onClick={() => onRowsChange(rows.filter((r) => r.key !== row.key))}
+              onClick={() => {
+                // The conditions after it move up a place: their messages would point at the
+                // wrong row, so all are cleared.
+                errors.reset();
+                onRowsChange(rows.filter((r) => r.key !== row.key));
+              }}
               aria-label={`Remove argument condition ${index + 1}`}
             >
               Remove
@@ -189,11 +221,11 @@ export function RuleFields({
           Reason (told to the agent when the rule blocks a call)
         </label>
         <input
-          id={`${id}-reason`}
-          name="reason"
+          {...control("reason", `${id}-reason`)}
           maxLength={1000}
           defaultValue={rule?.reason ?? ""}
         />
+        {fieldError("reason", `${id}-reason`)}
       </div>
     </>
   );
@@ -208,7 +240,7 @@ export function readRuleForm(form: FormData) {
     effect: text("effect") as PolicyEffect,
     toolPattern: text("toolPattern") || null,
     agent: text("agent") || null,
-    costAbove: cost ? Number(cost) : null,
+    costAbove: cost ? numberField(cost) : null,
     reason: text("reason") || null,
   };
 }

@@ -2,6 +2,8 @@
 
 import { useState, type FormEvent } from "react";
 import type { ActionFailure } from "@/app/action-result";
+import { FieldError } from "@/components/forms/field-error";
+import { useFieldErrors } from "@/components/forms/use-field-errors";
 import { FormError } from "@/components/queue-settings/form-error";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import type { PolicyRuleView } from "@/lib/policies/list-policy-rules";
@@ -10,27 +12,37 @@ import {
   initialRows,
   predicatesOf,
   readRuleForm,
+  RULE_FIELDS,
   RuleFields,
   type PredicateRow,
 } from "./rule-fields";
 
+type Fail = (failure: ActionFailure) => void;
+
 type Queue = { id: string; name: string };
+
+/** The keys a rule form shows on a control: its own fields and each argument condition's. */
+function fieldsOf(rows: PredicateRow[], extra: string[] = []): string[] {
+  const conditions = rows.flatMap((_, index) =>
+    ["path", "op", "value"].map((part) => `argPredicates.${index}.${part}`),
+  );
+  return [...RULE_FIELDS, ...extra, ...conditions];
+}
 
 /** A new rule for this queue (or, for an admin, for every queue). */
 export function NewRule({
   queue,
   isAdmin,
   pending,
-  failure,
   onCreate,
 }: {
   queue: Queue;
   isAdmin: boolean;
   pending: boolean;
-  failure: ActionFailure | null;
-  onCreate: (input: object, done: () => void) => void;
+  onCreate: (input: object, done: () => void, fail: Fail) => void;
 }) {
   const [rows, setRows] = useState<PredicateRow[]>([]);
+  const errors = useFieldErrors(fieldsOf(rows, ["queue"]));
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -47,10 +59,15 @@ export function NewRule({
       ...(reason && { reason }),
       argPredicates: predicatesOf(rows),
     };
-    onCreate(input, () => {
-      formElement.reset();
-      setRows([]);
-    });
+    errors.reset();
+    onCreate(
+      input,
+      () => {
+        formElement.reset();
+        setRows([]);
+      },
+      errors.fail,
+    );
   }
 
   return (
@@ -58,15 +75,28 @@ export function NewRule({
       <h2 id="new-rule-title" className={settings.panelTitle}>
         New rule
       </h2>
-      <FormError failure={failure} />
-      <form onSubmit={submit} className={settings.formGrid} aria-label="New rule">
+      <FormError failure={errors.formFailure} placed={errors.placed} />
+      {/* noValidate: the server's answer, worded per field, replaces the browser's bubbles. */}
+      <form
+        {...errors.formProps}
+        onSubmit={submit}
+        noValidate
+        className={settings.formGrid}
+        aria-label="New rule"
+      >
         {isAdmin ? (
           <div className={settings.field}>
             <label htmlFor="new-rule-scope">Applies in</label>
-            <select id="new-rule-scope" name="scope" defaultValue="queue">
+            <select
+              id="new-rule-scope"
+              name="scope"
+              defaultValue="queue"
+              {...errors.field("queue", "new-rule-scope")}
+            >
               <option value="queue">{queue.name} only</option>
               <option value="every">Every queue</option>
             </select>
+            <FieldError controlId="new-rule-scope" message={errors.errorOf("queue")} />
           </div>
         ) : (
           <div className={settings.field}>
@@ -74,7 +104,7 @@ export function NewRule({
             <span className={styles.fixedValue}>{queue.name} only</span>
           </div>
         )}
-        <RuleFields rows={rows} onRowsChange={setRows} />
+        <RuleFields rows={rows} onRowsChange={setRows} errors={errors} />
         <div className={settings.formActions}>
           <button type="submit" className={settings.primary} disabled={pending}>
             {pending ? "Saving…" : "Add rule"}
@@ -89,35 +119,45 @@ export function NewRule({
 export function EditRule({
   rule,
   pending,
-  failure,
   onSave,
   onCancel,
 }: {
   rule: PolicyRuleView;
   pending: boolean;
-  failure: ActionFailure | null;
-  onSave: (input: object) => void;
+  onSave: (input: object, fail: Fail) => void;
   onCancel: () => void;
 }) {
   const [rows, setRows] = useState(() => initialRows(rule));
+  const errors = useFieldErrors(fieldsOf(rows));
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const { agent, ...fields } = readRuleForm(new FormData(event.currentTarget));
     // Null clears a condition. The agent is shown by name: an unchanged one is not re-resolved
     // (names may repeat).
-    onSave({
-      ...fields,
-      ...(agent !== (rule.agent?.name ?? null) && { agent }),
-      argPredicates: predicatesOf(rows),
-    });
+    errors.reset();
+    onSave(
+      {
+        ...fields,
+        ...(agent !== (rule.agent?.name ?? null) && { agent }),
+        argPredicates: predicatesOf(rows),
+      },
+      errors.fail,
+    );
   }
 
   return (
     <div className={styles.editing}>
-      <FormError failure={failure} />
-      <form onSubmit={submit} className={settings.formGrid} aria-label={`Edit rule ${rule.name}`}>
-        <RuleFields rule={rule} rows={rows} onRowsChange={setRows} />
+      <FormError failure={errors.formFailure} placed={errors.placed} />
+      {/* noValidate: the server's answer, worded per field, replaces the browser's bubbles. */}
+      <form
+        {...errors.formProps}
+        onSubmit={submit}
+        noValidate
+        className={settings.formGrid}
+        aria-label={`Edit rule ${rule.name}`}
+      >
+        <RuleFields rule={rule} rows={rows} onRowsChange={setRows} errors={errors} />
         <div className={settings.formActions}>
           <button type="submit" className={settings.primary} disabled={pending}>
             {pending ? "Saving…" : "Save"}

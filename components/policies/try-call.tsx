@@ -2,8 +2,10 @@
 
 import { useId, useState, useTransition, type FormEvent } from "react";
 import { tryPolicyAction, type TryPolicyResult } from "@/app/(reviewer)/policies/actions";
-import type { ActionFailure } from "@/app/action-result";
+import { FieldError } from "@/components/forms/field-error";
+import { useFieldErrors } from "@/components/forms/use-field-errors";
 import { FormError } from "@/components/queue-settings/form-error";
+import { numberField } from "@/components/queue-settings/format";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { Badge, type Tone } from "@/components/run-timeline/badges";
 import { EffectBadge } from "./effect-badge";
@@ -16,14 +18,16 @@ const OUTCOMES: Record<TryPolicyResult["outcome"], { label: string; tone: Tone }
   review: { label: "A reviewer decides", tone: "warn" },
 };
 
+// As the server names them: the form's fields are sent as `{ agent, call: { toolName, … } }`.
+const FIELDS = ["call.toolName", "agent", "call.costEstimate", "call.args"] as const;
+
 /**
  * "Try a call": what would happen to a tool call in this queue if an agent asked now, which
  * rule would decide, and why each rule did or did not match. Writes nothing.
  */
 export function TryCall({ queue }: { queue: { id: string; name: string } }) {
   const id = useId();
-  const [argsError, setArgsError] = useState<string | null>(null);
-  const [failure, setFailure] = useState<ActionFailure | null>(null);
+  const errors = useFieldErrors(FIELDS);
   const [result, setResult] = useState<TryPolicyResult | null>(null);
   const [pending, startTransition] = useTransition();
 
@@ -31,29 +35,41 @@ export function TryCall({ queue }: { queue: { id: string; name: string } }) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const text = (name: string) => String(form.get(name) ?? "").trim();
+    // The arguments are checked here, as the server would only see what JSON.parse made of them.
+    const argsProblem = (message: string) =>
+      errors.fail({
+        ok: false,
+        code: "invalid_request",
+        message,
+        fieldErrors: { "call.args": message },
+      });
     let args: unknown;
     try {
       args = JSON.parse(text("args") || "{}");
     } catch (error) {
-      return setArgsError(`Not valid JSON: ${(error as Error).message}`);
+      return argsProblem(`This is not valid JSON: ${(error as Error).message}.`);
     }
     if (args === null || typeof args !== "object" || Array.isArray(args)) {
-      return setArgsError('The arguments must be a JSON object, like {"path": "/tmp/notes.txt"}.');
+      return argsProblem('Enter the arguments as a JSON object, like {"path": "/tmp/notes.txt"}.');
     }
-    setArgsError(null);
+    errors.reset();
     const cost = text("costEstimate");
     const agent = text("agent");
     startTransition(async () => {
       const answer = await tryPolicyAction({
         queue: queue.id,
         ...(agent && { agent }),
-        call: { toolName: text("toolName"), args, ...(cost && { costEstimate: Number(cost) }) },
+        call: {
+          toolName: text("toolName"),
+          args,
+          ...(cost && { costEstimate: numberField(cost) }),
+        },
       });
       if (!answer.ok) {
         setResult(null);
-        return setFailure(answer);
+        return errors.fail(answer);
       }
-      setFailure(null);
+      errors.reset();
       setResult(answer.result);
     });
   }
@@ -67,19 +83,53 @@ export function TryCall({ queue }: { queue: { id: string; name: string } }) {
         Paste a tool call to see what would happen to it in {queue.name} now, and why. Nothing is
         sent to anyone.
       </p>
-      <FormError failure={failure} />
-      <form onSubmit={submit} className={settings.formGrid} aria-label="Try a call">
+      <FormError failure={errors.formFailure} placed={errors.placed} />
+      {/* noValidate: the server's answer, worded per field, replaces the browser's bubbles. */}
+      <form
+        {...errors.formProps}
+        onSubmit={submit}
+        onChange={(event) => {
+          // The controls' names are the form's; the errors are keyed as the server names them.
+          const name = (event.target as { name?: string }).name;
+          errors.clear(name === "agent" ? "agent" : `call.${name}`);
+        }}
+        noValidate
+        className={settings.formGrid}
+        aria-label="Try a call"
+      >
         <div className={settings.field}>
           <label htmlFor={`${id}-tool`}>Tool name</label>
-          <input id={`${id}-tool`} name="toolName" required maxLength={200} />
+          <input
+            id={`${id}-tool`}
+            name="toolName"
+            required
+            maxLength={200}
+            {...errors.field("call.toolName", `${id}-tool`)}
+          />
+          <FieldError controlId={`${id}-tool`} message={errors.errorOf("call.toolName")} />
         </div>
         <div className={settings.field}>
           <label htmlFor={`${id}-agent`}>Agent (optional)</label>
-          <input id={`${id}-agent`} name="agent" maxLength={200} placeholder="name or key id" />
+          <input
+            id={`${id}-agent`}
+            name="agent"
+            maxLength={200}
+            placeholder="name or key id"
+            {...errors.field("agent", `${id}-agent`)}
+          />
+          <FieldError controlId={`${id}-agent`} message={errors.errorOf("agent")} />
         </div>
         <div className={settings.field}>
           <label htmlFor={`${id}-cost`}>Cost estimate (optional)</label>
-          <input id={`${id}-cost`} name="costEstimate" type="number" min={0} step="any" />
+          <input
+            id={`${id}-cost`}
+            name="costEstimate"
+            type="number"
+            min={0}
+            step="any"
+            {...errors.field("call.costEstimate", `${id}-cost`)}
+          />
+          <FieldError controlId={`${id}-cost`} message={errors.errorOf("call.costEstimate")} />
         </div>
         <div className={`${settings.field} ${settings.fullRow}`}>
           <label htmlFor={`${id}-args`}>Arguments (JSON)</label>
@@ -90,15 +140,9 @@ export function TryCall({ queue }: { queue: { id: string; name: string } }) {
             spellCheck={false}
             className={styles.json}
             defaultValue="{}"
-            aria-invalid={argsError ? true : undefined}
-            aria-describedby={argsError ? `${id}-args-error` : undefined}
-            onChange={() => setArgsError(null)}
+            {...errors.field("call.args", `${id}-args`)}
           />
-          {argsError && (
-            <p id={`${id}-args-error`} role="alert" className={styles.fieldError}>
-              {argsError}
-            </p>
-          )}
+          <FieldError controlId={`${id}-args`} message={errors.errorOf("call.args")} />
         </div>
         <div className={settings.formActions}>
           <button type="submit" className={settings.primary} disabled={pending}>

@@ -1,19 +1,29 @@
 import type { ActionFailure } from "@/app/action-result";
+import { formLevelMessages } from "@/components/forms/use-field-errors";
 import styles from "./queue-settings.module.css";
 
-/** An action's failure, announced: the message and, for invalid input, each field's problem. */
-export function FormError({ failure }: { failure: ActionFailure | null }) {
-  if (!failure) return null;
-  const issues = failure.issues ?? [];
+/**
+ * An action's failure, announced, for what belongs to no field: a conflict, a refusal, or an
+ * invalid field no control of this form shows. Fields in `placed` carry their own message
+ * (components/forms/field-error.tsx) and are left out here.
+ */
+export function FormError({
+  failure,
+  placed = [],
+}: {
+  failure: ActionFailure | null;
+  placed?: readonly string[];
+}) {
+  const messages = formLevelMessages(failure, placed);
+  if (messages.length === 0) return null;
   return (
     <div role="alert" className={styles.error} data-testid="form-error">
-      {issues.length > 0 ? "Check these fields:" : failure.message}
-      {issues.length > 0 && (
+      {messages.length === 1 ? (
+        messages[0]
+      ) : (
         <ul>
-          {issues.map((issue) => (
-            <li key={`${issue.path}:${issue.message}`}>
-              <strong>{issue.path}</strong>: {issue.message}
-            </li>
+          {messages.map((message) => (
+            <li key={message}>{message}</li>
           ))}
         </ul>
       )}

@@ -31,8 +31,14 @@ export function formatDuration(totalSecs: number): string {
   return parts.slice(0, 2).join(" ") || "0 s";
 }
 
-/** A form field as a whole number, or the text itself so the server's validation names the problem. */
-export function wholeNumber(value: FormDataEntryValue | null): number | string {
+/**
+ * A number field's value as a number, so the server's validation words the real problem ("1 or
+ * more" for -5, "a whole number" for 1.5). Only empty or non-numeric text stays text: the server
+ * then answers that a number is needed. (It once kept anything but digits as text, so -5 was
+ * refused as "expected number, received string".)
+ */
+export function numberField(value: FormDataEntryValue | null): number | string {
   const text = String(value ?? "").trim();
-  return /^\d+$/.test(text) ? Number(text) : text;
+  const number = text === "" ? Number.NaN : Number(text);
+  return Number.isFinite(number) ? number : text;
 }

@@ -1,17 +1,20 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useState, useTransition, type FormEvent } from "react";
+import { useTransition, type FormEvent } from "react";
 import { createQueueAction } from "@/app/(reviewer)/queues/actions";
-import type { ActionFailure } from "@/app/action-result";
+import { FieldError } from "@/components/forms/field-error";
+import { useFieldErrors } from "@/components/forms/use-field-errors";
 import { FormError } from "./form-error";
-import { CLAIM_MODE_OPTIONS, wholeNumber } from "./format";
+import { CLAIM_MODE_OPTIONS, numberField } from "./format";
 import styles from "./queue-settings.module.css";
+
+const FIELDS = ["name", "requiredApprovals", "defaultTimeoutSecs", "claimMode"] as const;
 
 /** Admins only: a new queue, then on to its settings page to add members. */
 export function NewQueueForm() {
   const router = useRouter();
-  const [failure, setFailure] = useState<ActionFailure | null>(null);
+  const errors = useFieldErrors(FIELDS);
   const [pending, startTransition] = useTransition();
 
   // onSubmit, not `action`: React resets a form after its action, and a refused entry must stay.
@@ -21,13 +24,13 @@ export function NewQueueForm() {
     startTransition(async () => {
       const result = await createQueueAction({
         name: String(form.get("name") ?? ""),
-        requiredApprovals: wholeNumber(form.get("requiredApprovals")),
+        requiredApprovals: numberField(form.get("requiredApprovals")),
         separationOfDuties: form.get("separationOfDuties") === "on",
-        defaultTimeoutSecs: wholeNumber(form.get("defaultTimeoutSecs")),
+        defaultTimeoutSecs: numberField(form.get("defaultTimeoutSecs")),
         claimMode: String(form.get("claimMode") ?? "mark"),
       });
-      if (!result.ok) return setFailure(result);
-      setFailure(null);
+      if (!result.ok) return errors.fail(result);
+      errors.reset();
       router.push(`/queues/${result.queue.id}`);
     });
   }
@@ -37,11 +40,19 @@ export function NewQueueForm() {
       <h2 id="new-queue-title" className={styles.panelTitle}>
         New queue
       </h2>
-      <FormError failure={failure} />
-      <form onSubmit={submit} className={styles.formGrid}>
+      <FormError failure={errors.formFailure} placed={errors.placed} />
+      {/* noValidate: the server's answer, worded per field, replaces the browser's bubbles. */}
+      <form {...errors.formProps} onSubmit={submit} noValidate className={styles.formGrid}>
         <div className={styles.field}>
           <label htmlFor="new-queue-name">Name</label>
-          <input id="new-queue-name" name="name" required maxLength={100} />
+          <input
+            id="new-queue-name"
+            name="name"
+            required
+            maxLength={100}
+            {...errors.field("name", "new-queue-name")}
+          />
+          <FieldError controlId="new-queue-name" message={errors.errorOf("name")} />
         </div>
         <div className={styles.field}>
           <label htmlFor="new-queue-approvals">Approvals needed</label>
@@ -52,6 +63,11 @@ export function NewQueueForm() {
             min={1}
             max={20}
             defaultValue={1}
+            {...errors.field("requiredApprovals", "new-queue-approvals")}
+          />
+          <FieldError
+            controlId="new-queue-approvals"
+            message={errors.errorOf("requiredApprovals")}
           />
         </div>
         <div className={styles.field}>
@@ -62,17 +78,28 @@ export function NewQueueForm() {
             type="number"
             min={1}
             defaultValue={3600}
+            {...errors.field("defaultTimeoutSecs", "new-queue-timeout")}
+          />
+          <FieldError
+            controlId="new-queue-timeout"
+            message={errors.errorOf("defaultTimeoutSecs")}
           />
         </div>
         <div className={styles.field}>
           <label htmlFor="new-queue-claim-mode">Review claims</label>
-          <select id="new-queue-claim-mode" name="claimMode" defaultValue="mark">
+          <select
+            id="new-queue-claim-mode"
+            name="claimMode"
+            defaultValue="mark"
+            {...errors.field("claimMode", "new-queue-claim-mode")}
+          >
             {CLAIM_MODE_OPTIONS.map((mode) => (
               <option key={mode.value} value={mode.value}>
                 {mode.label}
               </option>
             ))}
           </select>
+          <FieldError controlId="new-queue-claim-mode" message={errors.errorOf("claimMode")} />
         </div>
         <div className={styles.check}>
           <input id="new-queue-sod" name="separationOfDuties" type="checkbox" />

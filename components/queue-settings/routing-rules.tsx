@@ -1,7 +1,7 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useState, useTransition, type FormEvent } from "react";
+import { useState, useTransition } from "react";
 import {
   createRuleAction,
   deleteRuleAction,
@@ -9,8 +9,11 @@ import {
   updateRuleAction,
 } from "@/app/(reviewer)/routing/actions";
 import type { ActionFailure, ActionResult } from "@/app/action-result";
+import { FieldError } from "@/components/forms/field-error";
+import { useFieldErrors } from "@/components/forms/use-field-errors";
 import type { RoutingRuleView } from "@/lib/routing/list-rules";
 import { FormError } from "./form-error";
+import { numberField } from "./format";
 import { RuleButtons } from "./rule-buttons";
 import styles from "./queue-settings.module.css";
 
@@ -33,36 +36,22 @@ export function RoutingRules({
   const [editing, setEditing] = useState<string | null>(null);
   const [pending, startTransition] = useTransition();
 
-  /** Runs an action; on success refreshes the page's data, on failure shows why. */
-  function run(action: () => Promise<ActionResult<object>>, onDone?: () => void) {
+  /**
+   * Runs an action; on success refreshes the page's data, on failure shows why: in the form
+   * that sent it (`onFailure`), else over the list.
+   */
+  function run(
+    action: () => Promise<ActionResult<object>>,
+    onDone?: () => void,
+    onFailure?: (failure: ActionFailure) => void,
+  ) {
     startTransition(async () => {
       const result = await action();
-      if (!result.ok) return setFailure(result);
+      if (!result.ok) return onFailure ? onFailure(result) : setFailure(result);
       setFailure(null);
       onDone?.();
       router.refresh();
     });
-  }
-
-  function add(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const formElement = event.currentTarget;
-    const input = ruleInput(new FormData(formElement), { clearEmpty: false });
-    run(
-      () => createRuleAction(input),
-      () => formElement.reset(),
-    );
-  }
-
-  function save(rule: RoutingRuleView, event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const input = ruleInput(new FormData(event.currentTarget), { clearEmpty: true });
-    // The agent is shown by name; an unchanged name is not re-resolved (names may repeat).
-    if (input.agent === rule.agent?.name) delete input.agent;
-    run(
-      () => updateRuleAction(rule.id, input),
-      () => setEditing(null),
-    );
   }
 
   return (
@@ -72,14 +61,20 @@ export function RoutingRules({
           New rule
         </h2>
         <FormError failure={editing ? null : failure} />
-        <form onSubmit={add} className={styles.formGrid}>
-          <RuleFields idPrefix="rule" queues={queues} />
-          <div className={styles.formActions}>
-            <button type="submit" className={styles.primary} disabled={pending}>
-              {pending && !editing ? "Saving…" : "Add rule"}
-            </button>
-          </div>
-        </form>
+        <RuleForm
+          idPrefix="rule"
+          queues={queues}
+          pending={pending}
+          submitLabel={pending && !editing ? "Saving…" : "Add rule"}
+          onSubmit={(form, fail) => {
+            const input = ruleInput(new FormData(form), { clearEmpty: false });
+            run(
+              () => createRuleAction(input),
+              () => form.reset(),
+              fail,
+            );
+          }}
+        />
       </section>
       <div className={styles.tableWrap}>
         <table className={styles.table} aria-label="Routing rules, in the order they are tried">
@@ -106,29 +101,28 @@ export function RoutingRules({
                 editing === rule.id ? (
                   <tr key={rule.id} data-testid="routing-rule">
                     <td colSpan={5}>
-                      <FormError failure={failure} />
-                      <form
-                        onSubmit={(event) => save(rule, event)}
-                        className={styles.formGrid}
-                        aria-label={`Edit rule ${rule.name}`}
-                      >
-                        <RuleFields idPrefix={`edit-${rule.id}`} queues={queues} rule={rule} />
-                        <div className={styles.formActions}>
-                          <button type="submit" className={styles.primary} disabled={pending}>
-                            {pending ? "Saving…" : "Save"}
-                          </button>
-                          <button
-                            type="button"
-                            className={styles.secondary}
-                            onClick={() => {
-                              setEditing(null);
-                              setFailure(null);
-                            }}
-                          >
-                            Cancel
-                          </button>
-                        </div>
-                      </form>
+                      <RuleForm
+                        idPrefix={`edit-${rule.id}`}
+                        queues={queues}
+                        rule={rule}
+                        pending={pending}
+                        submitLabel={pending ? "Saving…" : "Save"}
+                        onCancel={() => {
+                          setEditing(null);
+                          setFailure(null);
+                        }}
+                        onSubmit={(form, fail) => {
+                          const input = ruleInput(new FormData(form), { clearEmpty: true });
+                          // The agent is shown by name; an unchanged name is not re-resolved
+                          // (names may repeat).
+                          if (input.agent === rule.agent?.name) delete input.agent;
+                          run(
+                            () => updateRuleAction(rule.id, input),
+                            () => setEditing(null),
+                            fail,
+                          );
+                        }}
+                      />
                     </td>
                   </tr>
                 ) : (
@@ -175,67 +169,109 @@ export function RoutingRules({
   );
 }
 
-/** The fields of a rule, empty for a new one or filled with the rule being edited. */
-function RuleFields({
+const FIELDS = ["name", "queue", "toolPattern", "agent", "minCost"] as const;
+
+/**
+ * A rule's form, empty for a new one or filled with the rule being edited; a refusal is shown
+ * on the fields it is about, and anything else (a name taken) above them.
+ */
+function RuleForm({
   idPrefix,
   queues,
   rule,
+  pending,
+  submitLabel,
+  onSubmit,
+  onCancel,
 }: {
   idPrefix: string;
   queues: QueueOption[];
   rule?: RoutingRuleView;
+  pending: boolean;
+  submitLabel: string;
+  onSubmit: (form: HTMLFormElement, fail: (failure: ActionFailure) => void) => void;
+  onCancel?: () => void;
 }) {
+  const errors = useFieldErrors(FIELDS);
+  const control = (name: (typeof FIELDS)[number], suffix: string) => ({
+    id: `${idPrefix}-${suffix}`,
+    name,
+    ...errors.field(name, `${idPrefix}-${suffix}`),
+  });
+  const fieldError = (name: (typeof FIELDS)[number], suffix: string) => (
+    <FieldError controlId={`${idPrefix}-${suffix}`} message={errors.errorOf(name)} />
+  );
   return (
     <>
-      <div className={styles.field}>
-        <label htmlFor={`${idPrefix}-name`}>Name</label>
-        <input
-          id={`${idPrefix}-name`}
-          name="name"
-          required
-          maxLength={100}
-          defaultValue={rule?.name}
-        />
-      </div>
-      <div className={styles.field}>
-        <label htmlFor={`${idPrefix}-queue`}>Send to queue</label>
-        <select id={`${idPrefix}-queue`} name="queue" required defaultValue={rule?.queue.id}>
-          {queues.map((q) => (
-            <option key={q.id} value={q.id}>
-              {q.name}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className={styles.field}>
-        <label htmlFor={`${idPrefix}-tool`}>Tool name (glob, e.g. refund_*)</label>
-        <input
-          id={`${idPrefix}-tool`}
-          name="toolPattern"
-          maxLength={200}
-          defaultValue={rule?.toolPattern ?? ""}
-        />
-      </div>
-      <div className={styles.field}>
-        <label htmlFor={`${idPrefix}-agent`}>Agent (name or key id)</label>
-        <input
-          id={`${idPrefix}-agent`}
-          name="agent"
-          maxLength={200}
-          defaultValue={rule?.agent?.name ?? ""}
-        />
-      </div>
-      <div className={styles.field}>
-        <label htmlFor={`${idPrefix}-cost`}>Total cost at least</label>
-        <input
-          id={`${idPrefix}-cost`}
-          name="minCost"
-          type="number"
-          min={0}
-          step="any"
-          defaultValue={rule?.minCost ?? ""}
-        />
-      </div>
+      <FormError failure={errors.formFailure} placed={errors.placed} />
+      {/* noValidate: the server's answer, worded per field, replaces the browser's bubbles. */}
+      <form
+        {...errors.formProps}
+        noValidate
+        onSubmit={(event) => {
+          event.preventDefault();
+          errors.reset();
+          onSubmit(event.currentTarget, errors.fail);
+        }}
+        className={styles.formGrid}
+        aria-label={rule ? `Edit rule ${rule.name}` : undefined}
+      >
+        <div className={styles.field}>
+          <label htmlFor={`${idPrefix}-name`}>Name</label>
+          <input {...control("name", "name")} required maxLength={100} defaultValue={rule?.name} />
+          {fieldError("name", "name")}
+        </div>
+        <div className={styles.field}>
+          <label htmlFor={`${idPrefix}-queue`}>Send to queue</label>
+          <select {...control("queue", "queue")} required defaultValue={rule?.queue.id}>
+            {queues.map((q) => (
+              <option key={q.id} value={q.id}>
+                {q.name}
+              </option>
+            ))}
+          </select>
+          {fieldError("queue", "queue")}
+        </div>
+        <div className={styles.field}>
+          <label htmlFor={`${idPrefix}-tool`}>Tool name (glob, e.g. refund_*)</label>
+          <input
+            {...control("toolPattern", "tool")}
+            maxLength={200}
+            defaultValue={rule?.toolPattern ?? ""}
+          />
+          {fieldError("toolPattern", "tool")}
+        </div>
+        <div className={styles.field}>
+          <label htmlFor={`${idPrefix}-agent`}>Agent (name or key id)</label>
+          <input
+            {...control("agent", "agent")}
+            maxLength={200}
+            defaultValue={rule?.agent?.name ?? ""}
+          />
+          {fieldError("agent", "agent")}
+        </div>
+        <div className={styles.field}>
+          <label htmlFor={`${idPrefix}-cost`}>Total cost at least</label>
+          <input
+            {...control("minCost", "cost")}
+            type="number"
+            min={0}
+            step="any"
+            defaultValue={rule?.minCost ?? ""}
+          />
+          {fieldError("minCost", "cost")}
+        </div>
+        <div className={styles.formActions}>
+          <button type="submit" className={styles.primary} disabled={pending}>
+            {submitLabel}
+          </button>
+          {onCancel && (
+            <button type="button" className={styles.secondary} onClick={onCancel}>
+              Cancel
+            </button>
+          )}
+        </div>
+      </form>
     </>
   );
 }
@@ -252,7 +288,7 @@ function ruleInput(
   queue: string;
   agent?: string | null;
   toolPattern?: string | null;
-  minCost?: number | null;
+  minCost?: number | string | null;
 } {
   const text = (name: string) => String(form.get(name) ?? "").trim();
   const optional = (value: string) => (value ? value : clearEmpty ? null : undefined);
@@ -262,7 +298,7 @@ function ruleInput(
     queue: text("queue"),
     agent: optional(text("agent")),
     toolPattern: optional(text("toolPattern")),
-    minCost: cost ? Number(cost) : clearEmpty ? null : undefined,
+    minCost: cost ? numberField(cost) : clearEmpty ? null : undefined,
   };
 }
 

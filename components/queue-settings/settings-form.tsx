@@ -3,11 +3,22 @@
 import { useRouter } from "next/navigation";
 import { useState, useTransition, type FormEvent } from "react";
 import { updateQueueAction } from "@/app/(reviewer)/queues/actions";
-import type { ActionFailure } from "@/app/action-result";
+import { FieldError } from "@/components/forms/field-error";
+import { useFieldErrors } from "@/components/forms/use-field-errors";
 import type { QueueDetailView } from "@/lib/queues/queue-views";
 import { FormError } from "./form-error";
-import { CLAIM_MODE_OPTIONS, wholeNumber } from "./format";
+import { CLAIM_MODE_OPTIONS, numberField } from "./format";
 import styles from "./queue-settings.module.css";
+
+const FIELDS = [
+  "name",
+  "requiredApprovals",
+  "defaultTimeoutSecs",
+  "escalationQueueId",
+  "claimMode",
+  "approveOnTimeoutMinSecs",
+  "slackChannelId",
+] as const;
 
 export type EscalationOption = { id: string; name: string };
 
@@ -20,7 +31,7 @@ export function SettingsForm({
   escalationOptions: EscalationOption[];
 }) {
   const router = useRouter();
-  const [failure, setFailure] = useState<ActionFailure | null>(null);
+  const errors = useFieldErrors(FIELDS);
   const [saved, setSaved] = useState(false);
   const [pending, startTransition] = useTransition();
   const disabled = queue.archivedAt !== null;
@@ -35,24 +46,31 @@ export function SettingsForm({
       const slack = String(form.get("slackChannelId") ?? "").trim();
       const result = await updateQueueAction(queue.id, {
         name: String(form.get("name") ?? ""),
-        requiredApprovals: wholeNumber(form.get("requiredApprovals")),
+        requiredApprovals: numberField(form.get("requiredApprovals")),
         separationOfDuties: form.get("separationOfDuties") === "on",
-        defaultTimeoutSecs: wholeNumber(form.get("defaultTimeoutSecs")),
+        defaultTimeoutSecs: numberField(form.get("defaultTimeoutSecs")),
         escalationQueueId: escalation === "" ? null : escalation,
         claimMode: String(form.get("claimMode") ?? "mark"),
         approveOnTimeout: form.get("approveOnTimeout") === "on",
-        approveOnTimeoutMinSecs: wholeNumber(form.get("approveOnTimeoutMinSecs")),
+        approveOnTimeoutMinSecs: numberField(form.get("approveOnTimeoutMinSecs")),
         slackChannelId: slack === "" ? null : slack,
       });
-      if (!result.ok) return setFailure(result);
-      setFailure(null);
+      if (!result.ok) return errors.fail(result);
+      errors.reset();
       setSaved(true);
       router.refresh();
     });
   }
 
   return (
-    <form onSubmit={submit} className={styles.formGrid} aria-describedby="settings-status">
+    // noValidate: the server's answer, worded per field, replaces the browser's bubbles.
+    <form
+      {...errors.formProps}
+      onSubmit={submit}
+      noValidate
+      className={styles.formGrid}
+      aria-describedby="settings-status"
+    >
       <div className={styles.field}>
         <label htmlFor="queue-name">Name</label>
         <input
@@ -61,8 +79,10 @@ export function SettingsForm({
           required
           maxLength={100}
           defaultValue={queue.name}
+          {...errors.field("name", "queue-name")}
           disabled={disabled}
         />
+        <FieldError controlId="queue-name" message={errors.errorOf("name")} />
       </div>
       <div className={styles.field}>
         <label htmlFor="queue-approvals">Approvals needed</label>
@@ -73,9 +93,10 @@ export function SettingsForm({
           min={1}
           max={20}
           defaultValue={queue.requiredApprovals}
-          aria-describedby="queue-approvals-help"
+          {...errors.field("requiredApprovals", "queue-approvals", "queue-approvals-help")}
           disabled={disabled}
         />
+        <FieldError controlId="queue-approvals" message={errors.errorOf("requiredApprovals")} />
         <span id="queue-approvals-help" className={styles.help}>
           From distinct reviewers, 1–20
         </span>
@@ -88,9 +109,10 @@ export function SettingsForm({
           type="number"
           min={1}
           defaultValue={queue.defaultTimeoutSecs}
-          aria-describedby="queue-timeout-help"
+          {...errors.field("defaultTimeoutSecs", "queue-timeout", "queue-timeout-help")}
           disabled={disabled}
         />
+        <FieldError controlId="queue-timeout" message={errors.errorOf("defaultTimeoutSecs")} />
         <span id="queue-timeout-help" className={styles.help}>
           When the agent sets no deadline
         </span>
@@ -101,6 +123,7 @@ export function SettingsForm({
           id="queue-escalation"
           name="escalationQueueId"
           defaultValue={queue.escalationQueueId ?? ""}
+          {...errors.field("escalationQueueId", "queue-escalation")}
           disabled={disabled}
         >
           <option value="">No escalation</option>
@@ -110,6 +133,7 @@ export function SettingsForm({
             </option>
           ))}
         </select>
+        <FieldError controlId="queue-escalation" message={errors.errorOf("escalationQueueId")} />
       </div>
       <div className={styles.field}>
         <label htmlFor="queue-claim-mode">Review claims</label>
@@ -117,7 +141,7 @@ export function SettingsForm({
           id="queue-claim-mode"
           name="claimMode"
           defaultValue={queue.claimMode}
-          aria-describedby="queue-claim-mode-help"
+          {...errors.field("claimMode", "queue-claim-mode", "queue-claim-mode-help")}
           disabled={disabled}
         >
           {CLAIM_MODE_OPTIONS.map((mode) => (
@@ -126,6 +150,7 @@ export function SettingsForm({
             </option>
           ))}
         </select>
+        <FieldError controlId="queue-claim-mode" message={errors.errorOf("claimMode")} />
         <span id="queue-claim-mode-help" className={styles.help}>
           What &ldquo;I&apos;m reviewing this&rdquo; does for others
         </span>
@@ -166,8 +191,16 @@ export function SettingsForm({
           type="number"
           min={1}
           defaultValue={queue.approveOnTimeoutMinSecs}
-          aria-describedby="queue-approve-min-help"
+          {...errors.field(
+            "approveOnTimeoutMinSecs",
+            "queue-approve-min",
+            "queue-approve-min-help",
+          )}
           disabled={disabled}
+        />
+        <FieldError
+          controlId="queue-approve-min"
+          message={errors.errorOf("approveOnTimeoutMinSecs")}
         />
         <span id="queue-approve-min-help" className={styles.help}>
           A batch that approves on timeout must give reviewers at least this long
@@ -183,9 +216,10 @@ export function SettingsForm({
           autoComplete="off"
           spellCheck={false}
           defaultValue={queue.slackChannelId ?? ""}
-          aria-describedby="queue-slack-channel-help"
+          {...errors.field("slackChannelId", "queue-slack-channel", "queue-slack-channel-help")}
           disabled={disabled}
         />
+        <FieldError controlId="queue-slack-channel" message={errors.errorOf("slackChannelId")} />
         <span id="queue-slack-channel-help" className={styles.help}>
           New cards are posted there with Approve, Reject and Open buttons; empty: not posted. The
           channel&apos;s details show its id; invite the Countersign app to it.
@@ -200,7 +234,7 @@ export function SettingsForm({
         </span>
       </div>
       <div className={styles.fullRow}>
-        <FormError failure={failure} />
+        <FormError failure={errors.formFailure} placed={errors.placed} />
       </div>
     </form>
   );

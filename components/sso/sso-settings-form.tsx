@@ -3,7 +3,8 @@
 import { useRouter } from "next/navigation";
 import { useState, useTransition, type FormEvent } from "react";
 import { saveSsoSettingsAction } from "@/app/(reviewer)/settings/sso/actions";
-import type { ActionFailure } from "@/app/action-result";
+import { FieldError } from "@/components/forms/field-error";
+import { useFieldErrors } from "@/components/forms/use-field-errors";
 import { FormError } from "@/components/queue-settings/form-error";
 import styles from "@/components/queue-settings/queue-settings.module.css";
 import type { SsoGroupRole, SsoSettingsView } from "@/lib/sso/sso-settings";
@@ -15,6 +16,15 @@ type QueueOption = { id: string; name: string };
  * The admin's single sign-on settings. The client secret is never sent to the browser: its field
  * starts empty and, once one is stored, an empty field keeps it.
  */
+const SSO_FIELDS = [
+  "displayName",
+  "issuer",
+  "clientId",
+  "clientSecret",
+  "allowedDomains",
+  "groupsClaim",
+] as const;
+
 export function SsoSettingsForm({
   current,
   redirectUri,
@@ -26,7 +36,7 @@ export function SsoSettingsForm({
 }) {
   const router = useRouter();
   const [mappings, setMappings] = useState<SsoGroupRole[]>(current?.groupRoles ?? []);
-  const [failure, setFailure] = useState<ActionFailure | null>(null);
+  const errors = useFieldErrors(SSO_FIELDS);
   const [status, setStatus] = useState("");
   const [pending, startTransition] = useTransition();
 
@@ -50,8 +60,8 @@ export function SsoSettingsForm({
         groupsClaim: text("groupsClaim") || "groups",
         groupRoles: mappings,
       });
-      if (!result.ok) return setFailure(result);
-      setFailure(null);
+      if (!result.ok) return errors.fail(result);
+      errors.reset();
       setStatus(
         result.settings.enabled
           ? "Saved. The sign-in page offers single sign-on."
@@ -76,7 +86,13 @@ export function SsoSettingsForm({
         Register this redirect URI with the provider:{" "}
         <code data-testid="sso-redirect-uri">{redirectUri}</code>
       </p>
-      <form onSubmit={submit} noValidate className={local.form} aria-describedby="sso-status">
+      <form
+        {...errors.formProps}
+        onSubmit={submit}
+        noValidate
+        className={local.form}
+        aria-describedby="sso-status"
+      >
         <label className={styles.check}>
           <input type="checkbox" name="enabled" defaultChecked={current?.enabled ?? true} />
           Offer single sign-on on the sign-in page
@@ -90,8 +106,9 @@ export function SsoSettingsForm({
             maxLength={60}
             defaultValue={current?.displayName ?? ""}
             placeholder="Acme SSO"
-            aria-describedby="sso-name-help"
+            {...errors.field("displayName", "sso-name", "sso-name-help")}
           />
+          <FieldError controlId="sso-name" message={errors.errorOf("displayName")} />
           <span id="sso-name-help" className={styles.help}>
             Shown as “Sign in with …”.
           </span>
@@ -105,8 +122,9 @@ export function SsoSettingsForm({
             required
             defaultValue={current?.issuer ?? ""}
             placeholder="https://login.example.com"
-            aria-describedby="sso-issuer-help"
+            {...errors.field("issuer", "sso-issuer", "sso-issuer-help")}
           />
+          <FieldError controlId="sso-issuer" message={errors.errorOf("issuer")} />
           <span id="sso-issuer-help" className={styles.help}>
             Its <code>/.well-known/openid-configuration</code> is checked when you save.
           </span>
@@ -119,7 +137,9 @@ export function SsoSettingsForm({
             required
             defaultValue={current?.clientId ?? ""}
             autoComplete="off"
+            {...errors.field("clientId", "sso-client-id")}
           />
+          <FieldError controlId="sso-client-id" message={errors.errorOf("clientId")} />
         </div>
         <div className={styles.field}>
           <label htmlFor="sso-client-secret">Client secret</label>
@@ -129,9 +149,11 @@ export function SsoSettingsForm({
             type="password"
             autoComplete="new-password"
             required={!current}
-            aria-describedby="sso-secret-help"
+
             placeholder={current ? "•••••••• (stored)" : ""}
+            {...errors.field("clientSecret", "sso-client-secret", "sso-secret-help")}
           />
+          <FieldError controlId="sso-client-secret" message={errors.errorOf("clientSecret")} />
           <span id="sso-secret-help" className={styles.help} data-testid="sso-secret-help">
             {current
               ? "A secret is stored and never shown. Leave this empty to keep it."
@@ -145,8 +167,9 @@ export function SsoSettingsForm({
             name="allowedDomains"
             defaultValue={current?.allowedDomains.join(", ") ?? ""}
             placeholder="example.com"
-            aria-describedby="sso-domains-help"
+            {...errors.field("allowedDomains", "sso-domains", "sso-domains-help")}
           />
+          <FieldError controlId="sso-domains" message={errors.errorOf("allowedDomains")} />
           <span id="sso-domains-help" className={styles.help}>
             Empty: only people already in Countersign sign in. Otherwise anyone whose verified email
             is in these domains gets an account at their first sign-in.
@@ -158,7 +181,9 @@ export function SsoSettingsForm({
             id="sso-claim"
             name="groupsClaim"
             defaultValue={current?.groupsClaim ?? "groups"}
+            {...errors.field("groupsClaim", "sso-claim")}
           />
+          <FieldError controlId="sso-claim" message={errors.errorOf("groupsClaim")} />
         </div>
 
         <fieldset className={local.mappings}>
@@ -227,7 +252,7 @@ export function SsoSettingsForm({
           </button>
         </fieldset>
 
-        <FormError failure={failure} />
+        <FormError failure={errors.formFailure} placed={errors.placed} />
         <div className={styles.formActions}>
           <button className={styles.primary} type="submit" disabled={pending}>
             {pending ? "Checking the issuer…" : "Save"}

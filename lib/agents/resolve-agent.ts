@@ -21,6 +21,13 @@ export async function resolveAgent(db: Executor, agent: string, path = "agent"):
     found.length
       ? "Several agent keys have that name; use the key's id."
       : "No agent key has that id or name.",
-    [{ path, message: found.length ? "ambiguous agent" : "unknown agent" }],
+    [
+      {
+        path,
+        message: found.length
+          ? "several agent keys have that name; use the key's id"
+          : "no agent key has that id or name",
+      },
+    ],
   );
 }

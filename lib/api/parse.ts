@@ -13,5 +13,6 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   throw new InvalidRequestError(
     `Invalid request: ${first.path}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""}`,
     issues,
+    result.error.issues,
   );
 }

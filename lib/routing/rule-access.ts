@@ -31,7 +31,7 @@ export async function resolveReferences(
       .where(or(eq(queues.id, refs.queue), eq(queues.name, refs.queue)));
     if (!queue || queue.archivedAt !== null) {
       throw new InvalidRequestError("No open queue has that id or name.", [
-        { path: "queue", message: "unknown or archived queue" },
+        { path: "queue", message: "no open queue has that id or name" },
       ]);
     }
     out.queueId = queue.id;

@@ -17,6 +17,10 @@ export async function createFirstAdminAction(input: {
     const admin = await createFirstAdmin(input);
     return { ok: true, email: admin.email };
   } catch (error) {
-    return actionError(error);
+    const failure = actionError(error);
+    // A wrong or replaced setup code is the one refusal here that is about a field.
+    return failure.code === "forbidden"
+      ? { ...failure, fieldErrors: { setupCode: failure.message } }
+      : failure;
   }
 }

@@ -2,11 +2,15 @@
 
 import { useState, type FormEvent } from "react";
 import { authClient } from "@/components/auth-client";
+import { FieldError } from "@/components/forms/field-error";
+import { formLevelMessages, useFieldErrors } from "@/components/forms/use-field-errors";
 import styles from "../auth.module.css";
 import { createFirstAdminAction } from "./actions";
 
+const FIELDS = ["setupCode", "name", "email", "password"] as const;
+
 export function SetupForm() {
-  const [error, setError] = useState<string | null>(null);
+  const errors = useFieldErrors(FIELDS);
   const [busy, setBusy] = useState(false);
 
   async function setUp(event: FormEvent<HTMLFormElement>) {
@@ -19,15 +23,11 @@ export function SetupForm() {
       password: String(form.get("password")),
     };
     setBusy(true);
-    setError(null);
+    errors.reset();
     const created = await createFirstAdminAction(input);
     if (!created.ok) {
       setBusy(false);
-      setError(
-        created.issues?.length
-          ? created.issues.map((i) => `${i.path}: ${i.message}`).join("; ")
-          : created.message,
-      );
+      errors.fail(created);
       return;
     }
     const { error } = await authClient.signIn.email({
@@ -37,8 +37,11 @@ export function SetupForm() {
     window.location.assign(error ? "/sign-in" : "/queue");
   }
 
+  const formMessage = formLevelMessages(errors.formFailure, errors.placed).join(" ");
+
   return (
-    <form className={styles.form} onSubmit={setUp}>
+    // noValidate: the server's answer, worded per field, replaces the browser's bubbles.
+    <form {...errors.formProps} className={styles.form} onSubmit={setUp} noValidate>
       <div className={styles.field}>
         <label htmlFor="setupCode">Setup code</label>
         <input
@@ -50,20 +53,39 @@ export function SetupForm() {
           required
           autoFocus
           maxLength={100}
-          aria-describedby="setupCode-hint"
+          {...errors.field("setupCode", "setupCode", "setupCode-hint")}
         />
+        <FieldError controlId="setupCode" message={errors.errorOf("setupCode")} />
         <span id="setupCode-hint" className={styles.hint}>
           Printed in the console where the server was started (<code>npm start</code>).
         </span>
       </div>
       <div className={styles.field}>
         <label htmlFor="name">Your name</label>
-        <input id="name" name="name" autoComplete="name" required maxLength={100} />
-        <span className={styles.hint}>Shown on every decision you make.</span>
+        <input
+          id="name"
+          name="name"
+          autoComplete="name"
+          required
+          maxLength={100}
+          {...errors.field("name", "name", "name-hint")}
+        />
+        <FieldError controlId="name" message={errors.errorOf("name")} />
+        <span id="name-hint" className={styles.hint}>
+          Shown on every decision you make.
+        </span>
       </div>
       <div className={styles.field}>
         <label htmlFor="email">Email</label>
-        <input id="email" name="email" type="email" autoComplete="username" required />
+        <input
+          id="email"
+          name="email"
+          type="email"
+          autoComplete="username"
+          required
+          {...errors.field("email", "email")}
+        />
+        <FieldError controlId="email" message={errors.errorOf("email")} />
       </div>
       <div className={styles.field}>
         <label htmlFor="password">Password</label>
@@ -74,12 +96,16 @@ export function SetupForm() {
           autoComplete="new-password"
           minLength={8}
           required
+          {...errors.field("password", "password", "password-hint")}
         />
-        <span className={styles.hint}>At least 8 characters.</span>
+        <FieldError controlId="password" message={errors.errorOf("password")} />
+        <span id="password-hint" className={styles.hint}>
+          At least 8 characters.
+        </span>
       </div>
-      {error && (
+      {formMessage && (
         <p className={styles.error} role="alert">
-          {error}
+          {formMessage}
         </p>
       )}
       <button className={styles.submit} type="submit" disabled={busy}>
