@@ -512,26 +512,29 @@ describe("GET /history/export", () => {
       expect(row.requestedAt).toMatch(ISO_MS);
     }
 
-    // a plan approved with an edited summary: both summaries, and who edited it
-    const deploy = apiClient(server.baseUrl, deployKey.key);
-    const plan = await created(deploy, {
+    // a plan approved with an edited summary: both summaries, and who edited it (a queue of
+    // its own, so the other tests' lists stay as they are)
+    const planQueue = await makeQueue();
+    const pia = await makeReviewer({ name: "Pia Planner", queues: [{ name: planQueue.name }] });
+    const planner = await makeAgentKey({ name: "Planner", queues: [planQueue.name] });
+    const asPia = apiClient(server.baseUrl, pia.token);
+    const plan = await created(apiClient(server.baseUrl, planner.key), {
       kind: "plan",
-      queue: queueB.name,
       plan: { summary: "Drop the old tables", risks: ["data loss"] },
     });
-    await decide(asOlga, plan.calls[0], {
+    await decide(asPia, plan.calls[0], {
       outcome: "edit",
       editedArgs: { summary: "Archive the old tables first", risks: ["data loss"] },
     });
-    const olgas = await exportCsv(asOlga, "&kind=plan");
-    expect(olgas.rows).toHaveLength(1);
-    expect(olgas.rows[0]).toMatchObject({
+    const pias = await exportCsv(asPia);
+    expect(pias.rows).toHaveLength(1);
+    expect(pias.rows[0]).toMatchObject({
       callId: plan.calls[0].id,
       planSummary: "Drop the old tables",
       editedPlanSummary: "Archive the old tables first",
       edited: "yes",
-      decidedById: olga.id,
-      decidedByEmail: olga.email,
+      decidedById: pia.id,
+      decidedByEmail: pia.email,
     });
 
     // JSON: every time, however deep, to the millisecond

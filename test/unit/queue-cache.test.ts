@@ -158,7 +158,7 @@ describe("the queue cache", () => {
     expect(view.tools).toEqual(["refund_order"]);
   });
 
-  it("keeps withdrawn batches out of \"decided\": they have their own \"cancelled\" view", () => {
+  it('keeps withdrawn batches out of "decided": they have their own "cancelled" view', () => {
     const cache = fromSnapshot({
       batches: [
         batch("approved", { status: "decided", decidedAt: "2026-11-22T10:00:00.000Z" }),
