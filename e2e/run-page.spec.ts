@@ -198,7 +198,9 @@ test("a run through MCP finishes when its decision is read, and no rollback is o
   await signIn(page, team.reviewers[0]!);
   await page.goto(`/runs/${asked.runId}`);
   await expect(page.getByTestId("run-status")).toHaveText("Completed");
-  await expect(page.locator('[data-event-type="run.completed"]')).toBeVisible();
+  await expect(page.locator('[data-event-type="run.completed"]')).toContainText(
+    "Run completed: its MCP client read the decision",
+  );
   await expect(page.getByTestId("rollback-unavailable")).toContainText(
     "No worker can roll this back: it ran through MCP",
   );
