@@ -241,6 +241,9 @@ export const RUN_STATUSES = [
   "cancelled",
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+/** How a run was started: through the HTTP API (a worker claims it) or an MCP client's tool call. */
+export const RUN_ORIGINS = ["api", "mcp"] as const;
+export type RunOrigin = (typeof RUN_ORIGINS)[number];
 /** A run in one of these is over: nothing may pause, claim or complete it. */
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ["completed", "failed", "cancelled"];
 
@@ -271,6 +274,8 @@ export const runs = sqliteTable(
       .default(false),
     rollbackRequestedAt: integer("rollback_requested_at"),
     rollbackReason: text("rollback_reason"),
+    // MCP has no claim: an MCP run is finished when its client reads the decision (lib/mcp).
+    origin: text("origin", { enum: RUN_ORIGINS }).notNull().default("api"),
     result: text("result", { mode: "json" }).$type<unknown>(),
     error: text("error", { mode: "json" }).$type<unknown>(),
     createdAt: integer("created_at").notNull(),

@@ -106,7 +106,7 @@ test("history shows who decided what and why; filters narrow it; CSV export down
   const csv = await readFile((await download.path())!, "utf8");
   const lines = csv.trimEnd().split("\r\n");
   expect(lines[0]).toBe(
-    "decidedAt,queue,agent,runId,batchId,kind,toolName,outcome,source,decidedBy,decidedById,decidedByEmail,reason,edited,args,editedArgs",
+    "decidedAt,queue,agent,runId,batchId,kind,toolName,outcome,source,decidedBy,decidedById,decidedByEmail,reason,edited,args,editedArgs,callId,toolCallId,requestedAt,batchStatus,batchOutcome,planSummary,editedPlanSummary",
   );
   expect(lines).toHaveLength(2);
   expect(lines[1]).toContain(seeded.wipe.batch.id);
@@ -166,4 +166,94 @@ test("history pages with a cursor link and exports JSON", async ({ page }) => {
   expect(download.suggestedFilename()).toMatch(/^countersign-history-\d{4}-\d{2}-\d{2}\.json$/);
   const exported = JSON.parse(await readFile((await download.path())!, "utf8"));
   expect(exported.map((b: { id: string }) => b.id)).toEqual(decided);
+});
+
+const SHOTS = "/tmp/shots-audit";
+
+test("history shows each call's outcome, an edit's diff, and a plan's summary as proposed and approved", async ({
+  page,
+}) => {
+  const team = await seedTeam();
+  const deploy = await pause(team.agent, {
+    calls: [
+      call("merge_pr", { repo: "acme/api", number: 418 }),
+      call("deploy_service", { service: "api", env: "production" }),
+    ],
+  });
+  await decide(team.reviewerApi, deploy.batch.calls[0], "approve");
+  await decide(team.reviewerApi, deploy.batch.calls[1], "reject", "Deploy freeze until Monday");
+
+  const ticket = await pause(team.agent, {
+    calls: [call("update_ticket", { ticket: 7, status: "closed", note: "Refunded" })],
+  });
+  const edit = await team.reviewerApi.post(`/calls/${ticket.batch.calls[0].id}/decision`, {
+    outcome: "edit",
+    expectedRevision: ticket.batch.calls[0].revision,
+    editedArgs: { ticket: 7, status: "pending", note: "Refunded" },
+    reason: "Keep it open until the customer confirms",
+  });
+  expect(edit.status, JSON.stringify(edit.body)).toBe(200);
+
+  const plan = await pause(team.agent, {
+    kind: "plan",
+    plan: { summary: "Drop the legacy billing tables" },
+  });
+  const planEdit = await team.reviewerApi.post(`/calls/${plan.batch.calls[0].id}/decision`, {
+    outcome: "edit",
+    expectedRevision: plan.batch.calls[0].revision,
+    editedArgs: { summary: "Archive the legacy billing tables, then drop them" },
+  });
+  expect(planEdit.status, JSON.stringify(planEdit.body)).toBe(200);
+
+  await signIn(page, team.reviewers[0]!);
+  await page.goto("/history");
+  const rows = page.getByTestId("history-row");
+  await expect(rows).toHaveCount(3);
+  const row = (batchId: string) =>
+    page.locator(`[data-testid="history-row"][data-batch-id="${batchId}"]`);
+
+  // a mixed batch: which call was rejected
+  const outcomes = row(deploy.batch.id).getByTestId("history-call-outcomes").getByRole("listitem");
+  await expect(outcomes).toHaveText(["merge_pr Approved", "deploy_service Rejected"]);
+
+  // a plan: the summary proposed, struck out, and the one approved
+  const summary = row(plan.batch.id).getByTestId("history-plan-summary");
+  await expect(summary).toContainText("Proposed: Drop the legacy billing tables");
+  await expect(summary.getByTestId("history-plan-edited")).toHaveText(
+    "Approved as: Archive the legacy billing tables, then drop them",
+  );
+
+  // an edit: who edited, and the diff behind a disclosure
+  const edits = page.getByTestId("history-edit");
+  await expect(edits).toHaveCount(2);
+  const ticketEdit = edits.filter({ hasText: "update_ticket" });
+  await expect(ticketEdit.locator("summary")).toContainText(
+    "update_ticket was edited before approval by Dana Reviewer",
+  );
+  await expect(ticketEdit.getByTestId("args-diff")).toBeHidden();
+  await ticketEdit.locator("summary").click();
+  const diff = ticketEdit.getByTestId("args-diff");
+  await expect(diff).toBeVisible();
+  await expect(diff).toContainText('"status": "closed"');
+  await expect(diff).toContainText('"status": "pending"');
+  await edits.filter({ hasText: "plan" }).locator("summary").click();
+
+  const axe = await new AxeBuilder({ page }).analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  for (const [name, size] of [
+    ["desktop", { width: 1280, height: 900 }],
+    ["phone", { width: 390, height: 844 }],
+  ] as const) {
+    await page.setViewportSize(size);
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.screenshot({
+        path: `${SHOTS}/history-audit-${name}-${scheme}.png`,
+        fullPage: true,
+      });
+    }
+  }
+  await page.emulateMedia({ colorScheme: "dark" });
+  const darkAxe = await new AxeBuilder({ page }).analyze();
+  expect(darkAxe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
 });

@@ -1,7 +1,11 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "./support/test";
 import { refundBatch } from "@/test/support/http";
-import { pause, seedTeam, signIn, type Team } from "./support/fixtures";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { apiClient } from "@/test/support/http";
+import { makeAgentKey, makeReviewer } from "@/test/support/factories";
+import { baseURL, pause, seedTeam, signIn, type Team } from "./support/fixtures";
 
 // The run page: the story of one run (its approvals and every event), and the rollback button.
 
@@ -160,4 +164,95 @@ test("a run the reviewer may not see is a friendly not-found page", async ({ pag
   await expect(page.getByRole("link", { name: "Go to your queue" })).toBeVisible();
   await page.goto("/runs/no-such-run");
   await expect(page.getByRole("heading", { name: "Run not found" })).toBeVisible();
+});
+
+const SHOTS = "/tmp/shots-audit";
+
+test("a run through MCP finishes when its decision is read, and no rollback is offered that nothing would perform", async ({
+  page,
+}) => {
+  const team = await seedTeam();
+  const mcp = new Client({ name: "e2e", version: "1.0.0" });
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL(`${baseURL}/api/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${team.agentKey}` } },
+    }),
+  );
+  type Approval = { runId: string; batchId: string; status: string };
+  const ask = async (name: string, args: Record<string, unknown>) =>
+    (await mcp.callTool({ name, arguments: args })).structuredContent as Approval;
+  const asked = await ask("request_approval", {
+    toolName: "refund_order",
+    args: { orderId: "A-1001", amount: 25 },
+    summary: "Refund order A-1001",
+  });
+  const batch = (await team.reviewerApi.get(`/batches/${asked.batchId}`)).body;
+  await team.reviewerApi.post(`/calls/${batch.calls[0].id}/decision`, {
+    outcome: "approve",
+    expectedRevision: batch.calls[0].revision,
+  });
+  expect((await team.agent.get(`/runs/${asked.runId}`)).body.status).toBe("ready");
+  expect((await ask("get_approval", { batchId: asked.batchId })).status).toBe("decided");
+  await mcp.close();
+
+  await signIn(page, team.reviewers[0]!);
+  await page.goto(`/runs/${asked.runId}`);
+  await expect(page.getByTestId("run-status")).toHaveText("Completed");
+  await expect(page.locator('[data-event-type="run.completed"]')).toContainText(
+    "Run completed: its MCP client read the decision",
+  );
+  await expect(page.getByTestId("rollback-unavailable")).toContainText(
+    "No worker can roll this back: it ran through MCP",
+  );
+  await expect(page.getByRole("button", { name: /Request rollback/ })).toHaveCount(0);
+  const axe = await new AxeBuilder({ page }).analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  for (const [name, size] of [
+    ["desktop", { width: 1280, height: 900 }],
+    ["phone", { width: 390, height: 844 }],
+  ] as const) {
+    await page.setViewportSize(size);
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.screenshot({ path: `${SHOTS}/run-mcp-${name}-${scheme}.png`, fullPage: true });
+    }
+  }
+});
+
+test("a revoked agent key's run offers no rollback: the page says why", async ({ page }) => {
+  const team = await seedTeam();
+  const lead = await makeReviewer({
+    name: "Lee Lead",
+    queues: [{ name: team.queue.name, role: "lead" }],
+  });
+  const key = await makeAgentKey({ name: "Gone bot", queues: [team.queue.name] });
+  const gone = apiClient(baseURL, key.key);
+  const { run, batch } = await pause(gone, refundBatch());
+  await team.reviewerApi.post(`/calls/${batch.calls[0].id}/decision`, {
+    outcome: "approve",
+    expectedRevision: batch.calls[0].revision,
+  });
+  const claim = await gone.post(`/runs/${run.id}/claim`, { workerId: "w1" });
+  await gone.post(`/runs/${run.id}/complete`, {
+    claimToken: claim.body.claimToken,
+    outcome: "completed",
+  });
+
+  await signIn(page, team.reviewers[0]!);
+  await page.goto(`/runs/${run.id}`);
+  // while the key works, a worker can act
+  await expect(page.getByRole("button", { name: "Request rollback…" })).toBeVisible();
+
+  const revoked = await apiClient(baseURL, lead.token).post(`/agents/${key.id}/revoke`, {});
+  expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+  await page.reload();
+  await expect(page.getByTestId("rollback-unavailable")).toHaveText(
+    "No worker can roll this back: the agent key “Gone bot” was revoked, so no worker can claim the run. Undo its actions by hand.",
+  );
+  await expect(page.getByRole("button", { name: /Request rollback/ })).toHaveCount(0);
+  const asked = await team.reviewerApi.post(`/runs/${run.id}/rollback`, {});
+  expect(asked.status).toBe(409);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.screenshot({ path: `${SHOTS}/run-revoked-phone-dark.png`, fullPage: true });
 });

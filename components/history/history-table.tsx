@@ -1,8 +1,10 @@
 import Link from "next/link";
+import { Fragment } from "react";
 import type { BatchView } from "@/lib/api/views";
 import { BatchStateBadge } from "@/components/run-timeline/badges";
 import { shortId } from "@/components/run-timeline/format";
 import { Time } from "@/components/time/time";
+import { CallOutcomes, EditDetails, editsOf, PlanSummary } from "./history-audit";
 import styles from "./history.module.css";
 
 const unique = (values: (string | null | undefined)[]) => [
@@ -68,41 +70,57 @@ export function HistoryTable({
           {batches.map((batch) => {
             const tools = unique(batch.calls.map((call) => call.toolName));
             const reasons = reasonsOf(batch);
+            const edited = editsOf(batch).length > 0;
             return (
-              <tr key={batch.id} data-testid="history-row" data-batch-id={batch.id}>
-                <td className={styles.when}>
-                  {batch.decidedAt ? <Time iso={batch.decidedAt} now={now} variant="short" /> : "—"}
-                </td>
-                <td className={styles.tools}>
-                  <Link href={`/runs/${batch.runId}`} className={styles.runLink}>
-                    {tools.slice(0, MAX_TOOLS).map((tool) => (
-                      <code key={tool}>{tool}</code>
-                    ))}
-                    {tools.length > MAX_TOOLS && (
-                      <span className={styles.more}>+{tools.length - MAX_TOOLS} more</span>
+              <Fragment key={batch.id}>
+                <tr data-testid="history-row" data-batch-id={batch.id}>
+                  <td className={styles.when}>
+                    {batch.decidedAt ? (
+                      <Time iso={batch.decidedAt} now={now} variant="short" />
+                    ) : (
+                      "—"
                     )}
-                    <span className="visually-hidden">, view run {shortId(batch.runId)}</span>
-                  </Link>
-                </td>
-                <td className={styles.muted}>{batch.kind === "plan" ? "Plan" : "Action"}</td>
-                <td>{batch.agent.name}</td>
-                <td className={styles.muted}>{batch.queue.name}</td>
-                <td>
-                  <BatchStateBadge batch={batch} />
-                </td>
-                <td data-testid="history-deciders">{decidersOf(batch).join(", ") || "—"}</td>
-                <td className={styles.reasons} data-testid="history-reasons">
-                  {reasons.length === 0 ? (
-                    <span className={styles.none}>—</span>
-                  ) : (
-                    reasons.map((reason) => (
-                      <p key={reason} title={reason}>
-                        {reason}
-                      </p>
-                    ))
-                  )}
-                </td>
-              </tr>
+                  </td>
+                  <td className={styles.tools}>
+                    <Link href={`/runs/${batch.runId}`} className={styles.runLink}>
+                      {tools.slice(0, MAX_TOOLS).map((tool) => (
+                        <code key={tool}>{tool}</code>
+                      ))}
+                      {tools.length > MAX_TOOLS && (
+                        <span className={styles.more}>+{tools.length - MAX_TOOLS} more</span>
+                      )}
+                      <span className="visually-hidden">, view run {shortId(batch.runId)}</span>
+                    </Link>
+                    <PlanSummary batch={batch} />
+                  </td>
+                  <td className={styles.muted}>{batch.kind === "plan" ? "Plan" : "Action"}</td>
+                  <td>{batch.agent.name}</td>
+                  <td className={styles.muted}>{batch.queue.name}</td>
+                  <td>
+                    <BatchStateBadge batch={batch} />
+                    <CallOutcomes batch={batch} />
+                  </td>
+                  <td data-testid="history-deciders">{decidersOf(batch).join(", ") || "—"}</td>
+                  <td className={styles.reasons} data-testid="history-reasons">
+                    {reasons.length === 0 ? (
+                      <span className={styles.none}>—</span>
+                    ) : (
+                      reasons.map((reason) => (
+                        <p key={reason} title={reason}>
+                          {reason}
+                        </p>
+                      ))
+                    )}
+                  </td>
+                </tr>
+                {edited && (
+                  <tr className={styles.detailRow} data-batch-id={batch.id}>
+                    <td colSpan={8}>
+                      <EditDetails batch={batch} now={now} />
+                    </td>
+                  </tr>
+                )}
+              </Fragment>
             );
           })}
         </tbody>

@@ -145,7 +145,7 @@ export type QueueFilters = {
   agent?: string;
   tool?: string;
   kind?: "action" | "plan";
-  status: "pending" | "decided" | "all";
+  status: "pending" | "decided" | "cancelled" | "all";
 };
 
 export type QueueView = {
@@ -186,11 +186,13 @@ export function queueView(
     if (filters.status === "pending" && !pending) {
       if (!(Date.parse(batch.decidedAt ?? "") >= keepDecidedSince)) continue;
       decidedHere++;
-    } else if (filters.status === "decided" && pending) continue;
+    } else if (filters.status === "decided" && (pending || batch.status === "cancelled")) {
+      continue;
+    } else if (filters.status === "cancelled" && batch.status !== "cancelled") continue;
     cards.push(batch);
   }
   // ISO-8601 UTC strings of one format order as their text: plain comparisons, no collation.
-  if (filters.status === "decided") {
+  if (filters.status === "decided" || filters.status === "cancelled") {
     cards.sort((a, b) => compare(b.decidedAt ?? "", a.decidedAt ?? "") || compare(a.id, b.id));
   } else {
     // Soonest deadline first: the card that will time out next is the one to look at.

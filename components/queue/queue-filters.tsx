@@ -27,6 +27,7 @@ export function QueueFilterBar({
         options={[
           { value: "pending", label: "Pending" },
           { value: "decided", label: "Decided" },
+          { value: "cancelled", label: "Cancelled" },
           { value: "all", label: "All" },
         ]}
         onChange={(v) => onChange({ status: v as QueueFilters["status"] })}

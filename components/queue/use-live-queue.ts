@@ -67,14 +67,23 @@ async function fetchSnapshot(): Promise<QueueCache> {
   );
 }
 
-/** Recently decided batches, for the "decided" and "all" views. */
+/** Recently settled batches, for the "decided", "cancelled" and "all" views. */
 export function useRecentlyDecided(enabled: boolean): void {
   const client = useQueryClient();
   const { data } = useQuery({
     queryKey: ["queue-decided"],
     enabled,
+    // "decided" no longer lists withdrawn batches: those are a list of their own.
     queryFn: async () =>
-      (await fetchJson<{ batches: Batch[] }>("/api/v1/queue?status=decided&limit=200")).batches,
+      (
+        await Promise.all(
+          ["decided", "cancelled"].map(
+            async (status) =>
+              (await fetchJson<{ batches: Batch[] }>(`/api/v1/queue?status=${status}&limit=200`))
+                .batches,
+          ),
+        )
+      ).flat(),
   });
   useEffect(() => {
     if (!data) return;

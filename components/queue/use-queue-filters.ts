@@ -4,7 +4,7 @@ import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useMemo } from "react";
 import type { QueueFilters } from "./queue-cache";
 
-const STATUSES = ["pending", "decided", "all"] as const;
+const STATUSES = ["pending", "decided", "cancelled", "all"] as const;
 const KINDS = ["action", "plan"] as const;
 
 /** The queue's filters live in the URL, so a filtered view can be bookmarked and shared. */

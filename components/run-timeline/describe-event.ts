@@ -301,7 +301,11 @@ export function describeEvent(event: WireEvent, context: TimelineContext): Event
       return {
         icon: "flag",
         tone: "ok",
-        title: "Run completed",
+        // lib/runs/finish-mcp-run.ts: an MCP client read the decision; it runs the call itself
+        title:
+          (data.result as { via?: unknown } | undefined)?.via === "mcp"
+            ? "Run completed: its MCP client read the decision"
+            : "Run completed",
         ...(data.result !== undefined && { payload: { label: "Result", value: data.result } }),
       };
 

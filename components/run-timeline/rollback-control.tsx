@@ -14,13 +14,13 @@ import styles from "./rollback-control.module.css";
 export function RollbackControl({
   runId,
   requestedAt,
-  cancelled,
+  unavailable,
 }: {
   runId: string;
   /** when a rollback was last requested, if ever */
   requestedAt: string | null;
-  /** a cancelled run cannot be rolled back */
-  cancelled: boolean;
+  /** why no worker could act on a rollback (lib/runs/rollback-offer.ts); null when one can */
+  unavailable: string | null;
 }) {
   const router = useRouter();
   const [confirming, setConfirming] = useState(false);
@@ -67,13 +67,11 @@ export function RollbackControl({
             Rollback requested
           </button>
         </>
-      ) : cancelled ? (
-        <>
-          <p className={styles.text}>A cancelled run cannot be rolled back.</p>
-          <button type="button" className={styles.button} disabled>
-            Request rollback
-          </button>
-        </>
+      ) : unavailable ? (
+        // No button: a request nothing would ever perform is not offered.
+        <p className={styles.text} data-testid="rollback-unavailable">
+          {unavailable}
+        </p>
       ) : confirming ? (
         <form className={styles.form} onSubmit={submit}>
           <p className={styles.text} id={hintId}>

@@ -61,7 +61,7 @@ export function RunPage({
           <RollbackControl
             runId={run.id}
             requestedAt={run.rollbackRequestedAt}
-            cancelled={run.status === "cancelled"}
+            unavailable={timeline.rollback.available ? null : timeline.rollback.reason}
           />
         </aside>
       </div>

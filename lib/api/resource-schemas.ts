@@ -327,7 +327,7 @@ export const SavedViewResource = z
         agent: z.string().optional(),
         tool: z.string().optional(),
         kind: z.enum(["action", "plan"]).optional(),
-        status: z.enum(["pending", "decided", "all"]).optional(),
+        status: z.enum(["pending", "decided", "cancelled", "all"]).optional(),
       })
       .describe("the queue page's filters this view applies"),
     createdBy: Ref,

@@ -10,7 +10,8 @@ import { byIdDescending, mergePages } from "./merge-pages";
 
 export const ListQueueQuery = z.object({
   queue: z.string().min(1).optional(),
-  status: z.enum(["pending", "decided", "all"]).default("pending"),
+  /** `decided`: settled by a decision or a deadline; `cancelled` (withdrawn by the agent) is its own */
+  status: z.enum(["pending", "decided", "cancelled", "all"]).default("pending"),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   /** from a previous page's nextCursor */
   cursor: z.string().min(1).optional(),
@@ -19,7 +20,9 @@ export type ListQueueQuery = z.infer<typeof ListQueueQuery>;
 
 const STATUSES_LISTED: Record<ListQueueQuery["status"], readonly BatchStatus[]> = {
   pending: ["pending"],
-  decided: ["decided", "expired", "cancelled"],
+  // A withdrawn batch was never decided: listing it under "decided" misled reviewers.
+  decided: ["decided", "expired"],
+  cancelled: ["cancelled"],
   all: BATCH_STATUSES,
 };
 

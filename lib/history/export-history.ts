@@ -48,6 +48,14 @@ export const CSV_COLUMNS = [
   "edited",
   "args",
   "editedArgs",
+  // Added later, so at the end: a reader that goes by position keeps working.
+  "callId",
+  "toolCallId",
+  "requestedAt",
+  "batchStatus",
+  "batchOutcome",
+  "planSummary",
+  "editedPlanSummary",
 ] as const;
 
 export type HistoryExport = {
@@ -103,7 +111,22 @@ function callRow(batch: BatchView, call: CallView): string[] {
     edited ? "yes" : "no",
     JSON.stringify(call.args),
     edited ? JSON.stringify(decision!.editedArgs) : "",
+    call.id,
+    call.toolCallId,
+    batch.createdAt,
+    batch.status,
+    // which call of a mixed batch was rejected: this row's outcome against the batch's
+    batch.outcome ?? "",
+    batch.plan?.summary ?? "",
+    edited ? editedPlanSummary(batch, decision!.editedArgs) : "",
   ];
+}
+
+/** A plan approved with an edit: the summary the reviewer wrote (the agent runs that one). */
+function editedPlanSummary(batch: BatchView, editedArgs: unknown): string {
+  if (batch.kind !== "plan" || typeof editedArgs !== "object" || editedArgs === null) return "";
+  const summary = (editedArgs as { summary?: unknown }).summary;
+  return typeof summary === "string" && summary !== batch.plan?.summary ? summary : "";
 }
 
 export function batchCsvLines(batch: BatchView): string {

@@ -7,9 +7,11 @@ import { readBatch } from "@/lib/batches/read-batch";
 import { InvalidRequestError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { createRun } from "@/lib/runs/create-run";
+import { finishMcpRunOnRead } from "@/lib/runs/finish-mcp-run";
 
 // The two MCP tools as verbs over the API's own verbs (createRun, createBatch, readBatch): the
-// same validation, policies, routing, events and access checks as the HTTP API.
+// same validation, policies, routing, events and access checks as the HTTP API. A run started
+// here is finished when its client reads the decision (finishMcpRunOnRead): MCP has no claim.
 
 const Wait = z
   .number()
@@ -113,14 +115,24 @@ export async function requestApproval(
   const batch = input.runId
     ? (await createBatch(agent, input.runId, { ...batchBody, claimToken: input.claimToken })).batch
     : (
-        await createRun(agent, {
-          externalId: input.externalId,
-          conversationId: input.conversationId,
-          batch: batchBody,
-        })
+        await createRun(
+          agent,
+          {
+            externalId: input.externalId,
+            conversationId: input.conversationId,
+            batch: batchBody,
+          },
+          { origin: "mcp" },
+        )
       ).run.batches![0]!;
-  if (batch.status !== "pending" || input.wait === 0) return batch;
-  return readBatch(agent, batch.id, { wait: input.wait }, signal);
+  if (batch.status !== "pending" || input.wait === 0) return delivered(agent, batch);
+  return delivered(agent, await readBatch(agent, batch.id, { wait: input.wait }, signal));
+}
+
+/** The answer the client is about to read: a settled one finishes an MCP run. */
+async function delivered(agent: AgentActor, batch: BatchView): Promise<BatchView> {
+  await finishMcpRunOnRead(agent, batch);
+  return batch;
 }
 
 /** The batch as it is now, or held (up to `wait` seconds) until it is decided. */
@@ -129,5 +141,5 @@ export async function getApproval(
   input: GetApprovalInput,
   signal?: AbortSignal,
 ): Promise<BatchView> {
-  return readBatch(agent, input.batchId, { wait: input.wait }, signal);
+  return delivered(agent, await readBatch(agent, input.batchId, { wait: input.wait }, signal));
 }

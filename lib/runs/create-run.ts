@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
-import { runs, type Run } from "@/db/schema";
+import { runs, type Run, type RunOrigin } from "@/db/schema";
 import { insertRows, untilWritten } from "@/db/write-batch";
 import { assertSameRequest, idempotencyFor } from "@/lib/api/idempotency";
 import { parseInput } from "@/lib/api/parse";
@@ -37,7 +37,7 @@ export type CreateRunInput = z.infer<typeof CreateRunInput>;
 export async function createRun(
   actor: Actor,
   body: unknown,
-  options: { idempotencyKey?: string | null } = {},
+  options: { idempotencyKey?: string | null; origin?: RunOrigin } = {},
 ): Promise<{ run: RunView; replayed: boolean }> {
   const agent = requireAgent(actor);
   // Every field is optional, so no body at all means the same as `{}` (retries included).
@@ -84,6 +84,7 @@ export async function createRun(
       requirePlanApproval: input.requirePlanApproval,
       rollbackRequestedAt: null,
       rollbackReason: null,
+      origin: options.origin ?? "api",
       result: null,
       error: null,
       createdAt: now,

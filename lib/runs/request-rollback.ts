@@ -9,6 +9,7 @@ import { actorRef, type Actor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
+import { readRollbackOffer } from "./rollback-offer";
 
 export const RequestRollbackInput = z.object({ reason: z.string().max(4000).optional() });
 export type RequestRollbackInput = z.infer<typeof RequestRollbackInput>;
@@ -32,6 +33,18 @@ export async function requestRollback(
         "The run was cancelled.",
         await loadRunView(db, run.id, { withBatches: false }),
       );
+    }
+    // A reviewer is not offered what no worker will perform (see rollback-offer.ts); the agent
+    // asking for its own run's rollback is that worker, alive.
+    if (actor.kind === "reviewer") {
+      const offer = await readRollbackOffer(db, run);
+      if (!offer.available) {
+        throw new ConflictError(
+          "run_terminal",
+          offer.reason,
+          await loadRunView(db, run.id, { withBatches: false }),
+        );
+      }
     }
     const now = Date.now();
     const finished = run.status === "completed" || run.status === "failed";

@@ -7,6 +7,7 @@ import { parseInput } from "@/lib/api/parse";
 import { loadRunView, type RunView } from "@/lib/api/views";
 import { reviewerQueueIds, type Actor } from "@/lib/auth/actor";
 import { toWireEvent, type WireEvent } from "@/lib/events/wire";
+import { readRollbackOffer, type RollbackOffer } from "./rollback-offer";
 
 /** A timeline page holds at most this many events; `nextCursor` continues after the last one. */
 export const TIMELINE_PAGE_LIMIT = 1000;
@@ -31,6 +32,8 @@ export type RunTimeline = {
   events: WireEvent[];
   /** more events follow: pass this as `cursor` */
   nextCursor: string | null;
+  /** whether a worker can act on a rollback request, and if not, why */
+  rollback: RollbackOffer;
 };
 
 // The batch snapshots in batch.* events repeat run.batches (as of that moment) and can be large.
@@ -65,7 +68,7 @@ export async function runTimeline(
   if (memberOf) conditions.push(or(isNull(events.batchId), inArray(events.queueId, memberOf))!);
   if (input.cursor) conditions.push(gt(events.seq, Number(input.cursor)));
 
-  const [view, [size], rows] = await Promise.all([
+  const [view, [size], rows, rollback] = await Promise.all([
     loadRunView(db, run.id, { withBatches: true, batchQueueIds: memberOf }),
     db
       .select({ bytes: sql<number | null>`length(cast(${runs.checkpoint} as blob))` })
@@ -77,6 +80,7 @@ export async function runTimeline(
       .where(and(...conditions))
       .orderBy(asc(events.seq))
       .limit(input.limit + 1),
+    readRollbackOffer(db, run),
   ]);
   const page = rows.slice(0, input.limit);
   return {
@@ -84,5 +88,6 @@ export async function runTimeline(
     checkpointBytes: size?.bytes ?? null,
     events: page.map(timelineEvent),
     nextCursor: rows.length > input.limit ? String(page[page.length - 1]!.seq) : null,
+    rollback,
   };
 }

@@ -15,7 +15,7 @@ export const ViewFilters = z.strictObject({
   agent: z.string().trim().min(1).max(200).optional(),
   tool: z.string().trim().min(1).max(200).optional(),
   kind: z.enum(["action", "plan"]).optional(),
-  status: z.enum(["pending", "decided", "all"]).optional(),
+  status: z.enum(["pending", "decided", "cancelled", "all"]).optional(),
 });
 export type ViewFilters = z.infer<typeof ViewFilters>;
 

@@ -445,12 +445,12 @@ describe("GET /queue", () => {
     expect(pages).toBe(2);
     expect(seen).toEqual(pendingIds);
 
+    // decided means decided: the withdrawn batch is listed under cancelled, not here
     const decided = await reviewer.get("/queue?status=decided");
-    expect(decided.body.batches.map((b: { id: string }) => b.id)).toEqual([
-      created[3]!.id,
-      created[1]!.id,
-    ]);
+    expect(decided.body.batches.map((b: { id: string }) => b.id)).toEqual([created[1]!.id]);
     expect(decided.body.nextCursor).toBeNull();
+    const cancelled = await reviewer.get("/queue?status=cancelled");
+    expect(cancelled.body.batches.map((b: { id: string }) => b.id)).toEqual([created[3]!.id]);
     const all = await reviewer.get("/queue?status=all&limit=5");
     expect(all.body.batches.map((b: { id: string }) => b.id)).toEqual(
       [...created].reverse().map((b) => b.id),

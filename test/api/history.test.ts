@@ -276,7 +276,13 @@ describe("GET /history", () => {
       return seen;
     };
     expect(await walk("/history?")).toEqual(byDecision);
-    expect(await walk("/queue?status=decided&")).toEqual(byCreation);
+    // the queue's "decided" list holds decisions (and deadlines), not withdrawn batches
+    const withdrawn = visible.filter((b) => b.status === "cancelled").map((b) => b.id);
+    expect(withdrawn).toEqual([settled.b6.id]);
+    expect(await walk("/queue?status=decided&")).toEqual(
+      byCreation.filter((id) => !withdrawn.includes(id)),
+    );
+    expect(await walk("/queue?status=cancelled&")).toEqual(withdrawn);
   });
 
   it("refuses bad filters with 400 invalid_request, listing every issue", async () => {
@@ -409,7 +415,17 @@ const COLUMNS = [
   "edited",
   "args",
   "editedArgs",
+  "callId",
+  "toolCallId",
+  "requestedAt",
+  "batchStatus",
+  "batchOutcome",
+  "planSummary",
+  "editedPlanSummary",
 ];
+
+/** ISO 8601 UTC with milliseconds, as every time in an export is written */
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 async function exportCsv(client: ApiClient, query = "") {
   const response = await client.raw(`/history/export?format=csv${query}`);
@@ -461,9 +477,79 @@ describe("GET /history/export", () => {
       edited: "no",
       args: JSON.stringify({ orderId: "A-1", amount: 25 }),
       editedArgs: "",
+      callId: settled.b1.calls[0].id,
+      toolCallId: settled.b1.calls[0].toolCallId,
+      requestedAt: settled.b1.createdAt,
+      batchStatus: "decided",
+      batchOutcome: "approved",
+      planSummary: "",
+      editedPlanSummary: "",
     });
     expect(rows[0]).toMatchObject({ source: "timeout", decidedBy: "", kind: "action" });
     expect(rows[3]).toMatchObject({ kind: "plan", decidedBy: "Dana Reviewer" });
+  });
+
+  it("names every call, its batch's outcome beside its own, plans' summaries, times to the ms", async () => {
+    const { rows } = await exportCsv(asDana);
+    // a mixed batch: which call was rejected, by id
+    const mixed = rows.filter((r) => r.batchId === settled.b3.id);
+    expect(mixed.map((r) => [r.callId, r.toolName, r.outcome, r.batchOutcome])).toEqual([
+      [settled.b3.calls[0].id, "merge_pr", "approved", "mixed"],
+      [settled.b3.calls[1].id, "refund_order", "rejected", "mixed"],
+    ]);
+    expect(new Set(rows.map((r) => r.callId)).size).toBe(rows.length);
+    expect(rows.find((r) => r.batchId === settled.b4.id)).toMatchObject({
+      kind: "plan",
+      planSummary: "Migrate the billing table",
+      editedPlanSummary: "",
+    });
+    expect(rows.find((r) => r.batchId === settled.b6.id)).toMatchObject({
+      batchStatus: "cancelled",
+      outcome: "cancelled",
+    });
+    for (const row of rows) {
+      expect(row.decidedAt).toMatch(ISO_MS);
+      expect(row.requestedAt).toMatch(ISO_MS);
+    }
+
+    // a plan approved with an edited summary: both summaries, and who edited it (a queue of
+    // its own, so the other tests' lists stay as they are)
+    const planQueue = await makeQueue();
+    const pia = await makeReviewer({ name: "Pia Planner", queues: [{ name: planQueue.name }] });
+    const planner = await makeAgentKey({ name: "Planner", queues: [planQueue.name] });
+    const asPia = apiClient(server.baseUrl, pia.token);
+    const plan = await created(apiClient(server.baseUrl, planner.key), {
+      kind: "plan",
+      plan: { summary: "Drop the old tables", risks: ["data loss"] },
+    });
+    await decide(asPia, plan.calls[0], {
+      outcome: "edit",
+      editedArgs: { summary: "Archive the old tables first", risks: ["data loss"] },
+    });
+    const pias = await exportCsv(asPia);
+    expect(pias.rows).toHaveLength(1);
+    expect(pias.rows[0]).toMatchObject({
+      callId: plan.calls[0].id,
+      planSummary: "Drop the old tables",
+      editedPlanSummary: "Archive the old tables first",
+      edited: "yes",
+      decidedById: pia.id,
+      decidedByEmail: pia.email,
+    });
+
+    // JSON: every time, however deep, to the millisecond
+    const json = await (await asDana.raw("/history/export?format=json")).json();
+    const times: string[] = [];
+    const walk = (value: unknown, key = "") => {
+      if (typeof value === "string" && /(At|^at)$/.test(key)) times.push(value);
+      else if (Array.isArray(value)) value.forEach((v) => walk(v));
+      else if (value && typeof value === "object")
+        for (const [k, v] of Object.entries(value)) walk(v, k);
+    };
+    walk(json);
+    expect(times.length).toBeGreaterThan(20);
+    for (const time of times) expect(time).toMatch(ISO_MS);
+    expect(json[0].calls[0]).toHaveProperty("id");
   });
 
   it("quotes by RFC 4180 and defuses cells a spreadsheet would run as formulas", async () => {

@@ -6,6 +6,9 @@ import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "../sup
 import { apiClient, refundBatch, type ApiClient } from "../support/http";
 import type { TestServer } from "../support/server";
 import { sessionCookie } from "@/test/support/sessions";
+import { eq } from "drizzle-orm";
+import { getDb } from "@/db/client";
+import { agentKeys } from "@/db/schema";
 
 // The run timeline: runs are made and moved over real HTTP (agent keys, reviewer tokens) against
 // a real `next start`; the timeline verb reads the same database file in this process, and the
@@ -262,6 +265,55 @@ describe("runTimeline", () => {
       actor: { kind: "reviewer", name: "Dana Reviewer" },
       data: { reason: "Wrong customer" },
     });
+  });
+});
+
+describe("who can perform a rollback", () => {
+  it("a finished run no worker ever claimed: the timeline says so, a reviewer's request is 409, the agent's own is taken", async () => {
+    const run = await agent.post("/runs", { externalId: "one-shot" });
+    // a run that never paused is held by its creator, which finishes it without a claim
+    const done = await agent.post(`/runs/${run.body.id}/complete`, { outcome: "completed" });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    const timeline = await runTimeline(reviewer(dana), run.body.id);
+    expect(timeline.rollback).toEqual({
+      available: false,
+      reason: expect.stringMatching(/^No worker can roll this back: no worker ever claimed/),
+    });
+    const asked = await asDana.post(`/runs/${run.body.id}/rollback`, { reason: "undo" });
+    expect(asked.status).toBe(409);
+    expect(asked.body.error).toMatchObject({
+      code: "run_terminal",
+      message: expect.stringMatching(/^No worker can roll this back/),
+      current: { id: run.body.id, status: "completed", rollbackRequestedAt: null },
+    });
+    expect((await agent.post(`/runs/${run.body.id}/rollback`, {})).status).toBe(202);
+  });
+
+  it("a claimed run is offered until its agent key is revoked", async () => {
+    const key = await makeAgentKey({ name: "Short-lived bot", queues: [queueA.name] });
+    const own = apiClient(server.baseUrl, key.key);
+    const run = await own.post("/runs", { batch: refundBatch() });
+    const call = run.body.batches[0].calls[0];
+    await asDana.post(`/calls/${call.id}/decision`, {
+      outcome: "approve",
+      expectedRevision: call.revision,
+    });
+    const claim = await own.post(`/runs/${run.body.id}/claim`, { workerId: "w1" });
+    await own.post(`/runs/${run.body.id}/complete`, {
+      claimToken: claim.body.claimToken,
+      outcome: "completed",
+    });
+    expect((await runTimeline(reviewer(dana), run.body.id)).rollback).toEqual({ available: true });
+
+    await getDb().update(agentKeys).set({ revokedAt: Date.now() }).where(eq(agentKeys.id, key.id));
+    const after = await runTimeline(reviewer(dana), run.body.id);
+    expect(after.rollback).toMatchObject({
+      available: false,
+      reason: expect.stringContaining("the agent key “Short-lived bot” was revoked"),
+    });
+    const asked = await asDana.post(`/runs/${run.body.id}/rollback`, {});
+    expect(asked.status).toBe(409);
+    expect(asked.body.error.code).toBe("run_terminal");
   });
 });
 

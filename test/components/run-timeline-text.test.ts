@@ -184,3 +184,14 @@ describe("describeEvent: webhooks given up on", () => {
     expect(described.note).toMatch(/loopback address\. Not retried/);
   });
 });
+
+describe("describeEvent: runs finished through MCP", () => {
+  it("says the MCP client read the decision; a worker's completion reads as before", () => {
+    const mcp = event("run.completed", {
+      result: { via: "mcp", batchId: "batch-w", outcome: "approved", status: "decided" },
+    });
+    expect(line(mcp)).toBe("Run completed: its MCP client read the decision");
+    expect(line(event("run.completed", { result: { refunded: 25 } }))).toBe("Run completed");
+    expect(line(event("run.completed", {}))).toBe("Run completed");
+  });
+});

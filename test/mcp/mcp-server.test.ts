@@ -9,6 +9,9 @@ import { makeQuickTeam, startApiServer } from "@/test/support/api-fixtures";
 import { makeAgentKey, makeQueue, makeReviewer } from "@/test/support/factories";
 import { apiClient, type ApiClient } from "@/test/support/http";
 import type { TestServer } from "@/test/support/server";
+import { and, eq } from "drizzle-orm";
+import { getDb } from "@/db/client";
+import { events } from "@/db/schema";
 
 // The MCP server at /api/mcp, driven by the SDK's own client over streamable HTTP against the
 // real app: both tools, reviewers deciding through the API meanwhile, policies, auth and limits.
@@ -274,6 +277,96 @@ describe("request_approval and get_approval", () => {
     const again = await call(mcp, "request_approval", { ...refund, runId: created.body.id });
     expect(again.result.isError).toBe(true);
     expect(again.text).toMatch(/already waiting for approval.*\(not_ready\)/);
+  });
+});
+
+describe("finishing runs started through MCP", () => {
+  const runCompletedEvents = async (runId: string) =>
+    (
+      await getDb()
+        .select({ data: events.data })
+        .from(events)
+        .where(and(eq(events.runId, runId), eq(events.type, "run.completed")))
+    ).map((e) => e.data);
+
+  it("finishes the run once its client reads the decision, exactly once; an unread decision leaves it ready", async () => {
+    const { mcp, agentApi, reviewerApi } = await team();
+    const asked = await call(mcp, "request_approval", refund);
+    const { runId, batchId } = asked.approval;
+    const target = await pendingCallOf(reviewerApi, batchId);
+    const approved = await reviewerApi.post(`/calls/${target.id}/decision`, {
+      outcome: "approve",
+      expectedRevision: target.revision,
+    });
+    expect(approved.status).toBe(200);
+    // decided, but its client has not heard yet: the run waits for it
+    expect((await agentApi.get(`/runs/${runId}`)).body.status).toBe("ready");
+
+    const read = await call(mcp, "get_approval", { batchId });
+    expect(read.approval).toMatchObject({ status: "decided", argsToRun: refund.args });
+    const run = (await agentApi.get(`/runs/${runId}`)).body;
+    expect(run.status).toBe("completed");
+    // reading again answers the same and finishes nothing twice
+    const again = await call(mcp, "get_approval", { batchId });
+    expect(again.result.isError).toBeFalsy();
+    expect(again.approval).toMatchObject({ status: "decided", outcome: "approved" });
+    expect(await runCompletedEvents(runId)).toEqual([
+      { result: { via: "mcp", batchId, outcome: "approved", status: "decided" } },
+    ]);
+    // nothing is left for a worker to claim
+    const claim = await agentApi.post(`/runs/${runId}/claim`, { workerId: "w1" });
+    expect(claim.status).toBe(409);
+    expect(claim.body.error.code).toBe("run_terminal");
+  });
+
+  it("finishes a run whose call was settled at once, and one rejected while the call was held", async () => {
+    const { mcp, agentApi, reviewerApi, queue } = await team();
+    const first = await call(mcp, "request_approval", { ...refund, conversationId: "chat-9" });
+    const target = await pendingCallOf(reviewerApi, first.approval.batchId);
+    await reviewerApi.post(`/calls/${target.id}/decision`, {
+      outcome: "approve",
+      expectedRevision: target.revision,
+      scope: "conversation",
+    });
+    const remembered = await call(mcp, "request_approval", { ...refund, conversationId: "chat-9" });
+    expect(remembered.approval.status).toBe("decided");
+    expect((await agentApi.get(`/runs/${remembered.approval.runId}`)).body.status).toBe(
+      "completed",
+    );
+
+    const held = call(mcp, "request_approval", { ...refund, wait: 30 });
+    let batch: { id: string; calls: { id: string; revision: number }[] } | undefined;
+    while (!batch) {
+      const queued = await reviewerApi.get(`/queue?queue=${queue.id}&status=pending`);
+      batch = queued.body.batches[0];
+      if (!batch) await new Promise((r) => setTimeout(r, 50));
+    }
+    await reviewerApi.post(`/calls/${batch.calls[0]!.id}/decision`, {
+      outcome: "reject",
+      expectedRevision: batch.calls[0]!.revision,
+      reason: "No",
+    });
+    const { approval } = await held;
+    expect(approval.outcome).toBe("rejected");
+    const run = (await agentApi.get(`/runs/${approval.runId}`)).body;
+    expect(run.status).toBe("completed");
+  });
+
+  it("leaves a run started through the HTTP API for its worker, even when MCP reads its decision", async () => {
+    const { mcp, agentApi, reviewerApi } = await team();
+    const created = await agentApi.post("/runs", { externalId: "job-9" });
+    const asked = await call(mcp, "request_approval", { ...refund, runId: created.body.id });
+    const target = await pendingCallOf(reviewerApi, asked.approval.batchId);
+    await reviewerApi.post(`/calls/${target.id}/decision`, {
+      outcome: "approve",
+      expectedRevision: target.revision,
+    });
+    const read = await call(mcp, "get_approval", { batchId: asked.approval.batchId });
+    expect(read.approval.status).toBe("decided");
+    expect((await agentApi.get(`/runs/${created.body.id}`)).body.status).toBe("ready");
+    const claim = await agentApi.post(`/runs/${created.body.id}/claim`, { workerId: "w1" });
+    expect(claim.status).toBe(200);
+    expect(await runCompletedEvents(created.body.id)).toEqual([]);
   });
 });
 

@@ -158,6 +158,25 @@ describe("the queue cache", () => {
     expect(view.tools).toEqual(["refund_order"]);
   });
 
+  it('keeps withdrawn batches out of "decided": they have their own "cancelled" view', () => {
+    const cache = fromSnapshot({
+      batches: [
+        batch("approved", { status: "decided", decidedAt: "2026-11-22T10:00:00.000Z" }),
+        batch("expired", { status: "expired", decidedAt: "2026-11-22T10:05:00.000Z" }),
+        batch("withdrawn", { status: "cancelled", decidedAt: "2026-11-22T10:10:00.000Z" }),
+        batch("open"),
+      ],
+      lastEventId: 1,
+      pendingTotal: 1,
+      nextCursor: null,
+    });
+    const ids = (status: "decided" | "cancelled" | "all") =>
+      queueView(cache, { status }, 0).cards.map((b) => b.id);
+    expect(ids("decided")).toEqual(["expired", "approved"]);
+    expect(ids("cancelled")).toEqual(["withdrawn"]);
+    expect(ids("all").sort()).toEqual(["approved", "expired", "open", "withdrawn"]);
+  });
+
   it("adds later snapshot pages as of the snapshot, so events applied meanwhile win", () => {
     const first = fromSnapshot({
       batches: [batch("b1")],

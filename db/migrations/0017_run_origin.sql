@@ -1,0 +1,1 @@
+ALTER TABLE `runs` ADD `origin` text DEFAULT 'api' NOT NULL;
