@@ -6,15 +6,26 @@ import styles from "./queue.module.css";
 export const SHORTCUTS: [string, string][] = [
   ["j", "Next card"],
   ["k", "Previous card"],
-  ["a", "Approve the selected card's next pending call"],
+  ["a", "Approve the selected card's next pending call, after 5 s (undo with z)"],
+  ["z", "Undo the approval still waiting to be sent"],
   ["r", "Reject: opens the reason field"],
   ["e", "Edit the arguments"],
   ["?", "Show or hide these keys"],
-  ["Esc", "Close this help"],
+  ["Ctrl+Enter", "Send a reject reason (Enter adds a line)"],
+  ["Esc", "Close this help, or cancel a reason or an edit"],
 ];
 
 /** The `?` sheet: a native modal dialog, so focus and Escape work as everywhere else. */
-export function KeyboardHelp({ open, onClose }: { open: boolean; onClose: () => void }) {
+export function KeyboardHelp({
+  open,
+  onClose,
+  enabled,
+}: {
+  open: boolean;
+  onClose: () => void;
+  /** the person's setting: off, the sheet says the keys do nothing and where to turn them on */
+  enabled: boolean;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const dialog = ref.current;
@@ -32,7 +43,18 @@ export function KeyboardHelp({ open, onClose }: { open: boolean; onClose: () => 
       data-testid="keyboard-help"
     >
       <h2 id="keyboard-help-title">Keyboard shortcuts</h2>
-      <dl>
+      {enabled ? (
+        <p className={styles.helpNote}>
+          A keyed approval waits 5 seconds before it is sent; <kbd>z</kbd> or Undo cancels it.
+          Buttons approve at once. <a href="/settings">Turn single-key shortcuts off</a>.
+        </p>
+      ) : (
+        <p className={styles.helpNote} data-testid="shortcuts-off-note">
+          <strong>Single-key shortcuts are off</strong> for you: these keys do nothing. Use the
+          buttons, or <a href="/settings">turn them on in Settings</a>.
+        </p>
+      )}
+      <dl aria-label={enabled ? "Shortcuts" : "Shortcuts (off)"} data-off={!enabled || undefined}>
         {SHORTCUTS.map(([key, what]) => (
           <div key={key}>
             <dt>
