@@ -34,7 +34,7 @@ export function UnsentDraft({
   const what = draft.kind === "reason" ? "writing a reason to reject it" : "editing its arguments";
   const by = call.decision ? describeDecision(call.decision, nowMs, viewerId).headline : null;
   const headline = by
-    ? `${by} while you were ${what}. Yours was not sent.`
+    ? `${by}, while you were ${what}. Yours was not sent.`
     : call.status === "pending"
       ? `You can no longer decide this call (its deadline passed or another reviewer holds it) while you were ${what}. Yours was not sent.`
       : `This call is ${call.status} now; it closed while you were ${what}. Yours was not sent.`;
