@@ -163,6 +163,9 @@ test("shortcuts off in Settings: letters do nothing, the help says so, buttons s
   );
   await shoot(page, "help-shortcuts-off-desktop");
   await axeClean(page);
+  await page.setViewportSize(PHONE);
+  await shoot(page, "help-shortcuts-off-phone");
+  await page.setViewportSize(DESKTOP);
   await page.keyboard.press("Escape");
 
   // the buttons decide at once, as ever

@@ -11,7 +11,11 @@ export const SHORTCUTS: [string, string][] = [
   ["r", "Reject: opens the reason field"],
   ["e", "Edit the arguments"],
   ["?", "Show or hide these keys"],
-  ["Ctrl+Enter", "Send a reject reason (Enter adds a line)"],
+];
+
+/** Keys with a modifier or in a field: WCAG 2.1.4 does not cover them, the setting leaves them on. */
+const ALWAYS: [string, string][] = [
+  ["Ctrl+Enter", "Send a reject reason (⌘+Enter on a Mac; Enter adds a line)"],
   ["Esc", "Close this help, or cancel a reason or an edit"],
 ];
 
@@ -54,8 +58,27 @@ export function KeyboardHelp({
           buttons, or <a href="/settings">turn them on in Settings</a>.
         </p>
       )}
-      <dl aria-label={enabled ? "Shortcuts" : "Shortcuts (off)"} data-off={!enabled || undefined}>
-        {SHORTCUTS.map(([key, what]) => (
+      <KeyList
+        keys={SHORTCUTS}
+        label={enabled ? "Single keys" : "Single keys (off)"}
+        off={!enabled}
+      />
+      <KeyList keys={ALWAYS} label="In a reason or an editor, and always" off={false} />
+      <form method="dialog">
+        <button className="shell-button" type="submit">
+          Close
+        </button>
+      </form>
+    </dialog>
+  );
+}
+
+function KeyList({ keys, label, off }: { keys: [string, string][]; label: string; off: boolean }) {
+  return (
+    <>
+      <h3 className={styles.helpGroup}>{label}</h3>
+      <dl data-off={off || undefined}>
+        {keys.map(([key, what]) => (
           <div key={key}>
             <dt>
               <kbd>{key}</kbd>
@@ -64,11 +87,6 @@ export function KeyboardHelp({
           </div>
         ))}
       </dl>
-      <form method="dialog">
-        <button className="shell-button" type="submit">
-          Close
-        </button>
-      </form>
-    </dialog>
+    </>
   );
 }
