@@ -30,6 +30,9 @@ export const users = sqliteTable("user", {
   // Their own choice of time zone (an IANA name) for every time shown to them, in pages and in
   // emails; null: the browser's zone (emails: UTC). See lib/time/zone.ts.
   timeZone: text("time_zone"),
+  // Whether single-key shortcuts (a, r, e, j, k, z, ?) act for them; off: a key typed by a speech
+  // input or a stray keystroke decides nothing (WCAG 2.1.4). Buttons always work.
+  shortcutsEnabled: integer("shortcuts_enabled", { mode: "boolean" }).notNull().default(true),
 });
 export type User = typeof users.$inferSelect;
 export type NewUser = typeof users.$inferInsert;

@@ -29,6 +29,8 @@ import { useHeldClaims } from "./use-held-claims";
 import { storeBatch, useLiveQueue, useRecentlyDecided } from "./use-live-queue";
 import { useNotifications } from "./use-notifications";
 import { useQueueFilters } from "./use-queue-filters";
+import { UndoToast } from "./undo-toast";
+import { useHeldApproval } from "./use-held-approval";
 import { useShortcuts } from "./use-shortcuts";
 import { useUnreadTitle } from "./use-tab-title";
 
@@ -37,9 +39,16 @@ export type QueueScreenProps = {
   queues: { id: string; name: string }[];
   /** the first screenful of cards, rendered with the page */
   initial: SnapshotPage | null;
+  /** the person's setting: single-key shortcuts act (WCAG 2.1.4 lets them turn them off) */
+  shortcutsEnabled?: boolean;
 };
 
-export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
+export function QueueScreen({
+  viewer,
+  queues,
+  initial,
+  shortcutsEnabled = true,
+}: QueueScreenProps) {
   const client = useQueryClient();
   const [filters, setFilters] = useQueueFilters();
   const timeFormat = useViewerTimeFormat();
@@ -118,15 +127,6 @@ export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
   }, [cards, select]);
   const selected = cards[selectedIndex];
   const [helpOpen, setHelpOpen] = useState(false);
-  useShortcuts({
-    j: () => select(selectedId === null ? 0 : Math.min(selectedIndex + 1, cards.length - 1)),
-    k: () => select(Math.max(selectedIndex - 1, 0)),
-    a: () => selected && handles.current.get(selected.id)?.approve(),
-    r: () => selected && handles.current.get(selected.id)?.reject(),
-    e: () => selected && handles.current.get(selected.id)?.edit(),
-    "?": () => setHelpOpen((open) => !open),
-  });
-
   const onDecide = useCallback(
     async ({ callId, ...decision }: DecisionRequest): Promise<DecisionResult> => {
       const batchId = cards.find((b) => b.calls.some((c) => c.id === callId))?.id ?? "";
@@ -139,6 +139,33 @@ export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
       settle(client, await decideBatchAction(batchId, decision)),
     [client],
   );
+  const held = useHeldApproval({
+    send: async ({ batchId, request: { callId, ...decision } }) =>
+      settle(client, await decideCallAction(batchId, callId, decision)),
+    batchOf: (batchId) => cache?.byId.get(batchId),
+    viewerId: viewer.id,
+  });
+  const undoHeld = () => {
+    const intent = held.undo();
+    if (intent) handles.current.get(intent.batchId)?.focus();
+  };
+  useShortcuts(
+    {
+      j: () => select(selectedId === null ? 0 : Math.min(selectedIndex + 1, cards.length - 1)),
+      k: () => select(Math.max(selectedIndex - 1, 0)),
+      // One key must not decide a production action at once: it is held back for an undo window.
+      a: () => {
+        const intent = selected && handles.current.get(selected.id)?.nextApproval();
+        if (intent) held.hold(intent);
+      },
+      r: () => selected && handles.current.get(selected.id)?.reject(),
+      e: () => selected && handles.current.get(selected.id)?.edit(),
+      z: undoHeld,
+      "?": () => setHelpOpen((open) => !open),
+    },
+    shortcutsEnabled,
+  );
+
   const onClaim = useCallback(
     async (batchId: string, claim: boolean): Promise<DecisionResult> =>
       settle(client, await (claim ? claimReviewAction(batchId) : releaseReviewAction(batchId))),
@@ -163,9 +190,10 @@ export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
           type="button"
           className="shell-button"
           onClick={() => setHelpOpen(true)}
-          aria-keyshortcuts="?"
+          aria-keyshortcuts={shortcutsEnabled ? "?" : undefined}
+          data-testid="keys-button"
         >
-          Keys <kbd>?</kbd>
+          Keys{shortcutsEnabled ? <kbd>?</kbd> : <span className={styles.keysOff}>(off)</span>}
         </button>
       </div>
       <QueueFilterBar
@@ -267,7 +295,13 @@ export function QueueScreen({ viewer, queues, initial }: QueueScreenProps) {
           </div>
         </>
       )}
-      <KeyboardHelp open={helpOpen} onClose={() => setHelpOpen(false)} />
+      <KeyboardHelp open={helpOpen} onClose={() => setHelpOpen(false)} enabled={shortcutsEnabled} />
+      <UndoToast
+        toast={held.toast}
+        delayMs={held.delayMs}
+        onUndo={undoHeld}
+        shortcutsEnabled={shortcutsEnabled}
+      />
     </div>
   );
 }

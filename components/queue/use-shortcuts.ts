@@ -2,15 +2,19 @@
 
 import { useEffect, useRef } from "react";
 
-export type ShortcutHandlers = Partial<Record<"j" | "k" | "a" | "r" | "e" | "?", () => void>>;
+export type ShortcutHandlers = Partial<Record<"j" | "k" | "a" | "r" | "e" | "z" | "?", () => void>>;
 
-/** Single-key shortcuts that stay out of the way while the reviewer types (reasons, edits). */
-export function useShortcuts(handlers: ShortcutHandlers): void {
+/**
+ * Single-key shortcuts that stay out of the way while the reviewer types (reasons, edits). With
+ * `enabled` false (the person's setting, WCAG 2.1.4) no key does anything: the buttons remain.
+ */
+export function useShortcuts(handlers: ShortcutHandlers, enabled = true): void {
   const ref = useRef(handlers);
   useEffect(() => {
     ref.current = handlers;
   });
   useEffect(() => {
+    if (!enabled) return;
     const onKeyDown = (event: KeyboardEvent) => {
       if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
       const target = event.target as HTMLElement | null;
@@ -28,5 +32,5 @@ export function useShortcuts(handlers: ShortcutHandlers): void {
     };
     document.addEventListener("keydown", onKeyDown);
     return () => document.removeEventListener("keydown", onKeyDown);
-  }, []);
+  }, [enabled]);
 }

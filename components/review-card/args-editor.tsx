@@ -36,6 +36,8 @@ export type ArgsEditorProps = {
   onCancel: () => void;
   /** the remember-scope chooser, rendered beside the submit button */
   scopeControl?: ReactNode;
+  /** every change of the text, so the host keeps it if the call is decided elsewhere meanwhile */
+  onTextChange?: (text: string) => void;
 };
 
 /** A JSON editor for the args: validated as typed (syntax, then the tool's schema), with a diff. */
@@ -103,7 +105,10 @@ export function ArgsEditor(props: ArgsEditorProps) {
         autoCorrect="off"
         aria-invalid={invalid || undefined}
         aria-describedby={invalid ? errorId : `${id}-hint`}
-        onChange={(event) => setText(event.target.value)}
+        onChange={(event) => {
+          setText(event.target.value);
+          props.onTextChange?.(event.target.value);
+        }}
         onKeyDown={(event) => {
           if (event.key === "Escape") {
             event.preventDefault();

@@ -4,6 +4,7 @@ import { useImperativeHandle, useLayoutEffect, useRef, useState, type Ref } from
 import { flushSync } from "react-dom";
 import { ArgsEditor } from "./args-editor";
 import { editorOf, reviewerName, summarizeVotes } from "./decision-text";
+import { shownCost } from "./cost";
 import { DiffView } from "./diff-view";
 import { formatCost, isRecord } from "./format";
 import { JsonView } from "./json-view";
@@ -13,14 +14,18 @@ import { ReasonForm } from "./reason-form";
 import { revealInvisible } from "./reveal";
 import styles from "./review-card.module.css";
 import { ScopeSelect } from "./scope-select";
+import { UnsentDraft } from "./unsent-draft";
 import { useTimeFormat } from "./time-context";
 import { CallStatusBadge } from "./status-badge";
 import type { Call, DecisionRequest, RememberScope } from "./types";
+
+type ApproveRequest = Extract<DecisionRequest, { outcome: "approve" }>;
 import type { Notice, Settled } from "./use-decisions";
 
 export type CallRowHandle = {
   readonly actionable: boolean;
   approve(): void;
+  approval(): { callId: string; label: string; request: ApproveRequest } | null;
   reject(): void;
   edit(): void;
   contains(node: Node | null): boolean;
@@ -71,12 +76,27 @@ export function CallRow({
   const [mode, setMode] = useState<Mode>({ kind: "idle" });
   const [scope, setScope] = useState<RememberScope>("once");
   const [reason, setReason] = useState("");
+  // The args editor's text as typed (null: untouched), kept here so a decision made elsewhere
+  // while it is open does not take the reviewer's work with the editor.
+  const [argsDraft, setArgsDraft] = useState<string | null>(null);
+  const draftRef = useRef<HTMLDivElement>(null);
   const rowRef = useRef<HTMLLIElement & HTMLDivElement>(null);
   const noticeRef = useRef<HTMLDivElement>(null);
   const rejectRef = useRef<HTMLButtonElement>(null);
   const editRef = useRef<HTMLButtonElement>(null);
   // When the buttons a reviewer used disappear, focus moves here instead of to <body>.
   const focusAfterCommit = useRef<"row" | "notice" | null>(null);
+
+  // A form still open on a call that can no longer be decided here (decided elsewhere, closed,
+  // locked): its text is shown unsent instead of vanishing with the form.
+  // (Not while our own decision is in flight or just landed: that form closes by itself.)
+  const decidedByViewer = call.decision?.source === "reviewer" && call.decision.by?.id === viewerId;
+  const orphaned = mode.kind !== "idle" && !actionable && !busy && !decidedByViewer;
+  useLayoutEffect(() => {
+    if (!orphaned) return;
+    const active = document.activeElement;
+    if (!active || active === document.body) draftRef.current?.focus();
+  }, [orphaned]);
 
   useLayoutEffect(() => {
     const target = focusAfterCommit.current;
@@ -96,8 +116,13 @@ export function CallRow({
     if (focusWasHere) focusAfterCommit.current = settled === "ok" ? "row" : "notice";
   }
 
-  const approve = () =>
-    send({ callId: call.id, outcome: "approve", expectedRevision: call.revision, scope });
+  const approveRequest = (): ApproveRequest => ({
+    callId: call.id,
+    outcome: "approve",
+    expectedRevision: call.revision,
+    scope,
+  });
+  const approve = () => send(approveRequest());
   // A plan's edit is of its summary only (the server holds the rest of the plan as proposed).
   const planSummary = isPlanCall ? summaryOf(call.args) : null;
   const open = (kind: "rejecting" | "editing") => {
@@ -110,6 +135,7 @@ export function CallRow({
             : "args-editor";
       rowRef.current?.querySelector<HTMLElement>(`[data-testid="${field}"]`)?.focus();
     } else {
+      if (kind === "editing") setArgsDraft(null);
       setMode({ kind, revision: call.revision });
     }
   };
@@ -124,6 +150,8 @@ export function CallRow({
     approve: () => {
       if (actionable && !busy) void approve();
     },
+    approval: () =>
+      actionable && !busy ? { callId: call.id, label, request: approveRequest() } : null,
     reject: () => {
       if (actionable && !busy) open("rejecting");
     },
@@ -135,6 +163,7 @@ export function CallRow({
 
   const pendingEdit =
     call.status === "pending" && isRecord(call.pendingEdit) ? call.pendingEdit : null;
+  const cost = shownCost(call);
   const conflict = notice?.kind === "conflict" ? notice : undefined;
   const error = notice?.kind === "error" ? notice : undefined;
   const formRevision = mode.kind === "idle" ? null : mode.revision;
@@ -155,9 +184,22 @@ export function CallRow({
       <div className={styles.callHead}>
         {/* a plan's synthetic call: the card's Plan label already says what it is */}
         {!isPlanCall && <code className={styles.toolName}>{call.toolName}</code>}
-        {call.costEstimate !== null && (
-          <span className={styles.cost} title={`Estimated cost (${call.costCurrency ?? "USD"})`}>
-            est. {formatCost(call.costEstimate, call.costCurrency, locale)}
+        {cost && (
+          <span
+            className={styles.cost}
+            title={`Estimated cost (${cost.currency})`}
+            data-testid="call-cost"
+          >
+            est. {formatCost(cost.amount, cost.currency, locale)}
+            {cost.before !== undefined && (
+              <span className={styles.muted}>
+                {" "}
+                (edited; the agent estimated {formatCost(cost.before, cost.currency, locale)})
+              </span>
+            )}
+            {cost.beforeEdit && (
+              <span className={styles.muted}> (the agent&apos;s, before the edit)</span>
+            )}
           </span>
         )}
         {call.revision > 1 && <span className={styles.muted}>revision {call.revision}</span>}
@@ -329,6 +371,24 @@ export function CallRow({
           }
           onCancel={close}
           scopeControl={scopeSelect}
+          onTextChange={setArgsDraft}
+        />
+      )}
+      {orphaned && (
+        <UnsentDraft
+          ref={draftRef}
+          call={call}
+          draft={
+            mode.kind === "rejecting"
+              ? { kind: "reason", text: reason }
+              : { kind: "edit", text: argsDraft ?? "" }
+          }
+          now={now}
+          viewerId={viewerId}
+          onDismiss={() => {
+            setMode({ kind: "idle" });
+            rowRef.current?.focus();
+          }}
         />
       )}
       {error && (

@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import { Risks } from "./call-row";
 import { Ago } from "./countdown";
+import { shownCost } from "./cost";
 import { formatCosts, shortId } from "./format";
 import { useTimeFormat } from "./time-context";
 import styles from "./review-card.module.css";
@@ -39,9 +40,11 @@ export function CardHeader(props: {
   const { batch } = props;
   const Heading = `h${props.headingLevel}` as const;
   const { locale } = useTimeFormat();
-  const costs = batch.calls.flatMap((c) =>
-    c.costEstimate === null ? [] : [{ amount: c.costEstimate, currency: c.costCurrency ?? "USD" }],
-  );
+  // As the calls will run: an approved edit's cost, not the agent's pre-edit estimate.
+  const costs = batch.calls.flatMap((c) => {
+    const cost = shownCost(c);
+    return cost ? [cost] : [];
+  });
   const href = props.runHref?.(batch.runId);
   const kind = KIND[batch.kind];
   return (

@@ -5,7 +5,7 @@ import { formatAgo, formatDateTime, formatRemaining, parseTime } from "./format"
 import styles from "./review-card.module.css";
 import { useTimeFormat } from "./time-context";
 import type { TimeoutAction } from "./types";
-import { useClock } from "./use-clock";
+import { useClock, useSecondsLeft } from "./use-clock";
 
 const URGENT_MS = 60_000;
 
@@ -18,10 +18,9 @@ export function Countdown(props: {
   onTimeout: TimeoutAction;
   now: () => number;
 }) {
-  const nowMs = useClock(props.now, true);
   const timeFormat = useTimeFormat();
-  const end = parseTime(props.expiresAt) ?? nowMs;
-  const left = end - nowMs;
+  const end = parseTime(props.expiresAt) ?? 0;
+  const left = useSecondsLeft(end, props.now, true) * 1000;
   const urgent = left < URGENT_MS;
   return (
     <p

@@ -22,6 +22,7 @@ export {
   type TimeFormat,
 } from "./format";
 export type {
+  ApprovalIntent,
   Batch,
   BatchDecisionRequest,
   BatchKind,

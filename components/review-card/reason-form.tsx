@@ -17,7 +17,10 @@ export type ReasonFormProps = {
   testIds: { reason: string; confirm: string };
 };
 
-/** A required reason: Enter or Ctrl+Enter sends, Shift+Enter breaks the line, Escape cancels. */
+/**
+ * A required reason: Ctrl+Enter (⌘+Enter on a Mac) sends, Enter adds a line (a reason may need
+ * several), Escape cancels. One behaviour, the one the README documents.
+ */
 export function ReasonForm(props: ReasonFormProps) {
   const id = useId();
   const fieldRef = useRef<HTMLTextAreaElement>(null);
@@ -41,7 +44,11 @@ export function ReasonForm(props: ReasonFormProps) {
     if (event.key === "Escape") {
       event.preventDefault();
       props.onCancel();
-    } else if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) {
+    } else if (
+      event.key === "Enter" &&
+      (event.ctrlKey || event.metaKey) &&
+      !event.nativeEvent.isComposing
+    ) {
       event.preventDefault();
       submit();
     }
@@ -79,7 +86,7 @@ export function ReasonForm(props: ReasonFormProps) {
         </p>
       ) : (
         <p id={`${id}-hint`} className={styles.hint}>
-          Enter to send · Shift+Enter for a new line · Esc to cancel
+          Ctrl+Enter (⌘+Enter) to send · Enter for a new line · Esc to cancel
         </p>
       )}
       <div className={styles.actions}>

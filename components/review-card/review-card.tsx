@@ -147,11 +147,15 @@ export function ReviewCard({
     };
     return {
       approve: () => target()?.approve(),
+      nextApproval: () => {
+        const approval = target()?.approval();
+        return approval ? { batchId: batchProp.id, ...approval } : null;
+      },
       reject: () => target()?.reject(),
       edit: () => target()?.edit(),
       focus: () => articleRef.current?.focus(),
     };
-  }, []);
+  }, [batchProp.id]);
 
   useLayoutEffect(() => {
     if (!focusCardAfterCommit.current) return;

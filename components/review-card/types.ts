@@ -129,9 +129,23 @@ export type BatchDecisionRequest = {
 export type DecisionResult =
   { ok: true; batch: Batch } | { ok: false; code: string; message: string; current?: Batch | Call };
 
+export type ApprovalIntent = {
+  batchId: string;
+  callId: string;
+  /** the tool name as the card's buttons name it ("refund_order #2") */
+  label: string;
+  request: Extract<DecisionRequest, { outcome: "approve" }>;
+};
+
 export type ReviewCardHandle = {
   /** approves the focused (else the first) pending call, with its chosen remember scope */
   approve(): void;
+  /**
+   * what `approve()` would send now (the call, the revision shown, its scope, its label), without
+   * sending it, or null when nothing is open: a host that holds a keyed approval back for an
+   * undo window sends this later through its own `onDecide`
+   */
+  nextApproval(): ApprovalIntent | null;
   /** opens the reason field of the focused (else the first) pending call and focuses it */
   reject(): void;
   /** opens the args editor of the focused (else the first) pending call */

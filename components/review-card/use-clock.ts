@@ -30,6 +30,21 @@ export function useClock(now: () => number, live: boolean): number {
   return useSyncExternalStore(live ? subscribeTicking : subscribeStill, read, read);
 }
 
+/**
+ * Whole seconds left before `end`, rounded up: a deadline 30 minutes away reads 30:00 until a full
+ * second has gone, then 29:59 (never 30:01), and 0:01 until the very end. Computed from the real
+ * clock, not the one rounded down to the second, whose up-to-999 ms lag added a second.
+ */
+export function secondsLeft(end: number, nowMs: number): number {
+  return Math.max(0, Math.ceil((end - nowMs) / 1000));
+}
+
+/** {@link secondsLeft}, re-rendered while `live`; the snapshot only changes at a deadline's second. */
+export function useSecondsLeft(end: number, now: () => number, live: boolean): number {
+  const read = () => secondsLeft(end, now());
+  return useSyncExternalStore(live ? subscribeTicking : subscribeStill, read, read);
+}
+
 // setTimeout overflows past 2^31-1 ms (~24.8 days); deadlines can be 30 days out.
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

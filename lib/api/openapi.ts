@@ -789,7 +789,7 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       tag: "Me",
       summary: "Change the caller's own settings",
       description:
-        "timeZone (an IANA name such as Europe/Berlin, or null to follow the browser) sets the zone every time is shown to the caller in: relative times, their tooltips, the history's day filters and notification emails. The API's own times stay ISO-8601 UTC. An unknown zone is 400 and changes nothing. Writes a person.settings_updated event.",
+        "timeZone (an IANA name such as Europe/Berlin, or null to follow the browser) sets the zone every time is shown to the caller in: relative times, their tooltips, the history's day filters and notification emails. The API's own times stay ISO-8601 UTC. An unknown zone is 400 and changes nothing. shortcutsEnabled (default true) turns the queue's single-key shortcuts (a approves, r rejects, e edits, j/k move, z undoes, ? help) on or off for the caller (WCAG 2.1.4); buttons always work. Give either or both; a field left out is unchanged. Writes a person.settings_updated event naming what changed.",
       auth: "reviewer",
       body: UpdateMySettingsInput,
       ok: { status: 200, schema: "MySettings" },

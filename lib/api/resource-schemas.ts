@@ -388,6 +388,11 @@ export const MySettingsResource = z
       .describe(
         "the IANA zone every time is shown in, pages and emails; null: pages follow the browser's zone, emails are in UTC",
       ),
+    shortcutsEnabled: z
+      .boolean()
+      .describe(
+        "whether single-key shortcuts act in the queue (default true); false: letters do nothing, buttons still work",
+      ),
   })
   .meta({ id: "MySettings" });
 

@@ -58,6 +58,7 @@ describe("GET/PATCH /me: one's own time zone", () => {
       name: "Dana Reviewer",
       email: dana.email,
       timeZone: null,
+      shortcutsEnabled: true,
     });
 
     const saved = await patch(asDana, { timeZone: "europe/berlin" });
@@ -77,6 +78,37 @@ describe("GET/PATCH /me: one's own time zone", () => {
     // null goes back to following the browser
     const cleared = await patch(asDana, { timeZone: null });
     expect((await cleared.json()).timeZone).toBeNull();
+  });
+
+  it("turns single-key shortcuts off and on, leaving the zone alone, with an event", async () => {
+    await patch(asDana, { timeZone: "Asia/Kolkata" });
+    const off = await patch(asDana, { shortcutsEnabled: false });
+    expect(off.status).toBe(200);
+    expect(await off.json()).toMatchObject({ shortcutsEnabled: false, timeZone: "Asia/Kolkata" });
+    expect((await asDana.get("/me")).body).toMatchObject({
+      shortcutsEnabled: false,
+      timeZone: "Asia/Kolkata",
+    });
+    const written = await getDb()
+      .select()
+      .from(events)
+      .where(eq(events.type, "person.settings_updated"));
+    expect(written.at(-1)).toMatchObject({
+      actorId: dana.id,
+      data: { userId: dana.id, shortcutsEnabled: { before: true, after: false } },
+    });
+    expect(written.at(-1)!.data).not.toHaveProperty("timeZone");
+    // the same value again writes nothing
+    await patch(asDana, { shortcutsEnabled: false });
+    expect(
+      await getDb().select().from(events).where(eq(events.type, "person.settings_updated")),
+    ).toHaveLength(written.length);
+    for (const body of [{ shortcutsEnabled: "no" }, { shortcutsEnabled: 0 }]) {
+      expect((await patch(asDana, body)).status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await (await patch(asDana, { shortcutsEnabled: true })).json()).shortcutsEnabled).toBe(
+      true,
+    );
   });
 
   it("refuses a zone that is not one, or any other field, with 400 and writes nothing", async () => {

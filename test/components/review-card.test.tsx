@@ -298,7 +298,11 @@ describe("ReviewCard: deciding", () => {
     expect(screen.getByText("Give a reason before rejecting.")).toBeTruthy();
 
     fireEvent.change(reason, { target: { value: "Wrong order" } });
+    // Enter adds a line (the textarea's own behaviour): it must not send.
     await act(async () => void fireEvent.keyDown(reason, { key: "Enter" }));
+    expect(onDecide).not.toHaveBeenCalled();
+    await act(async () => void fireEvent.keyDown(reason, { key: "Enter", metaKey: true }));
+    expect(onDecide).toHaveBeenCalledTimes(1);
     expect(onDecide).toHaveBeenCalledWith({
       callId: "call-1",
       outcome: "reject",

@@ -6,6 +6,7 @@ import { queueMembers, queues } from "@/db/schema";
 import { QueueScreen } from "@/components/queue/queue-screen";
 import { FIRST_PAGE_SIZE } from "@/components/queue/queue-cache";
 import { queueSnapshot } from "@/lib/batches/queue-snapshot";
+import { getMySettings } from "@/lib/people/my-settings";
 import { currentReviewer } from "../current-reviewer";
 
 export const dynamic = "force-dynamic";
@@ -13,18 +14,22 @@ export const metadata: Metadata = { title: "Queue · Countersign" };
 
 export default async function QueuePage() {
   const reviewer = await currentReviewer();
-  const memberOf = await getDb()
-    .select({ id: queues.id, name: queues.name })
-    .from(queueMembers)
-    .innerJoin(queues, eq(queues.id, queueMembers.queueId))
-    .where(and(eq(queueMembers.userId, reviewer.id), isNull(queues.archivedAt)))
-    .orderBy(asc(queues.name));
+  const [settings, memberOf] = await Promise.all([
+    getMySettings(reviewer),
+    getDb()
+      .select({ id: queues.id, name: queues.name })
+      .from(queueMembers)
+      .innerJoin(queues, eq(queues.id, queueMembers.queueId))
+      .where(and(eq(queueMembers.userId, reviewer.id), isNull(queues.archivedAt)))
+      .orderBy(asc(queues.name)),
+  ]);
   return (
     // The filters read the URL on the client (useSearchParams), which needs a Suspense boundary.
     <Suspense>
       <QueueScreen
         viewer={{ id: reviewer.id, name: reviewer.name }}
         queues={memberOf}
+        shortcutsEnabled={settings.shortcutsEnabled}
         initial={await queueSnapshot(reviewer, { limit: FIRST_PAGE_SIZE })}
       />
     </Suspense>

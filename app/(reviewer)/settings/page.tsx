@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import styles from "@/components/queue-settings/queue-settings.module.css";
+import { ShortcutsForm } from "@/components/settings/shortcuts-form";
 import { TimeZoneForm } from "@/components/settings/time-zone-form";
 import { getMySettings } from "@/lib/people/my-settings";
 import { DEFAULT_TIME_ZONE } from "@/lib/time/zone";
@@ -22,7 +23,9 @@ export default async function SettingsPage() {
       <header className={styles.header}>
         <div>
           <h1 className={styles.title}>Settings</h1>
-          <p className={styles.lead}>Yours alone: how Countersign shows you times.</p>
+          <p className={styles.lead}>
+            Yours alone: how Countersign shows you times and which keys act.
+          </p>
         </div>
       </header>
       <TimeZoneForm
@@ -31,6 +34,7 @@ export default async function SettingsPage() {
         zones={zoneChoices()}
         renderedAt={renderTime()}
       />
+      <ShortcutsForm enabled={settings.shortcutsEnabled} />
     </>
   );
 }

@@ -1,0 +1,91 @@
+"use client";
+
+import { useId, useState, type Ref } from "react";
+import { describeDecision } from "./decision-text";
+import styles from "./review-card.module.css";
+import type { Call } from "./types";
+import { useClock } from "./use-clock";
+
+export type Draft = { kind: "reason" | "edit"; text: string };
+
+/**
+ * The call was decided (or closed) elsewhere while this reviewer had a reason or an edit open:
+ * the form goes, but what they typed stays, read-only and copyable, with who decided what, so
+ * nothing vanishes silently (issue 18, item 8).
+ */
+export function UnsentDraft({
+  call,
+  draft,
+  now,
+  viewerId,
+  onDismiss,
+  ref,
+}: {
+  call: Call;
+  draft: Draft;
+  now: () => number;
+  viewerId?: string;
+  onDismiss: () => void;
+  ref?: Ref<HTMLDivElement>;
+}) {
+  const id = useId();
+  const nowMs = useClock(now, false);
+  const [copied, setCopied] = useState<"yes" | "no" | null>(null);
+  const what = draft.kind === "reason" ? "writing a reason to reject it" : "editing its arguments";
+  const by = call.decision ? describeDecision(call.decision, nowMs, viewerId).headline : null;
+  const headline = by
+    ? `${by}, while you were ${what}. Yours was not sent.`
+    : call.status === "pending"
+      ? `You can no longer decide this call (its deadline passed or another reviewer holds it) while you were ${what}. Yours was not sent.`
+      : `This call is ${call.status} now; it closed while you were ${what}. Yours was not sent.`;
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(draft.text);
+      setCopied("yes");
+    } catch {
+      setCopied("no");
+    }
+  };
+  return (
+    <div
+      ref={ref}
+      tabIndex={-1}
+      role="alert"
+      className={`${styles.notice} ${styles.toneWarning}`}
+      data-testid="unsent-draft"
+      data-kind={draft.kind}
+    >
+      <p className={styles.noticeHeadline} suppressHydrationWarning>
+        {headline}
+      </p>
+      {draft.text.trim() && (
+        <>
+          <label htmlFor={`${id}-text`} className={styles.formLabel}>
+            {draft.kind === "reason" ? "Your unsent reason" : "Your unsent edit (JSON)"}
+          </label>
+          <textarea
+            id={`${id}-text`}
+            className={`${styles.textarea} ${draft.kind === "edit" ? styles.code : ""}`}
+            data-testid="unsent-draft-text"
+            readOnly
+            rows={Math.min(12, draft.text.split("\n").length + 1)}
+            value={draft.text}
+          />
+        </>
+      )}
+      <div className={styles.actions}>
+        {draft.text.trim() && (
+          <button type="button" className={styles.button} onClick={() => void copy()}>
+            Copy
+          </button>
+        )}
+        <button type="button" className={styles.button} onClick={onDismiss}>
+          Dismiss
+        </button>
+        <span className={styles.muted} aria-live="polite">
+          {copied === "yes" ? "Copied." : copied === "no" ? "Copy failed: select the text." : ""}
+        </span>
+      </div>
+    </div>
+  );
+}
