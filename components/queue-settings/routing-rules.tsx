@@ -13,6 +13,7 @@ import type { RoutingRuleView } from "@/lib/routing/list-rules";
 import { FormError } from "./form-error";
 import { RuleButtons } from "./rule-buttons";
 import styles from "./queue-settings.module.css";
+import { ScrollBox } from "@/components/app-shell/scroll-box";
 
 type QueueOption = { id: string; name: string };
 
@@ -81,7 +82,7 @@ export function RoutingRules({
           </div>
         </form>
       </section>
-      <div className={styles.tableWrap}>
+      <ScrollBox label="Routing rules" className={styles.tableWrap}>
         <table className={styles.table} aria-label="Routing rules, in the order they are tried">
           <thead>
             <tr>
@@ -170,7 +171,7 @@ export function RoutingRules({
             )}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
     </>
   );
 }

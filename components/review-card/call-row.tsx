@@ -17,6 +17,7 @@ import { useTimeFormat } from "./time-context";
 import { CallStatusBadge } from "./status-badge";
 import type { Call, DecisionRequest, RememberScope } from "./types";
 import type { Notice, Settled } from "./use-decisions";
+import { breakable } from "./breakable";
 
 export type CallRowHandle = {
   readonly actionable: boolean;
@@ -153,7 +154,9 @@ export function CallRow({
       aria-busy={busy ? true : undefined}
     >
       <div className={styles.callHead}>
-        <code className={styles.toolName}>{call.toolName}</code>
+        <code className={styles.toolName} data-testid="tool-name">
+          {breakable(call.toolName)}
+        </code>
         {call.costEstimate !== null && (
           <span className={styles.cost} title={`Estimated cost (${call.costCurrency ?? "USD"})`}>
             est. {formatCost(call.costEstimate, call.costCurrency, locale)}

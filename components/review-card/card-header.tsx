@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { breakable } from "./breakable";
 import { Risks } from "./call-row";
 import { Ago } from "./countdown";
 import { formatCosts, shortId } from "./format";
@@ -51,7 +52,7 @@ export function CardHeader(props: {
           {kind.text}
         </span>
         <Heading id={props.headingId} className={styles.title}>
-          {revealInvisible(title(batch))}
+          {breakable(revealInvisible(title(batch)))}
         </Heading>
         <BatchStatusBadge batch={batch} />
       </div>
