@@ -23,7 +23,7 @@ const chromium = {
 // A 390×844 phone (an iPhone 12–15's viewport) with touch, in the same Chromium.
 const phone = {
   viewport: { width: 390, height: 844 },
-  deviceScaleFactor: 2,
+  deviceScaleFactor: 1,
   isMobile: true,
   hasTouch: true,
 };

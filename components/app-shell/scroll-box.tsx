@@ -34,7 +34,10 @@ export function ScrollBox({
       ref={ref}
       className={`scroll-box${className ? ` ${className}` : ""}`}
       data-overflows={overflows ? "true" : undefined}
-      {...(overflows ? { role: "region", "aria-label": label, tabIndex: 0 } : {})}
+      // Said as "People, scrolls sideways": a name of its own, not the page section's it sits in.
+      {...(overflows
+        ? { role: "region", "aria-label": `${label}, scrolls sideways`, tabIndex: 0 }
+        : {})}
     >
       {children}
     </div>

@@ -32,15 +32,14 @@ export function QueueFilterBar({
           className={`shell-button ${styles.filterToggle}`}
           aria-expanded={open}
           aria-controls="queue-filters"
+          aria-label={active > 0 ? `Filters, ${active} active` : undefined}
           onClick={() => setOpen((was) => !was)}
         >
           Filters
           {active > 0 && (
-            <>
-              <span className="visually-hidden">, </span>
-              <span className={styles.filterCount}>{active}</span>
-              <span className="visually-hidden"> active</span>
-            </>
+            <span className={styles.filterCount} aria-hidden="true">
+              {active}
+            </span>
           )}
         </button>
       </div>
