@@ -20,6 +20,14 @@ const chromium = {
   launchOptions: { executablePath: chromiumPath, args: CHROMIUM_ARGS },
 };
 
+// A 390×844 phone (an iPhone 12–15's viewport) with touch, in the same Chromium.
+const phone = {
+  viewport: { width: 390, height: 844 },
+  deviceScaleFactor: 1,
+  isMobile: true,
+  hasTouch: true,
+};
+
 export default defineConfig({
   testDir: "./e2e",
   fullyParallel: false,
@@ -34,7 +42,24 @@ export default defineConfig({
   projects: [
     // First, on the still-empty database: the first visitor creates the first admin.
     { name: "first-run", testMatch: /first-run\.setup\.ts$/, use: { ...chromium } },
-    { name: "chromium", dependencies: ["first-run"], use: { ...chromium } },
+    {
+      name: "chromium",
+      dependencies: ["first-run"],
+      testIgnore: /phone\.spec\.ts$/,
+      use: { ...chromium },
+    },
+    // Issue 18: every page at a phone's width (e2e/phone.spec.ts), and the specs a reviewer
+    // leans on most, decisions and the live queue, run again there: the whole suite twice would
+    // double CI time for little more.
+    {
+      name: "phone",
+      dependencies: ["first-run"],
+      testMatch: /(phone|decisions|queue-live)\.spec\.ts$/,
+      // What the screen size cannot change (offline catch-up, frame timing, inert text, scopes)
+      // stays on the desktop run only, to keep this project near two minutes.
+      grepInvert: /stale tab|slow frames|inert text|for this run/,
+      use: { ...chromium, ...phone },
+    },
   ],
   webServer: {
     // `npm start`'s server (lib/http/server.ts), as built by `npm run build`.

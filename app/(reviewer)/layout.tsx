@@ -1,6 +1,7 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { NavLinks } from "@/components/app-shell/nav-links";
+import { ShellMenu } from "@/components/app-shell/shell-menu";
 import { SignOutButton } from "@/components/app-shell/sign-out-button";
 import { ThemeToggle } from "@/components/app-shell/theme-toggle";
 import { Providers } from "@/components/providers";
@@ -26,20 +27,22 @@ export default async function ReviewerLayout({ children }: { children: ReactNode
           <Link href="/queue" className="shell-brand">
             Countersign
           </Link>
-          <NavLinks />
-          <div className="shell-tools">
-            {/* Their name leads to their own settings (the time zone): one link fewer in the nav. */}
-            <Link
-              href="/settings"
-              className="shell-user"
-              title="Your settings"
-              data-testid="signed-in-as"
-            >
-              {reviewer.name}
-            </Link>
-            <ThemeToggle />
-            <SignOutButton />
-          </div>
+          <ShellMenu>
+            <NavLinks />
+            <div className="shell-tools">
+              {/* Their name leads to their own settings (the time zone): one link fewer in the nav. */}
+              <Link
+                href="/settings"
+                className="shell-user"
+                title="Your settings"
+                data-testid="signed-in-as"
+              >
+                {reviewer.name}
+              </Link>
+              <ThemeToggle />
+              <SignOutButton />
+            </div>
+          </ShellMenu>
         </header>
         <main id="main" className="shell-main">
           {children}

@@ -15,6 +15,7 @@ import { Badge } from "@/components/run-timeline/badges";
 import type { AgentKeyView } from "@/lib/agents/agent-keys";
 import styles from "./credentials.module.css";
 import { SecretOnce, When } from "./secret-once";
+import { ScrollBox } from "@/components/app-shell/scroll-box";
 
 type QueueOption = { id: string; name: string };
 
@@ -144,7 +145,7 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
           <p className={settings.emptyText}>Create one below and give its secret to the agent.</p>
         </div>
       ) : (
-        <div className={settings.tableWrap}>
+        <ScrollBox label="Agent keys" className={settings.tableWrap}>
           <table className={settings.table}>
             <caption className="visually-hidden">Agent keys</caption>
             <thead>
@@ -222,7 +223,7 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       )}
       <p className={styles.details}>
         An agent&apos;s mode (whether its calls meet the policy rules) is set on the{" "}

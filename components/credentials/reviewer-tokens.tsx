@@ -16,6 +16,7 @@ import { Badge } from "@/components/run-timeline/badges";
 import type { ReviewerTokenView } from "@/lib/reviewer-tokens/reviewer-tokens";
 import styles from "./credentials.module.css";
 import { SecretOnce, When } from "./secret-once";
+import { ScrollBox } from "@/components/app-shell/scroll-box";
 
 /**
  * Personal tokens (for scripts and embedding hosts) by prefix: create one (shown once), revoke
@@ -53,7 +54,7 @@ export function ReviewerTokens({
       {tokens.length === 0 ? (
         <p className={settings.muted}>No tokens yet.</p>
       ) : (
-        <div className={settings.tableWrap}>
+        <ScrollBox label="Personal tokens" className={settings.tableWrap}>
           <table className={settings.table}>
             <caption className="visually-hidden">Personal tokens</caption>
             <thead>
@@ -121,7 +122,7 @@ export function ReviewerTokens({
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       )}
       <div className={settings.formActions}>
         <button

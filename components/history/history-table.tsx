@@ -6,6 +6,8 @@ import { shortId } from "@/components/run-timeline/format";
 import { Time } from "@/components/time/time";
 import { CallOutcomes, EditDetails, editsOf, PlanSummary } from "./history-audit";
 import styles from "./history.module.css";
+import { ScrollBox } from "@/components/app-shell/scroll-box";
+import { breakable } from "@/components/review-card/breakable";
 
 const unique = (values: (string | null | undefined)[]) => [
   ...new Set(values.filter((v): v is string => Boolean(v))),
@@ -49,7 +51,7 @@ export function HistoryTable({
   timeZone: string;
 }) {
   return (
-    <div className={styles.tableWrap}>
+    <ScrollBox label="Decided batches" className={styles.tableWrap}>
       <table className={styles.table}>
         <caption className="visually-hidden">Decided batches, newest decision first</caption>
         <thead>
@@ -84,7 +86,7 @@ export function HistoryTable({
                   <td className={styles.tools}>
                     <Link href={`/runs/${batch.runId}`} className={styles.runLink}>
                       {tools.slice(0, MAX_TOOLS).map((tool) => (
-                        <code key={tool}>{tool}</code>
+                        <code key={tool}>{breakable(tool)}</code>
                       ))}
                       {tools.length > MAX_TOOLS && (
                         <span className={styles.more}>+{tools.length - MAX_TOOLS} more</span>
@@ -125,7 +127,7 @@ export function HistoryTable({
           })}
         </tbody>
       </table>
-    </div>
+    </ScrollBox>
   );
 }
 

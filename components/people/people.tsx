@@ -17,6 +17,7 @@ import { useActionOutcome } from "@/components/queue-settings/use-action-outcome
 import { Badge, type Tone } from "@/components/run-timeline/badges";
 import type { PersonStatus, PersonView } from "@/lib/people/list-people";
 import own from "./people.module.css";
+import { ScrollBox } from "@/components/app-shell/scroll-box";
 
 type QueueOption = { id: string; name: string };
 
@@ -118,7 +119,7 @@ export function People({
         {status}
       </p>
 
-      <div className={settings.tableWrap}>
+      <ScrollBox label="People" className={settings.tableWrap}>
         <table className={settings.table}>
           <caption className="visually-hidden">People</caption>
           <thead>
@@ -252,7 +253,7 @@ export function People({
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
 
       <section className={`${settings.panel} ${own.invite}`} aria-labelledby="invite-title">
         <h2 id="invite-title" className={settings.panelTitle}>

@@ -10,6 +10,7 @@ import { Badge } from "@/components/run-timeline/badges";
 import type { AgentMode } from "@/db/schema";
 import type { AgentKeyView } from "@/lib/agents/agent-keys";
 import styles from "./policies.module.css";
+import { ScrollBox } from "@/components/app-shell/scroll-box";
 
 export const MODES: Record<AgentMode, string> = {
   ask: "Rules apply; a call no rule settles goes to a reviewer.",
@@ -60,7 +61,7 @@ export function AgentModes({ agents }: { agents: AgentKeyView[] }) {
       {agents.length === 0 ? (
         <p className={styles.none}>No agent keys yet.</p>
       ) : (
-        <div className={settings.tableWrap}>
+        <ScrollBox label="Agent keys and their modes" className={settings.tableWrap}>
           <table className={settings.table}>
             <caption className="visually-hidden">Agent keys and their modes</caption>
             <thead>
@@ -120,7 +121,7 @@ export function AgentModes({ agents }: { agents: AgentKeyView[] }) {
               })}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       )}
     </section>
   );

@@ -9,6 +9,7 @@ import type { QueueDetailView, QueueMemberView } from "@/lib/queues/queue-views"
 import { FormError } from "./form-error";
 import { ROLE_LABEL } from "./format";
 import styles from "./queue-settings.module.css";
+import { ScrollBox } from "@/components/app-shell/scroll-box";
 
 /**
  * The members; a lead or an admin changes roles (saved on change) and removes members. A lead sees
@@ -44,7 +45,7 @@ export function MembersTable({ queue }: { queue: QueueDetailView }) {
       <p role="status" className={styles.status}>
         {notice}
       </p>
-      <div className={styles.tableWrap}>
+      <ScrollBox label={`Members of ${queue.name}`} className={styles.tableWrap}>
         <table className={styles.table}>
           <caption className="visually-hidden">Members of {queue.name}</caption>
           <thead>
@@ -113,7 +114,7 @@ export function MembersTable({ queue }: { queue: QueueDetailView }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
     </>
   );
 }

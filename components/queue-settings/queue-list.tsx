@@ -3,6 +3,7 @@ import { Badge } from "@/components/run-timeline/badges";
 import type { QueueView } from "@/lib/queues/queue-views";
 import { formatDuration, ROLE_LABEL } from "./format";
 import styles from "./queue-settings.module.css";
+import { ScrollBox } from "@/components/app-shell/scroll-box";
 
 /** The caller's queues, one row each; the name leads to the queue's settings. */
 export function QueueList({ queues }: { queues: QueueView[] }) {
@@ -17,7 +18,7 @@ export function QueueList({ queues }: { queues: QueueView[] }) {
     );
   }
   return (
-    <div className={styles.tableWrap}>
+    <ScrollBox label="Your queues" className={styles.tableWrap}>
       <table className={styles.table}>
         <caption className="visually-hidden">Your queues</caption>
         <thead>
@@ -61,6 +62,6 @@ export function QueueList({ queues }: { queues: QueueView[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollBox>
   );
 }

@@ -16,6 +16,7 @@ import { FormError } from "./form-error";
 import { numberField } from "./format";
 import { RuleButtons } from "./rule-buttons";
 import styles from "./queue-settings.module.css";
+import { ScrollBox } from "@/components/app-shell/scroll-box";
 
 type QueueOption = { id: string; name: string };
 
@@ -76,7 +77,7 @@ export function RoutingRules({
           }}
         />
       </section>
-      <div className={styles.tableWrap}>
+      <ScrollBox label="Routing rules" className={styles.tableWrap}>
         <table className={styles.table} aria-label="Routing rules, in the order they are tried">
           <thead>
             <tr>
@@ -164,7 +165,7 @@ export function RoutingRules({
             )}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
     </>
   );
 }

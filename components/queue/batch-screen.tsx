@@ -28,6 +28,8 @@ export function BatchScreen({
       <ReviewCard
         batch={batch}
         viewer={viewer}
+        // Under this page's h1: the card's title is the next level, not a skipped one.
+        headingLevel={2}
         runHref={(runId) => `/runs/${runId}`}
         onDecide={onDecide}
         onDecideBatch={onDecideBatch}

@@ -1,5 +1,6 @@
 "use client";
 
+import { useState } from "react";
 import type { QueueFilters } from "./queue-cache";
 import styles from "./queue.module.css";
 import { SavedViews } from "./saved-views";
@@ -19,50 +20,85 @@ export function QueueFilterBar({
   agents: string[];
   tools: string[];
 }) {
+  // On a phone the menus would fill the first screen before any card: they wait behind a button
+  // (shown only at phone width, queue.module.css) that says how many are narrowing the queue.
+  const [open, setOpen] = useState(false);
+  const active = activeFilterCount(filters);
   return (
-    <form className={styles.filters} aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
-      <Select
-        label="Status"
-        value={filters.status}
-        options={[
-          { value: "pending", label: "Pending" },
-          { value: "decided", label: "Decided" },
-          { value: "cancelled", label: "Cancelled" },
-          { value: "all", label: "All" },
-        ]}
-        onChange={(v) => onChange({ status: v as QueueFilters["status"] })}
-      />
-      <Select
-        label="Queue"
-        value={filters.queue ?? ""}
-        options={[{ value: "", label: "All queues" }, ...queues]}
-        onChange={(v) => onChange({ queue: v || undefined })}
-      />
-      <Select
-        label="Agent"
-        value={filters.agent ?? ""}
-        options={[{ value: "", label: "All agents" }, ...withCurrent(agents, filters.agent)]}
-        onChange={(v) => onChange({ agent: v || undefined })}
-      />
-      <Select
-        label="Tool"
-        value={filters.tool ?? ""}
-        options={[{ value: "", label: "All tools" }, ...withCurrent(tools, filters.tool)]}
-        onChange={(v) => onChange({ tool: v || undefined })}
-      />
-      <Select
-        label="Kind"
-        value={filters.kind ?? ""}
-        options={[
-          { value: "", label: "Actions and plans" },
-          { value: "action", label: "Actions" },
-          { value: "plan", label: "Plans" },
-        ]}
-        onChange={(v) => onChange({ kind: (v || undefined) as QueueFilters["kind"] })}
-      />
-      <SavedViews filters={filters} onApply={onChange} queues={queues} />
-    </form>
+    <>
+      <div className={styles.filterToggleRow}>
+        <button
+          type="button"
+          className={`shell-button ${styles.filterToggle}`}
+          aria-expanded={open}
+          aria-controls="queue-filters"
+          aria-label={active > 0 ? `Filters, ${active} active` : undefined}
+          onClick={() => setOpen((was) => !was)}
+        >
+          Filters
+          {active > 0 && (
+            <span className={styles.filterCount} aria-hidden="true">
+              {active}
+            </span>
+          )}
+        </button>
+      </div>
+      <form
+        id="queue-filters"
+        className={styles.filters}
+        data-collapsed={open ? undefined : "true"}
+        aria-label="Filters"
+        onSubmit={(e) => e.preventDefault()}
+      >
+        <Select
+          label="Status"
+          value={filters.status}
+          options={[
+            { value: "pending", label: "Pending" },
+            { value: "decided", label: "Decided" },
+            { value: "cancelled", label: "Cancelled" },
+            { value: "all", label: "All" },
+          ]}
+          onChange={(v) => onChange({ status: v as QueueFilters["status"] })}
+        />
+        <Select
+          label="Queue"
+          value={filters.queue ?? ""}
+          options={[{ value: "", label: "All queues" }, ...queues]}
+          onChange={(v) => onChange({ queue: v || undefined })}
+        />
+        <Select
+          label="Agent"
+          value={filters.agent ?? ""}
+          options={[{ value: "", label: "All agents" }, ...withCurrent(agents, filters.agent)]}
+          onChange={(v) => onChange({ agent: v || undefined })}
+        />
+        <Select
+          label="Tool"
+          value={filters.tool ?? ""}
+          options={[{ value: "", label: "All tools" }, ...withCurrent(tools, filters.tool)]}
+          onChange={(v) => onChange({ tool: v || undefined })}
+        />
+        <Select
+          label="Kind"
+          value={filters.kind ?? ""}
+          options={[
+            { value: "", label: "Actions and plans" },
+            { value: "action", label: "Actions" },
+            { value: "plan", label: "Plans" },
+          ]}
+          onChange={(v) => onChange({ kind: (v || undefined) as QueueFilters["kind"] })}
+        />
+        <SavedViews filters={filters} onApply={onChange} queues={queues} />
+      </form>
+    </>
   );
+}
+
+/** Filters that narrow the queue: every one but the default "Pending" status. */
+function activeFilterCount(filters: QueueFilters): number {
+  const narrowing = [filters.queue, filters.agent, filters.tool, filters.kind];
+  return narrowing.filter(Boolean).length + (filters.status === "pending" ? 0 : 1);
 }
 
 /** A filter from a shared link stays selectable even before a matching card has loaded. */

@@ -21,6 +21,7 @@ import type { Call, DecisionRequest, RememberScope } from "./types";
 
 type ApproveRequest = Extract<DecisionRequest, { outcome: "approve" }>;
 import type { Notice, Settled } from "./use-decisions";
+import { breakable } from "./breakable";
 
 export type CallRowHandle = {
   readonly actionable: boolean;
@@ -183,7 +184,11 @@ export function CallRow({
     >
       <div className={styles.callHead}>
         {/* a plan's synthetic call: the card's Plan label already says what it is */}
-        {!isPlanCall && <code className={styles.toolName}>{call.toolName}</code>}
+        {!isPlanCall && (
+          <code className={styles.toolName} data-testid="tool-name">
+            {breakable(call.toolName)}
+          </code>
+        )}
         {cost && (
           <span
             className={styles.cost}

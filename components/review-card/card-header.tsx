@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { breakable } from "./breakable";
 import { Risks } from "./call-row";
 import { Ago } from "./countdown";
 import { shownCost } from "./cost";
@@ -54,7 +55,7 @@ export function CardHeader(props: {
           {kind.text}
         </span>
         <Heading id={props.headingId} className={styles.title}>
-          {revealInvisible(title(batch))}
+          {breakable(revealInvisible(title(batch)))}
         </Heading>
         <BatchStatusBadge batch={batch} />
       </div>

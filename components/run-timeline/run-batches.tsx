@@ -5,6 +5,7 @@ import { callDecisionText } from "./describe-event";
 import { plural } from "./format";
 import { Time } from "@/components/time/time";
 import styles from "./run-timeline.module.css";
+import { breakable } from "@/components/review-card/breakable";
 
 /** A plan's summary as a reviewer edited it (the agent runs with this one), if they did. */
 function editedPlanSummary(batch: BatchView): string | null {
@@ -62,7 +63,7 @@ export function RunBatches({ batches, now }: { batches: BatchView[]; now: number
                     return (
                       <li key={call.id} className={styles.call}>
                         <div className={styles.callMain}>
-                          <code className={styles.tool}>{call.toolName}</code>
+                          <code className={styles.tool}>{breakable(call.toolName)}</code>
                           {call.summary && (
                             <span className={styles.callSummary}>{call.summary}</span>
                           )}

@@ -46,7 +46,8 @@ export async function signIn(page: Page, reviewer: { email: string }): Promise<v
   await page.getByLabel("Password").fill(PASSWORD);
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.waitForURL("**/queue");
-  await expect(page.getByTestId("signed-in-as")).toBeVisible();
+  // Attached, not visible: on a phone the name waits in the closed header menu.
+  await expect(page.getByTestId("signed-in-as")).toBeAttached();
 }
 
 /** A paused run: POST /runs with a first batch, as an agent does. */

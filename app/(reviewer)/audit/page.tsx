@@ -7,6 +7,7 @@ import { listAuditEvents } from "@/lib/audit/list-audit";
 import { ForbiddenError } from "@/lib/errors";
 import { Time } from "@/components/time/time";
 import { currentReviewer } from "../current-reviewer";
+import { ScrollBox } from "@/components/app-shell/scroll-box";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Audit · Countersign" };
@@ -51,7 +52,7 @@ export default async function AuditPage({
           <p className={styles.emptyText}>No trust changes {before ? "before these" : "yet"}.</p>
         </div>
       ) : (
-        <div className={styles.tableWrap}>
+        <ScrollBox label="Trust changes" className={styles.tableWrap}>
           <table className={styles.table}>
             <caption className="visually-hidden">Trust changes, newest first</caption>
             <thead>
@@ -77,7 +78,7 @@ export default async function AuditPage({
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       )}
       <nav className={credentials.pager} aria-label="Audit pages">
         {before && <Link href="/audit">Newest</Link>}

@@ -1,0 +1,344 @@
+import { mkdirSync } from "node:fs";
+import AxeBuilder from "@axe-core/playwright";
+import type { Page } from "@playwright/test";
+import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "@/test/support/factories";
+import { apiClient, refundBatch } from "@/test/support/http";
+import { baseURL, signIn } from "./support/fixtures";
+import { expect, test } from "./support/test";
+
+// Issue 18, item 1: every reviewer page works on a phone (the "phone" project in
+// playwright.config.ts runs this at 390×844): nothing scrolls sideways but a table inside its own
+// box, the header's links sit behind a menu button, and axe finds nothing, in light and in dark.
+
+// Screenshots of every page are for a person to look at (PHONE_SHOTS_DIR=/some/dir); a tall page
+// at phone width takes seconds to capture, so a plain run skips them.
+const SHOTS = process.env.PHONE_SHOTS_DIR;
+if (SHOTS) mkdirSync(SHOTS, { recursive: true });
+const shoot = async (page: Page, name: string, fullPage = true) => {
+  if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage });
+};
+// Long enough to need a break on a 390 px card, in two naming styles.
+const LONG_TOOL = "create_database_role_with_read_write_grants";
+const CAMEL_TOOL = "rotateProductionDatabaseCredentialsForService";
+
+const unique = () => Math.random().toString(36).slice(2, 8);
+
+type Seed = {
+  admin: TestReviewer;
+  queueId: string;
+  runId: string;
+  batchId: string;
+};
+
+let seed: Seed;
+
+test.beforeAll(async () => {
+  const queue = await makeQueue();
+  const admin = await makeReviewer({
+    name: "Ada Phone-Admin",
+    queues: [{ name: queue.name, role: "admin" }],
+  });
+  await makeReviewer({ name: "Sam Reviewer", queues: [{ name: queue.name }] });
+  const agentKey = await makeAgentKey({ name: "Phone support bot", queues: [queue.name] });
+  const agent = apiClient(baseURL, agentKey.key);
+  const adminApi = apiClient(baseURL, admin.token);
+
+  // One pending card with long tool names, one decided batch for history and a run page.
+  const pending = await agent.post("/runs", {
+    batch: {
+      calls: [
+        {
+          toolCallId: "call-long-1",
+          toolName: LONG_TOOL,
+          args: { role: "reporting_readwrite", database: "orders_production_eu_west_1" },
+          summary: "Create a read-write role on the production orders database",
+          risks: ["Grants write access to production data"],
+        },
+        {
+          toolCallId: "call-long-2",
+          toolName: CAMEL_TOOL,
+          args: { service: "billing-api" },
+        },
+      ],
+    },
+  });
+  expect(pending.status).toBe(201);
+  const decided = await agent.post("/runs", { batch: refundBatch() });
+  expect(decided.status).toBe(201);
+  const call = decided.body.batches[0].calls[0];
+  const vote = await adminApi.post(`/calls/${call.id}/decision`, {
+    outcome: "reject",
+    expectedRevision: call.revision,
+    reason: "The order was already refunded by the payments team last Tuesday",
+  });
+  expect(vote.status).toBe(200);
+  const rule = await adminApi.post("/routing-rules", {
+    name: `Production database changes ${unique()}`,
+    queue: queue.name,
+    // Routing rules apply to every queue: this one must match no other spec's calls.
+    toolPattern: `phone_probe_${unique()}_*`,
+  });
+  expect(rule.status).toBe(201);
+  const policy = await adminApi.post("/policy-rules", {
+    name: `Ask before touching production ${unique()}`,
+    queue: queue.id,
+    effect: "ask",
+    toolPattern: "rotate*",
+    argPredicates: [{ path: "service", op: "equals", value: "billing-api" }],
+  });
+  expect(policy.status).toBe(201);
+
+  seed = {
+    admin,
+    queueId: queue.id,
+    runId: decided.body.id,
+    batchId: pending.body.batches[0].id,
+  };
+});
+
+const pages = (): { name: string; path: string; ready: (page: Page) => Promise<void> }[] => {
+  const h1 = async (page: Page) => {
+    await expect(page.getByRole("heading", { level: 1 }).first()).toBeVisible();
+  };
+  return [
+    {
+      name: "queue",
+      path: "/queue",
+      ready: async (page) => {
+        await expect(page.locator(`[data-batch-id="${seed.batchId}"]`)).toBeVisible();
+        await expect(page.getByTestId("connection")).toHaveText("Live");
+      },
+    },
+    { name: "history", path: "/history", ready: h1 },
+    { name: "insights", path: "/insights", ready: h1 },
+    { name: "queues", path: "/queues", ready: h1 },
+    { name: "queue-settings", path: `/queues/${seed.queueId}`, ready: h1 },
+    { name: "routing", path: "/routing", ready: h1 },
+    { name: "policies", path: "/policies", ready: h1 },
+    { name: "agents", path: "/agents", ready: h1 },
+    { name: "people", path: "/people", ready: h1 },
+    { name: "tokens", path: "/tokens", ready: h1 },
+    { name: "notifications", path: "/notifications", ready: h1 },
+    { name: "audit", path: "/audit", ready: h1 },
+    { name: "settings", path: "/settings", ready: h1 },
+    { name: "sso", path: "/settings/sso", ready: h1 },
+    { name: "run", path: `/runs/${seed.runId}`, ready: h1 },
+    {
+      name: "batch",
+      path: `/batches/${seed.batchId}`,
+      ready: async (page) => {
+        await expect(page.locator(`[data-batch-id="${seed.batchId}"]`)).toBeVisible();
+      },
+    },
+  ];
+};
+
+/**
+ * What sticks out past the screen's right edge (empty when the page fits). Measured against the
+ * device's width, not window.innerWidth: a phone browser zooms a too-wide page out, and the
+ * layout viewport (innerWidth) grows with it.
+ */
+const sidewaysOverflow = (page: Page) =>
+  page.evaluate((width) => {
+    if (document.documentElement.scrollWidth <= width) return [];
+    const culprits: string[] = [];
+    for (const element of document.querySelectorAll("body *")) {
+      const right = Math.round(element.getBoundingClientRect().right + window.scrollX);
+      if (right <= width) continue;
+      const id = element.id ? `#${element.id}` : "";
+      const classes = [...element.classList].map((c) => `.${c}`).join("");
+      culprits.push(`${element.tagName.toLowerCase()}${id}${classes} → ${right}px`);
+      if (culprits.length >= 8) break;
+    }
+    return culprits.length > 0 ? culprits : [`scrollWidth ${document.documentElement.scrollWidth}`];
+  }, page.viewportSize()!.width);
+
+test("every reviewer page fits a phone without scrolling sideways; axe is clean, light and dark", async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  await signIn(page, seed.admin);
+  for (const { name, path, ready } of pages()) {
+    await test.step(name, async () => {
+      await page.goto(path);
+      await ready(page);
+      // One visit, both themes: the colours change, the layout must hold in each.
+      for (const theme of ["light", "dark"] as const) {
+        await page.emulateMedia({ colorScheme: theme });
+        expect(await sidewaysOverflow(page), `${path} scrolls sideways (${theme})`).toEqual([]);
+        const axe = await new AxeBuilder({ page }).analyze();
+        expect(
+          axe.violations.map(
+            (v) => `${path} (${theme}): ${v.id}: ${v.help} (${v.nodes[0]?.target})`,
+          ),
+        ).toEqual([]);
+        await shoot(page, `${name}-${theme}`);
+      }
+    });
+  }
+});
+
+test("the header menu opens and closes from the keyboard, and its links navigate", async ({
+  page,
+}) => {
+  await signIn(page, seed.admin);
+  const menuButton = page.getByRole("button", { name: "Menu" });
+  const nav = page.getByRole("navigation", { name: "Main" });
+  await expect(menuButton).toHaveAttribute("aria-expanded", "false");
+  // Closed, the links are out of sight and out of the tab order.
+  await expect(nav.getByRole("link", { name: "Routing" })).toBeHidden();
+  await expect(page.getByRole("button", { name: "Sign out" })).toBeHidden();
+
+  await menuButton.focus();
+  await page.keyboard.press("Enter");
+  await expect(menuButton).toHaveAttribute("aria-expanded", "true");
+  // Every link, and the reviewer's own controls, fit on the screen.
+  for (const label of ["Queue", "History", "Routing", "Policies", "Audit", "SSO"]) {
+    const link = nav.getByRole("link", { name: label, exact: true });
+    await expect(link).toBeInViewport();
+  }
+  await expect(page.getByRole("button", { name: "Sign out" })).toBeInViewport();
+  await shoot(page, `menu-open-light`, false);
+  // The current page is marked, and Tab walks from the button into the menu.
+  await expect(nav.getByRole("link", { name: "Queue", exact: true })).toHaveAttribute(
+    "aria-current",
+    "page",
+  );
+  await page.keyboard.press("Tab");
+  await expect(nav.getByRole("link", { name: "Queue", exact: true })).toBeFocused();
+
+  // Escape closes it and gives focus back to the button.
+  await page.keyboard.press("Escape");
+  await expect(menuButton).toHaveAttribute("aria-expanded", "false");
+  await expect(menuButton).toBeFocused();
+  await expect(nav.getByRole("link", { name: "Routing" })).toBeHidden();
+
+  // Space opens it too; a link followed from the keyboard navigates and closes the menu.
+  await page.keyboard.press(" ");
+  await expect(menuButton).toHaveAttribute("aria-expanded", "true");
+  await nav.getByRole("link", { name: "Routing", exact: true }).focus();
+  await page.keyboard.press("Enter");
+  await page.waitForURL("**/routing");
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("Routing");
+  await expect(menuButton).toHaveAttribute("aria-expanded", "false");
+  await expect(nav.getByRole("link", { name: "Routing" })).toBeHidden();
+
+  // A tap outside the open menu closes it.
+  await menuButton.click();
+  await expect(menuButton).toHaveAttribute("aria-expanded", "true");
+  await page.emulateMedia({ colorScheme: "dark" });
+  await shoot(page, `menu-open-dark`, false);
+  // Below the open menu, near the bottom of the screen.
+  await page.mouse.click(195, 830);
+  await expect(menuButton).toHaveAttribute("aria-expanded", "false");
+});
+
+test("the queue's filters wait behind a button that counts the active ones", async ({ page }) => {
+  await signIn(page, seed.admin);
+  const card = page.locator(`[data-batch-id="${seed.batchId}"]`);
+  await expect(card).toBeVisible();
+  const toggle = page.getByRole("button", { name: /^Filters/ });
+  await expect(toggle).toHaveAttribute("aria-expanded", "false");
+  await expect(toggle).toHaveAccessibleName("Filters");
+  await expect(page.getByLabel("Kind")).toBeHidden();
+  // The first card starts within the first screen, not below a panel of menus.
+  const box = await card.boundingBox();
+  expect(box!.y).toBeLessThan(844 / 2);
+
+  await toggle.click();
+  await expect(toggle).toHaveAttribute("aria-expanded", "true");
+  await page.getByLabel("Kind").selectOption("action");
+  await expect(toggle).toHaveAccessibleName("Filters, 1 active");
+  await page.getByLabel("Agent").selectOption("Phone support bot");
+  await expect(toggle).toHaveAccessibleName("Filters, 2 active");
+  await expect(card).toBeVisible();
+  await shoot(page, `queue-filters-open`);
+  await toggle.click();
+  await expect(page.getByLabel("Kind")).toBeHidden();
+  await expect(toggle).toContainText("2");
+  // Filters set from a shared link are counted before anyone opens the panel.
+  await page.reload();
+  await expect(page.getByRole("button", { name: "Filters, 2 active" })).toBeVisible();
+});
+
+test("tool names wrap only between their words, never inside one", async ({ page }) => {
+  await signIn(page, seed.admin);
+  const card = page.locator(`[data-batch-id="${seed.batchId}"]`);
+  await expect(card).toBeVisible();
+  for (const name of [LONG_TOOL, CAMEL_TOOL]) {
+    const label = card.getByTestId("tool-name").filter({ hasText: name });
+    await expect(label).toHaveCount(1);
+    // Where each line ends: the text before every break must close a word.
+    const breaks = await label.evaluate((element) => {
+      const text = element.textContent ?? "";
+      const tops: number[] = [];
+      const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (let i = 0; i < (node.textContent ?? "").length; i++) {
+          const range = document.createRange();
+          range.setStart(node, i);
+          range.setEnd(node, i + 1);
+          tops.push(Math.round(range.getBoundingClientRect().top));
+        }
+      }
+      const lines: string[] = [];
+      let start = 0;
+      for (let i = 1; i < tops.length; i++) {
+        if (tops[i]! > tops[i - 1]!) {
+          lines.push(text.slice(start, i));
+          start = i;
+        }
+      }
+      lines.push(text.slice(start));
+      return lines;
+    });
+    expect(breaks.join(""), "the whole name is shown").toBe(name);
+    // LONG_TOOL's words end at "_", CAMEL_TOOL's before a capital.
+    for (let i = 0; i < breaks.length - 1; i++) {
+      const [line, next] = [breaks[i]!, breaks[i + 1]!];
+      expect(/_$/.test(line) || /^[A-Z]/.test(next), `"${line}|${next}" splits a word`).toBe(true);
+    }
+    // The label fits inside the card.
+    const [labelBox, cardBox] = [await label.boundingBox(), await card.boundingBox()];
+    expect(labelBox!.x + labelBox!.width).toBeLessThanOrEqual(cardBox!.x + cardBox!.width);
+  }
+  if (SHOTS) await card.screenshot({ path: `${SHOTS}/tool-names.png` });
+});
+
+test("the run page shows approvals and the timeline before the run's details", async ({ page }) => {
+  await signIn(page, seed.admin);
+  await page.goto(`/runs/${seed.runId}`);
+  const approvals = page.getByTestId("call-decision").first();
+  await expect(approvals).toBeVisible();
+  const details = page.getByRole("complementary", { name: "Run details" });
+  const [approvalsBox, detailsBox] = [await approvals.boundingBox(), await details.boundingBox()];
+  expect(approvalsBox!.y).toBeLessThan(detailsBox!.y);
+  const timeline = page.getByTestId("timeline-event").first();
+  expect((await timeline.boundingBox())!.y).toBeLessThan(detailsBox!.y);
+});
+
+test("on a wide screen the header shows every link in its row and no Menu button", async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await signIn(page, seed.admin);
+  await expect(page.getByRole("button", { name: "Menu" })).toBeHidden();
+  const nav = page.getByRole("navigation", { name: "Main" });
+  for (const label of ["Queue", "Insights", "Routing", "Notifications", "SSO"]) {
+    await expect(nav.getByRole("link", { name: label, exact: true })).toBeInViewport();
+  }
+  await expect(page.getByRole("button", { name: "Sign out" })).toBeInViewport();
+  // The filter panel is shown as it is, with no button in front of it.
+  await expect(page.getByLabel("Kind")).toBeVisible();
+  await expect(page.getByRole("button", { name: /^Filters/ })).toBeHidden();
+  expect(await sidewaysOverflow(page)).toEqual([]);
+  for (const theme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme: theme });
+    await shoot(page, `desktop-queue-${theme}`, false);
+    await page.goto(`/runs/${seed.runId}`);
+    await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
+    await shoot(page, `desktop-run-${theme}`, false);
+    await page.goto("/queue");
+    await expect(page.locator(`[data-batch-id="${seed.batchId}"]`)).toBeVisible();
+  }
+});
