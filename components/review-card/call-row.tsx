@@ -18,10 +18,10 @@ import { UnsentDraft } from "./unsent-draft";
 import { useTimeFormat } from "./time-context";
 import { CallStatusBadge } from "./status-badge";
 import type { Call, DecisionRequest, RememberScope } from "./types";
-
-type ApproveRequest = Extract<DecisionRequest, { outcome: "approve" }>;
 import type { Notice, Settled } from "./use-decisions";
 import { breakable } from "./breakable";
+
+type ApproveRequest = Extract<DecisionRequest, { outcome: "approve" }>;
 
 export type CallRowHandle = {
   readonly actionable: boolean;
