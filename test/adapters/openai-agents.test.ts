@@ -350,7 +350,7 @@ describe("OpenAI Agents adapter", () => {
     expect(resumed.output).toContain('refund_order {"orderId":"A-1001","amount":250}: approved');
     expect(resumed.output).toContain("Agent: I refunded 250 USD on order A-1001.");
     expect(resumed.output).toContain(`Run ${runId} completed.`);
-  });
+  }, 90_000); // two processes started with tsx, each a cold start
 });
 
 /** `npx tsx lib/sdk/examples/openai-agents.ts …` against the test server. */

@@ -346,7 +346,7 @@ describe("npm run demo", { timeout: 90_000 }, () => {
     );
     expect(mode.code, mode.stderr).toBe(0);
     expect(mode.stdout).toContain("Agent 'Coding agent' is now in mode ask.");
-  });
+  }, 90_000); // two demo runs and the admin CLI, each a cold tsx start
 
   it("says how to start Countersign when nothing answers, exits 1 and creates nothing", async () => {
     const keysBefore = (await getDb().select().from(agentKeys)).length;
