@@ -197,6 +197,40 @@ async function claimWhenReady(run: Run, ctx: ScenarioContext): Promise<Claim> {
   }
 }
 
+/**
+ * Runs one approved call's tool — the reviewer's edit when there is one, never the original args —
+ * and reports it on the run as completed or failed. A refusal from Countersign itself is thrown.
+ */
+async function runApprovedCall(
+  client: ScenarioContext["client"],
+  runId: string,
+  claimToken: string,
+  call: Batch["calls"][number],
+): Promise<{ ok: true; said: string; result: unknown } | { ok: false; message: string }> {
+  const tool = TOOLS[call.toolName];
+  try {
+    if (!tool) throw new Error(`the demo has no tool named ${call.toolName}`);
+    const outcome = tool.run(call.decision?.editedArgs ?? call.args);
+    await client.reportToolEvent(runId, {
+      claimToken,
+      type: "tool.completed",
+      toolCallId: call.toolCallId,
+      result: outcome.result,
+      revert: outcome.revert,
+    });
+    return { ok: true, said: outcome.said, result: outcome.result };
+  } catch (error) {
+    if (error instanceof ApiProblem || error instanceof ServerUnreachable) throw error;
+    await client.reportToolEvent(runId, {
+      claimToken,
+      type: "tool.failed",
+      toolCallId: call.toolCallId,
+      error: { message: errorMessage(error) },
+    });
+    return { ok: false, message: errorMessage(error) };
+  }
+}
+
 async function resume(
   scenario: Scenario,
   decided: Batch,
@@ -227,31 +261,13 @@ async function resume(
         });
         continue;
       }
-      // The reviewer's edit is what was approved: run that, never the original args.
-      const args = call.decision.editedArgs ?? call.args;
-      const tool = TOOLS[call.toolName];
-      try {
-        if (!tool) throw new Error(`the demo has no tool named ${call.toolName}`);
-        const outcome = tool.run(args);
-        await client.reportToolEvent(runId, {
-          claimToken: claim.claimToken,
-          type: "tool.completed",
-          toolCallId: call.toolCallId,
-          result: outcome.result,
-          revert: outcome.revert,
-        });
-        steps.push(`${call.toolName} completed: ${outcome.said}`);
-        ran.push({ toolCallId: call.toolCallId, toolName: call.toolName, result: outcome.result });
-      } catch (error) {
-        if (error instanceof ApiProblem || error instanceof ServerUnreachable) throw error;
+      const run = await runApprovedCall(client, runId, claim.claimToken, call);
+      if (run.ok) {
+        steps.push(`${call.toolName} completed: ${run.said}`);
+        ran.push({ toolCallId: call.toolCallId, toolName: call.toolName, result: run.result });
+      } else {
         failures++;
-        await client.reportToolEvent(runId, {
-          claimToken: claim.claimToken,
-          type: "tool.failed",
-          toolCallId: call.toolCallId,
-          error: { message: errorMessage(error) },
-        });
-        steps.push(`${call.toolName} failed: ${errorMessage(error)}`);
+        steps.push(`${call.toolName} failed: ${run.message}`);
       }
     }
     const outcome = failures ? "failed" : "completed";
@@ -362,35 +378,17 @@ async function followPlan(
         line.push(`the plan stops: steps ${index + 2}–${steps.length} not run`);
       return await finish(line);
     }
-    const args = call.decision.editedArgs ?? call.args;
-    const tool = TOOLS[call.toolName];
-    try {
-      if (!tool) throw new Error(`the demo has no tool named ${call.toolName}`);
-      const outcome = tool.run(args);
-      await client.reportToolEvent(runId, {
-        claimToken: claim.claimToken,
-        type: "tool.completed",
-        toolCallId: call.toolCallId,
-        result: outcome.result,
-        revert: outcome.revert,
-      });
-      ran.push({ toolCallId: call.toolCallId, toolName: call.toolName, result: outcome.result });
-      line.push(`${call.toolName} completed: ${outcome.said}`);
-      if (index + 1 === steps.length) return await finish(line);
-      log.info(line.join(" → "));
-    } catch (error) {
-      if (error instanceof ApiProblem || error instanceof ServerUnreachable) throw error;
+    const run = await runApprovedCall(client, runId, claim.claimToken, call);
+    if (!run.ok) {
       failures++;
-      await client.reportToolEvent(runId, {
-        claimToken: claim.claimToken,
-        type: "tool.failed",
-        toolCallId: call.toolCallId,
-        error: { message: errorMessage(error) },
-      });
       skip(index + 1, "an earlier step failed");
-      line.push(`${call.toolName} failed: ${errorMessage(error)}`, "the plan stops");
+      line.push(`${call.toolName} failed: ${run.message}`, "the plan stops");
       return await finish(line);
     }
+    ran.push({ toolCallId: call.toolCallId, toolName: call.toolName, result: run.result });
+    line.push(`${call.toolName} completed: ${run.said}`);
+    if (index + 1 === steps.length) return await finish(line);
+    log.info(line.join(" → "));
   }
   return await finish(["no steps"]);
 }
