@@ -47,8 +47,19 @@ for (const viewport of [DESKTOP, PHONE]) {
     const toast = page.getByTestId("undo-toast");
     await expect(toast).toHaveAttribute("data-phase", "held");
     await expect(toast).toContainText("Approving refund_order in");
+    // The held card is marked too, and scrolled to the end its buttons clear the toast.
+    const mark = page.getByTestId("held-mark");
+    await expect(mark).toContainText("Approval held: refund_order");
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    const rowButtons = card.getByRole("button", { name: /^Reject/ }).last();
+    await expect
+      .poll(
+        async () => (await rowButtons.boundingBox())!.y + (await rowButtons.boundingBox())!.height,
+      )
+      .toBeLessThanOrEqual((await toast.boundingBox())!.y);
     await page.keyboard.press("z");
     await expect(toast).toContainText("Undone: refund_order was not approved");
+    await expect(mark).toHaveCount(0);
     // well past the window: nothing was written
     await page.waitForTimeout(6_000);
     const after = await team.reviewerApi.get(`/batches/${batch.id}`);

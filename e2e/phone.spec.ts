@@ -265,6 +265,28 @@ test("the queue's filters wait behind a button that counts the active ones", asy
   await expect(page.getByRole("button", { name: "Filters, 2 active" })).toBeVisible();
 });
 
+test("history's filters also wait behind the Filters button, and the table starts on the first screen", async ({
+  page,
+}) => {
+  await signIn(page, seed.admin);
+  await page.goto("/history");
+  const toggle = page.getByRole("button", { name: /^Filters/ });
+  await expect(toggle).toHaveAccessibleName("Filters");
+  await expect(page.getByLabel("Outcome")).toBeHidden();
+  const table = page.getByRole("table").first();
+  expect((await table.boundingBox())!.y).toBeLessThan(844 / 2);
+  await shoot(page, "history-filters-folded");
+
+  await toggle.click();
+  await page.getByLabel("Outcome").selectOption("rejected");
+  await page.getByRole("button", { name: "Apply filters" }).click();
+  await expect(page).toHaveURL(/outcome=rejected/);
+  // After the page reloads with the filter, the panel is folded again and counts it.
+  await expect(page.getByRole("button", { name: "Filters, 1 active" })).toBeVisible();
+  await expect(page.getByLabel("Outcome")).toBeHidden();
+  await expect(table).toBeVisible();
+});
+
 test("tool names wrap only between their words, never inside one", async ({ page }) => {
   await signIn(page, seed.admin);
   const card = page.locator(`[data-batch-id="${seed.batchId}"]`);

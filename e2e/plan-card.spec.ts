@@ -4,6 +4,7 @@ import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import type { Locator, Page } from "@playwright/test";
 import { expect, test } from "./support/test";
+import { apiClient } from "@/test/support/http";
 import { baseURL, pause, seedTeam, signIn } from "./support/fixtures";
 
 // A plan card has controls of its own ("Approve plan", "Reject plan", "Edit plan summary"); the
@@ -104,6 +105,35 @@ test("a plan card names its own controls; the edited summary is what the agent g
   await expect(shown.locator("blockquote")).toHaveText(edited);
   await expect(shown.getByTestId("proposed-summary")).toHaveText(plan.summary);
   await shootEverywhere(page, card, "plan-approved-edited");
+});
+
+test("a summary being edited stays, unsent, when another reviewer decides the plan first", async ({
+  page,
+}) => {
+  const team = await seedTeam({ reviewers: ["Dana Reviewer", "Sam Reviewer"] });
+  await signIn(page, team.reviewers[0]!);
+  const { batch } = await pause(team.agent, { kind: "plan", timeoutSecs: 1800, plan });
+  const card = cardOf(page, batch.id);
+  await card.getByRole("button", { name: "Edit plan summary", exact: true }).click();
+  const typed = "Migrate the orders table, but only after the finance close";
+  await card.getByTestId("summary-editor").fill(typed);
+
+  const sam = await apiClient(baseURL, team.reviewers[1]!.token).post(
+    `/calls/${batch.calls[0].id}/decision`,
+    {
+      outcome: "reject",
+      expectedRevision: batch.calls[0].revision,
+      reason: "Not this quarter",
+    },
+  );
+  expect(sam.status).toBe(200);
+  const draft = card.getByTestId("unsent-draft");
+  await expect(draft).toContainText("Rejected by Sam Reviewer");
+  await expect(draft).toContainText(
+    "while you were editing the plan's summary. Yours was not sent.",
+  );
+  await expect(draft.getByLabel("Your unsent summary")).toHaveValue(typed);
+  await expect(card.getByTestId("summary-editor")).toHaveCount(0);
 });
 
 test("a plan sent with its steps as calls: rows are steps, the plan is decided whole", async ({

@@ -39,3 +39,29 @@ test("Decided lists decisions, not withdrawn batches; Cancelled lists those", as
   await expect(card(withdrawn.batch.id)).toBeVisible();
   await expect(card(approved.batch.id)).toBeVisible();
 });
+
+test("two filter changes made in the same moment both stay", async ({ page }) => {
+  const team = await seedTeam();
+  await pause(team.agent, refundBatch());
+  await signIn(page, team.reviewers[0]!);
+  await page.goto("/queue");
+  // Live means hydrated: a change made before then is React's to replay, not ours to keep.
+  await expect(page.getByTestId("connection")).toHaveText("Live");
+
+  // Both selects change before React renders again, as a fast hand or a script would.
+  await page.evaluate(() => {
+    const changes: [string, string][] = [
+      ["filter-status", "all"],
+      ["filter-kind", "action"],
+    ];
+    for (const [id, value] of changes) {
+      const select = document.getElementById(id) as HTMLSelectElement;
+      select.value = value;
+      select.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+  });
+  await expect(page).toHaveURL(/status=all/);
+  await expect(page).toHaveURL(/kind=action/);
+  await expect(page.locator("#filter-status")).toHaveValue("all");
+  await expect(page.locator("#filter-kind")).toHaveValue("action");
+});

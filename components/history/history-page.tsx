@@ -1,6 +1,7 @@
 import Link from "next/link";
 import type { BatchView } from "@/lib/api/views";
 import type { HistoryFilterOptions } from "@/lib/history/filter-options";
+import { FilterDisclosure } from "@/components/forms/filter-disclosure";
 import { HistoryFilters } from "./history-filters";
 import { exportHref, queryString, type FilterValues } from "./history-query";
 import { HistoryTable } from "./history-table";
@@ -47,7 +48,13 @@ export function HistoryPage({
         </div>
       </header>
 
-      <HistoryFilters filters={filters} options={options} timeZone={timeZone} />
+      <FilterDisclosure
+        id="history-filters"
+        active={Object.keys(filters).length}
+        toggleRowClassName={styles.filterToggleRow}
+      >
+        <HistoryFilters filters={filters} options={options} timeZone={timeZone} />
+      </FilterDisclosure>
 
       {problem && (
         <div className={styles.error} role="alert">

@@ -1,6 +1,6 @@
 "use client";
 
-import { useState } from "react";
+import { FilterDisclosure } from "@/components/forms/filter-disclosure";
 import type { QueueFilters } from "./queue-cache";
 import styles from "./queue.module.css";
 import { SavedViews } from "./saved-views";
@@ -20,36 +20,9 @@ export function QueueFilterBar({
   agents: string[];
   tools: string[];
 }) {
-  // On a phone the menus would fill the first screen before any card: they wait behind a button
-  // (shown only at phone width, queue.module.css) that says how many are narrowing the queue.
-  const [open, setOpen] = useState(false);
-  const active = activeFilterCount(filters);
   return (
-    <>
-      <div className={styles.filterToggleRow}>
-        <button
-          type="button"
-          className={`shell-button ${styles.filterToggle}`}
-          aria-expanded={open}
-          aria-controls="queue-filters"
-          aria-label={active > 0 ? `Filters, ${active} active` : undefined}
-          onClick={() => setOpen((was) => !was)}
-        >
-          Filters
-          {active > 0 && (
-            <span className={styles.filterCount} aria-hidden="true">
-              {active}
-            </span>
-          )}
-        </button>
-      </div>
-      <form
-        id="queue-filters"
-        className={styles.filters}
-        data-collapsed={open ? undefined : "true"}
-        aria-label="Filters"
-        onSubmit={(e) => e.preventDefault()}
-      >
+    <FilterDisclosure id="queue-filters" active={activeFilterCount(filters)}>
+      <form className={styles.filters} aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
         <Select
           label="Status"
           value={filters.status}
@@ -91,7 +64,7 @@ export function QueueFilterBar({
         />
         <SavedViews filters={filters} onApply={onChange} queues={queues} />
       </form>
-    </>
+    </FilterDisclosure>
   );
 }
 

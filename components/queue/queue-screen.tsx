@@ -145,6 +145,8 @@ export function QueueScreen({
     batchOf: (batchId) => cache?.byId.get(batchId),
     viewerId: viewer.id,
   });
+  // The card whose approval is being held back gets a mark of its own, beside the toast.
+  const heldBatchId = held.toast?.phase === "held" ? held.toast.intent.batchId : null;
   const undoHeld = () => {
     const intent = held.undo();
     if (intent) handles.current.get(intent.batchId)?.focus();
@@ -174,7 +176,9 @@ export function QueueScreen({
   useHeldClaims(cards, viewer.id, onClaim);
 
   return (
-    <div className={styles.screen}>
+    // While the toast is up, the page grows by its height, so it never covers the last card's
+    // buttons for good (queue.module.css).
+    <div className={styles.screen} data-toast={held.toast ? "" : undefined}>
       <div className={styles.titleRow}>
         <h1>Queue</h1>
         <span className={styles.count} data-testid="pending-count">
@@ -269,11 +273,18 @@ export function QueueScreen({
                   data-index={item.index}
                   ref={virtualizer.measureElement}
                   className={styles.item}
+                  data-held={batch.id === heldBatchId ? "" : undefined}
                   style={{
                     transform: `translateY(${item.start - scrollMargin}px)`,
                   }}
                   onFocusCapture={() => setSelectedId(batch.id)}
                 >
+                  {batch.id === heldBatchId && held.toast?.phase === "held" && (
+                    <p className={styles.heldMark} data-testid="held-mark">
+                      Approval held: <code>{held.toast.intent.label}</code> goes out when the
+                      countdown ends
+                    </p>
+                  )}
                   <ReviewCard
                     ref={(handle: ReviewCardHandle | null) => {
                       if (handle) handles.current.set(batch.id, handle);

@@ -1,6 +1,6 @@
 "use client";
 
-import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useCallback, useMemo } from "react";
 import type { QueueFilters } from "./queue-cache";
 
@@ -10,7 +10,6 @@ const KINDS = ["action", "plan"] as const;
 /** The queue's filters live in the URL, so a filtered view can be bookmarked and shared. */
 export function useQueueFilters(): [QueueFilters, (change: Partial<QueueFilters>) => void] {
   const params = useSearchParams();
-  const router = useRouter();
   const pathname = usePathname();
 
   const filters = useMemo<QueueFilters>(() => {
@@ -27,7 +26,9 @@ export function useQueueFilters(): [QueueFilters, (change: Partial<QueueFilters>
 
   const setFilters = useCallback(
     (change: Partial<QueueFilters>) => {
-      const next = new URLSearchParams(params.toString());
+      // Start from the address bar, not from the last render's params: a second change made
+      // before React re-renders would otherwise be applied to the old query and drop the first.
+      const next = new URLSearchParams(window.location.search);
       for (const [key, value] of Object.entries(change)) {
         if (value === undefined || value === "" || (key === "status" && value === "pending")) {
           next.delete(key);
@@ -36,9 +37,12 @@ export function useQueueFilters(): [QueueFilters, (change: Partial<QueueFilters>
         }
       }
       const query = next.toString();
-      router.replace(query ? `${pathname}?${query}` : pathname, { scroll: false });
+      // The native replaceState, which Next keeps useSearchParams in step with, updates the
+      // address at once; router.replace would also refetch the page from the server, which renders
+      // nothing from the query (the queue filters its cards on the client).
+      window.history.replaceState(null, "", query ? `${pathname}?${query}` : pathname);
     },
-    [params, pathname, router],
+    [pathname],
   );
 
   return [filters, setFilters];

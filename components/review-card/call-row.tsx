@@ -77,8 +77,8 @@ export function CallRow({
   const [mode, setMode] = useState<Mode>({ kind: "idle" });
   const [scope, setScope] = useState<RememberScope>("once");
   const [reason, setReason] = useState("");
-  // The args editor's text as typed (null: untouched), kept here so a decision made elsewhere
-  // while it is open does not take the reviewer's work with the editor.
+  // The args (or plan summary) editor's text as typed (null: untouched), kept here so a decision
+  // made elsewhere while it is open does not take the reviewer's work with the editor.
   const [argsDraft, setArgsDraft] = useState<string | null>(null);
   const draftRef = useRef<HTMLDivElement>(null);
   const rowRef = useRef<HTMLLIElement & HTMLDivElement>(null);
@@ -356,6 +356,7 @@ export function CallRow({
           }
           onCancel={close}
           scopeControl={scopeSelect}
+          onTextChange={setArgsDraft}
         />
       )}
       {actionable && mode.kind === "editing" && planSummary === null && (
@@ -386,7 +387,7 @@ export function CallRow({
           draft={
             mode.kind === "rejecting"
               ? { kind: "reason", text: reason }
-              : { kind: "edit", text: argsDraft ?? "" }
+              : { kind: planSummary !== null ? "summary" : "edit", text: argsDraft ?? "" }
           }
           now={now}
           viewerId={viewerId}

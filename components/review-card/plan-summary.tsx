@@ -48,6 +48,8 @@ export type SummaryEditorProps = {
   onCancel: () => void;
   /** the remember-scope chooser, rendered beside the submit button */
   scopeControl?: ReactNode;
+  /** the text as typed, so it can be kept if the plan is decided elsewhere mid-edit */
+  onTextChange?: (text: string) => void;
 };
 
 /** Edits a plan's summary: required, at most `maxLength` characters; Ctrl+Enter sends, Esc cancels. */
@@ -96,7 +98,10 @@ export function SummaryEditor(props: SummaryEditorProps) {
         rows={Math.min(12, Math.max(3, text.split("\n").length + 1))}
         aria-invalid={problem ? true : undefined}
         aria-describedby={describedBy}
-        onChange={(event) => setText(event.target.value)}
+        onChange={(event) => {
+          setText(event.target.value);
+          props.onTextChange?.(event.target.value);
+        }}
         onKeyDown={(event) => {
           if (event.key === "Escape") {
             event.preventDefault();

@@ -6,7 +6,14 @@ import styles from "./review-card.module.css";
 import type { Call } from "./types";
 import { useClock } from "./use-clock";
 
-export type Draft = { kind: "reason" | "edit"; text: string };
+export type Draft = { kind: "reason" | "edit" | "summary"; text: string };
+
+/** What the reviewer was doing, and what the kept text is called, for each kind of draft. */
+const DRAFT_WORDS: Record<Draft["kind"], { doing: string; label: string }> = {
+  reason: { doing: "writing a reason to reject it", label: "Your unsent reason" },
+  edit: { doing: "editing its arguments", label: "Your unsent edit (JSON)" },
+  summary: { doing: "editing the plan's summary", label: "Your unsent summary" },
+};
 
 /**
  * The call was decided (or closed) elsewhere while this reviewer had a reason or an edit open:
@@ -31,7 +38,7 @@ export function UnsentDraft({
   const id = useId();
   const nowMs = useClock(now, false);
   const [copied, setCopied] = useState<"yes" | "no" | null>(null);
-  const what = draft.kind === "reason" ? "writing a reason to reject it" : "editing its arguments";
+  const what = DRAFT_WORDS[draft.kind].doing;
   const by = call.decision ? describeDecision(call.decision, nowMs, viewerId).headline : null;
   const headline = by
     ? `${by}, while you were ${what}. Yours was not sent.`
@@ -61,7 +68,7 @@ export function UnsentDraft({
       {draft.text.trim() && (
         <>
           <label htmlFor={`${id}-text`} className={styles.formLabel}>
-            {draft.kind === "reason" ? "Your unsent reason" : "Your unsent edit (JSON)"}
+            {DRAFT_WORDS[draft.kind].label}
           </label>
           <textarea
             id={`${id}-text`}
