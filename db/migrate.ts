@@ -1,8 +1,6 @@
-import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { migrate } from "drizzle-orm/libsql/migrator";
-import { loadEnvFiles } from "@/lib/config/load-env";
-import { configureDatabase, databaseUrl, getDb, untilNotBusy } from "./client";
+import { configureDatabase, getDb, untilNotBusy } from "./client";
 
 const migrationsFolder = join(process.cwd(), "db", "migrations");
 
@@ -20,15 +18,4 @@ export async function migrateDatabase(): Promise<void> {
       throw error;
     });
   }
-}
-
-// `npm run db:migrate`, on the database the server would use (.env read as it reads it)
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  loadEnvFiles();
-  migrateDatabase()
-    .then(() => console.log(`Migrated ${databaseUrl()}`))
-    .catch((error) => {
-      console.error(error);
-      process.exit(1);
-    });
 }

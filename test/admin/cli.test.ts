@@ -4,7 +4,7 @@ import { getDb } from "@/db/client";
 import { agentKeys, events, queueMembers, queues, routingRules, users } from "@/db/schema";
 import { authenticate } from "@/lib/auth/actor";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
-import { runAdminCli } from "../support/admin-cli";
+import { runAdminCli, runAdminCliViaTsx } from "../support/admin-cli";
 import { freshDatabase } from "../support/database";
 
 // `npm run admin -- …` as an operator runs it: a real child process on a real database file.
@@ -92,7 +92,7 @@ describe("npm run admin", () => {
     // only the hash is stored
     const stored = await getDb().select().from(agentKeys);
     expect(JSON.stringify(stored)).not.toContain(key!);
-  }, 120_000); // a dozen cold `tsx` starts: slow on a loaded 2-core machine
+  }, 120_000); // a dozen CLI processes: slow on a loaded 2-core machine
 
   it("explains what is wrong, exits non-zero and writes nothing", async () => {
     const before = (await getDb().select().from(queues)).length;
@@ -147,7 +147,7 @@ describe("npm run admin", () => {
     });
     expect((await getDb().select().from(queues)).length).toBe(before);
     expect((await getDb().select().from(users).where(eq(users.email, "a@b.co"))).length).toBe(0);
-  }, 120_000); // a dozen cold `tsx` starts: slow on a loaded 2-core machine
+  }, 120_000); // a dozen CLI processes: slow on a loaded 2-core machine
 
   it("edits queues, manages members and archives, each change recorded as the operator's", async () => {
     const membership = async (queueName: string) => {
@@ -450,6 +450,13 @@ describe("npm run admin", () => {
     ]);
     expect(new Set(logged.map((e) => e.actorName))).toEqual(new Set(["Operator (admin CLI)"]));
   }, 120_000);
+
+  it("runs as `npm run admin` starts it, tsx on the TypeScript entry (the others use its bundle)", async () => {
+    const created = await runAdminCliViaTsx(databaseUrl, "queue", "create", "started-by-tsx");
+    expect(created).toMatchObject({ code: 0, stderr: "" });
+    const listed = await runAdminCliViaTsx(databaseUrl, "queue", "list");
+    expect(listed.stdout).toContain("started-by-tsx");
+  }, 60_000);
 
   it("prints its usage", async () => {
     const help = await admin("--help");

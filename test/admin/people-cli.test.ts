@@ -79,5 +79,5 @@ describe("npm run admin -- reviewer …", () => {
     const bad = await admin("reviewer", "rename", "--email", "ivy@example.com");
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("needs --name");
-  }, 120_000); // a dozen cold `tsx` starts: about 30 s on the slower 2-core machine
+  }, 120_000); // a dozen CLI processes: slow on a loaded 2-core machine
 });

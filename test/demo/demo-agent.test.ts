@@ -6,6 +6,7 @@ import { getDb } from "@/db/client";
 import { agentKeys, batches, events, queues, runs } from "@/db/schema";
 import { freshDatabase } from "../support/database";
 import { runAdminCli } from "../support/admin-cli";
+import { bundledEntry } from "../support/bundled-entry";
 import { makeQueue, makeReviewer } from "../support/factories";
 import { apiClient, type ApiClient } from "../support/http";
 import { waitUntil } from "../support/polling";
@@ -43,22 +44,31 @@ type Demo = {
   exited: Promise<number | null>;
 };
 
-function startDemo(args: string[], env: Record<string, string> = {}): Demo {
+const DEMO_ENTRY = "lib/demo/demo-agent.ts";
+let demoBundle: string;
+beforeAll(async () => {
+  demoBundle = await bundledEntry(DEMO_ENTRY);
+});
+
+/**
+ * The demo as a child process, started from its bundle (test/support/bundled-entry.ts), or with
+ * `viaTsx` exactly as `npm run demo` starts it.
+ */
+function startDemo(
+  args: string[],
+  env: Record<string, string> = {},
+  { viaTsx = false } = {},
+): Demo {
   const inherited = { ...process.env };
   for (const name of ["COUNTERSIGN_AGENT_KEY", "COUNTERSIGN_URL", "PORT"]) delete inherited[name];
-  const child = spawn(
-    process.execPath,
-    [
-      join(process.cwd(), "node_modules", "tsx", "dist", "cli.mjs"),
-      "lib/demo/demo-agent.ts",
-      ...args,
-    ],
-    {
-      cwd: process.cwd(),
-      env: { ...inherited, DATABASE_URL: databaseUrl, NO_COLOR: "1", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const entry = viaTsx
+    ? [join(process.cwd(), "node_modules", "tsx", "dist", "cli.mjs"), DEMO_ENTRY]
+    : [demoBundle];
+  const child = spawn(process.execPath, [...entry, ...args], {
+    cwd: process.cwd(),
+    env: { ...inherited, DATABASE_URL: databaseUrl, NO_COLOR: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.push(child);
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));
@@ -111,7 +121,8 @@ async function decide(call: { id: string }, body: Record<string, unknown>) {
 // Every test starts tsx child processes, which start slowly on a busy 2-core machine.
 describe("npm run demo", { timeout: 90_000 }, () => {
   it("pauses three runs in General, then resumes each exactly as the reviewer decided", async () => {
-    const demo = startDemo(["--url", server.baseUrl]);
+    // This one starts as `npm run demo` does (tsx); the others from the bundle, to save time.
+    const demo = startDemo(["--url", server.baseUrl], {}, { viaTsx: true });
     const waiting = await waitUntil(
       async () => {
         const found = await pendingBatches();

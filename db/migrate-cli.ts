@@ -1,0 +1,14 @@
+import { loadEnvFiles } from "@/lib/config/load-env";
+import { databaseUrlForDisplay } from "./client";
+import { migrateDatabase } from "./migrate";
+
+// `npm run db:migrate`, on the database the server would use (.env read as it reads it). An entry
+// of its own, not an "am I the main module?" check in migrate.ts: inside a bundle that imports
+// migrate.ts (the admin CLI bundled for tests) that check is true, and would migrate on import.
+loadEnvFiles();
+migrateDatabase()
+  .then(() => console.log(`Migrated ${databaseUrlForDisplay()}`))
+  .catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
