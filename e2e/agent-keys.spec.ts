@@ -4,13 +4,13 @@ import { expect, test } from "./support/test";
 import { makeQueue, makeReviewer } from "@/test/support/factories";
 import { apiClient } from "@/test/support/http";
 import { baseURL, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 
 // Issue 14: agent keys and personal tokens managed in the app. A key's secret is shown once, works
 // at once, and a revoked key is refused on its very next request; signing out everywhere ends
 // this browser's session too.
 
 const unique = () => randomUUID().slice(0, 8);
-const SCREENSHOTS = "test-results/screenshots";
 
 test("an admin creates an agent key (its secret shown once), and revokes it", async ({ page }) => {
   const queue = await makeQueue();
@@ -35,7 +35,7 @@ test("an admin creates an agent key (its secret shown once), and revokes it", as
   const row = page.getByTestId("agent-key-row").filter({ hasText: name });
   await expect(row).toContainText("Active");
   await expect(row).toContainText(key.slice(0, 15));
-  await page.screenshot({ path: `${SCREENSHOTS}/agents-created.png`, fullPage: true });
+  await shot(page, "agent-keys-agents-created", { fullPage: true });
   expect(
     (await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze()).violations,
   ).toEqual([]);
@@ -70,14 +70,14 @@ test("an admin creates an agent key (its secret shown once), and revokes it", as
   await expect(page.getByTestId("agents-status")).toContainText("Revoked the key");
   expect((await agent.post("/runs", {})).status).toBe(401);
   expect((await rotated.post("/runs", {})).status).toBe(401);
-  await page.screenshot({ path: `${SCREENSHOTS}/agents-revoked.png`, fullPage: true });
+  await shot(page, "agent-keys-agents-revoked", { fullPage: true });
 
   await page.goto("/audit");
   const audit = page.getByTestId("audit-row");
   await expect(audit.nth(0)).toContainText(`Revoked agent key '${name}'`);
   await expect(audit.nth(1)).toContainText(`Rotated agent key '${name}'`);
   await expect(audit.nth(2)).toContainText(`Created agent key '${name}'`);
-  await page.screenshot({ path: `${SCREENSHOTS}/audit.png`, fullPage: true });
+  await shot(page, "agent-keys-audit", { fullPage: true });
 });
 
 test("a reviewer makes and revokes a personal token, then signs out everywhere", async ({
@@ -91,7 +91,7 @@ test("a reviewer makes and revokes a personal token, then signs out everywhere",
   const token = (await page.getByTestId("secret-value").textContent())!.trim();
   expect(token).toMatch(/^cs_rev_/);
   expect((await apiClient(baseURL, token).get("/queue")).status).toBe(200);
-  await page.screenshot({ path: `${SCREENSHOTS}/tokens.png`, fullPage: true });
+  await shot(page, "agent-keys-tokens", { fullPage: true });
 
   const row = page.getByTestId("token-row").filter({ hasText: token.slice(0, 13) });
   await row.getByRole("button", { name: /^Revoke/ }).click();
@@ -126,7 +126,7 @@ test("an open queue tab learns its session ended when it is signed out everywher
   // then stops retrying and says why, instead of "Reconnecting…" forever.
   await expect(page.getByTestId("signed-out-banner")).toBeVisible({ timeout: 15_000 });
   await expect(page.getByTestId("connection")).toHaveText("Signed out");
-  await page.screenshot({ path: `${SCREENSHOTS}/queue-signed-out.png` });
+  await shot(page, "agent-keys-queue-signed-out");
   await page.getByRole("link", { name: "Sign in again" }).click();
   await page.waitForURL("**/sign-in**");
 });

@@ -3,6 +3,7 @@ import { type Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { apiClient, refundBatch } from "@/test/support/http";
 import { baseURL, pause, seedTeam, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 
 const cardOf = (page: Page, batchId: string) =>
   page.locator(`[data-testid="review-card"][data-batch-id="${batchId}"]`);
@@ -47,7 +48,7 @@ test("two reviewers decide the same card at once: one wins, the other sees who, 
   // Exactly one decision was recorded.
   const votes = final.body.calls[0].votes as unknown[];
   expect(votes).toHaveLength(1);
-  await loserPage.screenshot({ path: "test-results/screenshots/conflict.png", fullPage: true });
+  await shot(loserPage, "decisions-conflict", { fullPage: true });
   await dana.close();
   await sam.close();
 });

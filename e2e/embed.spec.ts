@@ -5,6 +5,7 @@ import { expect, test } from "./support/test";
 import { apiClient, refundBatch } from "@/test/support/http";
 import { makeReviewer } from "@/test/support/factories";
 import { baseURL, PASSWORD, pause, seedTeam, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 
 // One test frames the embed from a host the list leaves out: Chromium's refusal is expected.
 test.use({ expectedCspViolations: /frame-ancestors/ });
@@ -104,7 +105,7 @@ test("a host page frames the card, the reviewer approves in it, and the host is 
   });
   await expect(page.locator("#messages li")).toHaveCount(1);
   expect(errors).toEqual([]);
-  await page.screenshot({ path: "test-results/screenshots/embed.png", fullPage: true });
+  await shot(page, "embed", { fullPage: true });
 });
 
 test("the host is told when someone else settles the batch", async ({ page }) => {

@@ -1,4 +1,5 @@
 import AxeBuilder from "@axe-core/playwright";
+import { shot, shotsWanted } from "./support/screenshots";
 import { expect, test } from "./support/test";
 
 // Runs first, on the empty database (see playwright.config.ts): nobody is left at a login page
@@ -32,16 +33,15 @@ test("the first visitor is led to create the first admin, lands in the General q
   await expect(password).toHaveAttribute("aria-describedby", "password-error password-hint");
   await expect(email).toBeFocused();
   expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
-  const shots = process.env.FORM_ERROR_SHOTS;
-  if (shots) {
+  if (shotsWanted) {
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
-      await page.screenshot({ path: `${shots}/setup-desktop-${scheme}.png`, fullPage: true });
+      await shot(page, `first-run-setup-desktop-${scheme}`, { fullPage: true });
     }
     await page.setViewportSize({ width: 390, height: 844 });
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
-      await page.screenshot({ path: `${shots}/setup-phone-${scheme}.png`, fullPage: true });
+      await shot(page, `first-run-setup-phone-${scheme}`, { fullPage: true });
     }
     await page.emulateMedia({ colorScheme: "light" });
     await page.setViewportSize({ width: 1280, height: 720 });

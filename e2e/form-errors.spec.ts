@@ -3,12 +3,11 @@ import { type Locator, type Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { makeQueue, makeReviewer } from "@/test/support/factories";
 import { signIn } from "./support/fixtures";
+import { shot, shotsWanted } from "./support/screenshots";
 
 // Refused input is told on the field, in a plain sentence: the control is aria-invalid and
 // described by the message, focus goes to the first one, and editing the field clears it.
-// Screenshots (light and dark, desktop and phone) go to FORM_ERROR_SHOTS when it is set.
-
-const SHOTS = process.env.FORM_ERROR_SHOTS;
+// Screenshots (light and dark, desktop and phone) go to E2E_SHOTS when it is set.
 
 /** The control shows `sentence` under it, tied to it for assistive technology. */
 async function expectFieldError(control: Locator, sentence: string | RegExp) {
@@ -41,11 +40,10 @@ async function expectNoAxeViolations(page: Page) {
 
 /** Light and dark, at the current size, when screenshots were asked for. */
 async function shoot(page: Page, name: string, region?: Locator) {
-  if (!SHOTS) return;
+  if (!shotsWanted) return;
   for (const scheme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme: scheme });
-    const target = region ?? page;
-    await target.screenshot({ path: `${SHOTS}/${name}-${scheme}.png`, animations: "disabled" });
+    await shot(region ?? page, `form-errors-${name}-${scheme}`, { animations: "disabled" });
   }
   await page.emulateMedia({ colorScheme: "light" });
 }

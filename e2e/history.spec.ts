@@ -3,6 +3,7 @@ import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "./support/test";
 import { apiClient, type ApiClient } from "@/test/support/http";
 import { baseURL, pause, seedTeam, signIn, type Team } from "./support/fixtures";
+import { shot, shotsWanted } from "./support/screenshots";
 
 // The history page: who decided what and why, filters in the URL, and the CSV export.
 
@@ -86,7 +87,7 @@ test("history shows who decided what and why; filters narrow it; CSV export down
 
   const axe = await new AxeBuilder({ page }).analyze();
   expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
-  await page.screenshot({ path: "test-results/screenshots/history.png", fullPage: true });
+  await shot(page, "history", { fullPage: true });
 
   // Filters are a GET form: they land in the URL.
   await page.getByLabel("Outcome").selectOption("rejected");
@@ -168,8 +169,6 @@ test("history pages with a cursor link and exports JSON", async ({ page }) => {
   expect(exported.map((b: { id: string }) => b.id)).toEqual(decided);
 });
 
-const SHOTS = "/tmp/shots-audit";
-
 test("history shows each call's outcome, an edit's diff, and a plan's summary as proposed and approved", async ({
   page,
 }) => {
@@ -240,19 +239,21 @@ test("history shows each call's outcome, an edit's diff, and a plan's summary as
 
   const axe = await new AxeBuilder({ page }).analyze();
   expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
-  for (const [name, size] of [
-    ["desktop", { width: 1280, height: 900 }],
-    ["phone", { width: 390, height: 844 }],
-  ] as const) {
-    await page.setViewportSize(size);
-    for (const scheme of ["light", "dark"] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
-      await page.screenshot({
-        path: `${SHOTS}/history-audit-${name}-${scheme}.png`,
-        fullPage: true,
-      });
+  // Pictures only: the sizes and schemes are switched just for them.
+  if (shotsWanted) {
+    for (const [name, size] of [
+      ["desktop", { width: 1280, height: 900 }],
+      ["phone", { width: 390, height: 844 }],
+    ] as const) {
+      await page.setViewportSize(size);
+      for (const scheme of ["light", "dark"] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await shot(page, `history-audit-${name}-${scheme}`, { fullPage: true });
+      }
     }
   }
+  // The dark check runs at phone width, where the pictures above leave the page.
+  await page.setViewportSize({ width: 390, height: 844 });
   await page.emulateMedia({ colorScheme: "dark" });
   const darkAxe = await new AxeBuilder({ page }).analyze();
   expect(darkAxe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);

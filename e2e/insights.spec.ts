@@ -2,11 +2,10 @@ import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "./support/test";
 import { makeReviewer } from "@/test/support/factories";
 import { pause, seedTeam, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 
 // The insights page of a queue's lead: headline numbers, charts with their tables, the period in
 // the URL, an empty period, and a reviewer who leads nothing told the page is not for them.
-
-const SCREENSHOTS = "test-results/screenshots";
 
 const call = (toolName: string, args: Record<string, unknown>) => ({
   toolCallId: `${toolName}-${Math.random().toString(36).slice(2, 8)}`,
@@ -63,14 +62,14 @@ test("a lead sees their queue's insights, with charts and their numbers", async 
   expect(
     (await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze()).violations,
   ).toEqual([]);
-  await page.screenshot({ path: `${SCREENSHOTS}/insights.png`, fullPage: true });
+  await shot(page, "insights", { fullPage: true });
   await page.emulateMedia({ colorScheme: "dark" });
   await page.reload();
   await expect(page.getByTestId("insights-totals")).toBeVisible();
   expect(
     (await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze()).violations,
   ).toEqual([]);
-  await page.screenshot({ path: `${SCREENSHOTS}/insights-dark.png`, fullPage: true });
+  await shot(page, "insights-dark", { fullPage: true });
   await page.emulateMedia({ colorScheme: "light" });
 
   // a custom period with nothing in it

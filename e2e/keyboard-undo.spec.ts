@@ -3,11 +3,11 @@ import { type Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { apiClient, refundBatch } from "@/test/support/http";
 import { baseURL, pause, seedTeam, signIn } from "./support/fixtures";
+import { shot, shotsWanted } from "./support/screenshots";
 
 // Issue 18, item 4 and 8: single-key decisions have an undo window and can be turned off; the
 // reason box sends with Ctrl+Enter; an edit's cost; work in progress survives a decision elsewhere.
 
-const SHOTS = "/tmp/shots-keys";
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
 
@@ -16,10 +16,12 @@ test.describe.configure({ timeout: 90_000 });
 const cardOf = (page: Page, batchId: string) =>
   page.locator(`[data-testid="review-card"][data-batch-id="${batchId}"]`);
 
+/** Light and dark pictures, when E2E_SHOTS asks for them. */
 async function shoot(page: Page, name: string) {
+  if (!shotsWanted) return;
   for (const scheme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme: scheme });
-    await page.screenshot({ path: `${SHOTS}/${name}-${scheme}.png` });
+    await shot(page, `keyboard-undo-${name}-${scheme}`);
   }
   await page.emulateMedia({ colorScheme: "light" });
 }
@@ -76,12 +78,12 @@ for (const viewport of [DESKTOP, PHONE]) {
       "aria-live",
       "polite",
     );
-    await page.screenshot({ path: `${SHOTS}/undo-toast-${size}-light.png` });
+    await shot(page, `keyboard-undo-undo-toast-${size}-light`);
     await page.keyboard.press("z");
     await page.emulateMedia({ colorScheme: "dark" });
     await page.keyboard.press("a");
     await expect(toast).toHaveAttribute("data-phase", "held");
-    await page.screenshot({ path: `${SHOTS}/undo-toast-${size}-dark.png` });
+    await shot(page, `keyboard-undo-undo-toast-${size}-dark`);
     await axeClean(page);
     await page.emulateMedia({ colorScheme: "light" });
   });
@@ -150,8 +152,10 @@ test("shortcuts off in Settings: letters do nothing, the help says so, buttons s
     "Saved. Single-key shortcuts are off; use the buttons.",
   );
   expect((await team.reviewerApi.get("/me")).body.shortcutsEnabled).toBe(false);
-  await page.setViewportSize(PHONE);
-  await shoot(page, "settings-shortcuts-off-phone");
+  if (shotsWanted) {
+    await page.setViewportSize(PHONE);
+    await shoot(page, "settings-shortcuts-off-phone");
+  }
   await page.setViewportSize(DESKTOP);
   await shoot(page, "settings-shortcuts-off-desktop");
   await axeClean(page);
@@ -174,9 +178,11 @@ test("shortcuts off in Settings: letters do nothing, the help says so, buttons s
   );
   await shoot(page, "help-shortcuts-off-desktop");
   await axeClean(page);
-  await page.setViewportSize(PHONE);
-  await shoot(page, "help-shortcuts-off-phone");
-  await page.setViewportSize(DESKTOP);
+  if (shotsWanted) {
+    await page.setViewportSize(PHONE);
+    await shoot(page, "help-shortcuts-off-phone");
+    await page.setViewportSize(DESKTOP);
+  }
   await page.keyboard.press("Escape");
 
   // the buttons decide at once, as ever

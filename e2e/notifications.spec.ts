@@ -4,12 +4,11 @@ import { cardLinkUrl } from "@/lib/email/card-links";
 import { makeAgentKey, makeQueue, makeReviewer } from "@/test/support/factories";
 import { apiClient, refundBatch } from "@/test/support/http";
 import { baseURL, PASSWORD, pause, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 
 // Issue 16, item 1: a reviewer sets their own notification preferences per queue, with the
 // keyboard, and the API reads back what the page saved. This server has no SMTP_URL: the page
 // says so, and keeps the choices for when it does.
-
-const SCREENSHOTS = "test-results/screenshots";
 
 test("a reviewer chooses a digest for one queue and immediate email for another", async ({
   page,
@@ -59,7 +58,7 @@ test("a reviewer chooses a digest for one queue and immediate email for another"
   await expect(deploysPanel.getByRole("status")).toHaveText(`Saved for ${deploys.name}.`);
 
   await expect(deploysPanel.getByRole("button", { name: `Save ${deploys.name}` })).toBeEnabled();
-  await page.screenshot({ path: `${SCREENSHOTS}/notifications.png`, fullPage: true });
+  await shot(page, "notifications", { fullPage: true });
   expect(
     (await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze()).violations,
   ).toEqual([]);

@@ -4,13 +4,13 @@ import { expect, test } from "./support/test";
 import { makeQueue, makeReviewer } from "@/test/support/factories";
 import { apiClient } from "@/test/support/http";
 import { baseURL, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 
 // Issue 14: people managed in the app. An admin invites someone by a one-time link; the invitee
 // opens it, sets a password and lands signed in; the admin deactivates them and their very next
 // request is refused.
 
 const unique = () => randomUUID().slice(0, 8);
-const SCREENSHOTS = "test-results/screenshots";
 
 test("an admin invites someone, who sets a password and is in; deactivated, they are out", async ({
   page,
@@ -39,7 +39,7 @@ test("an admin invites someone, who sets a password and is in; deactivated, they
   const row = page.getByTestId("person-row").filter({ hasText: email });
   await expect(row).toContainText("Invited");
   await expect(row).toContainText(`${queue.name} (reviewer)`);
-  await page.screenshot({ path: `${SCREENSHOTS}/people-invited.png`, fullPage: true });
+  await shot(page, "people-invited", { fullPage: true });
   expect(
     (await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze()).violations,
   ).toEqual([]);
@@ -52,7 +52,7 @@ test("an admin invites someone, who sets a password and is in; deactivated, they
   await expect(invitee.getByRole("heading", { name: "Welcome to Countersign" })).toBeVisible();
   await invitee.getByLabel("New password").fill("ivy's own password");
   await invitee.getByLabel("Repeat it").fill("ivy's own password");
-  await invitee.screenshot({ path: `${SCREENSHOTS}/invite-link.png`, fullPage: true });
+  await shot(invitee, "people-invite-link", { fullPage: true });
   await invitee.getByRole("button", { name: "Set password and sign in" }).click();
   await invitee.waitForURL("**/queue");
   await expect(invitee.getByTestId("signed-in-as")).toHaveText("Ivy Invitee");
@@ -68,7 +68,7 @@ test("an admin invites someone, who sets a password and is in; deactivated, they
   await row.getByRole("button", { name: "Deactivate now" }).click();
   await expect(row).toContainText("Deactivated");
   await expect(page.getByTestId("people-status")).toContainText("signed out everywhere");
-  await page.screenshot({ path: `${SCREENSHOTS}/people.png`, fullPage: true });
+  await shot(page, "people", { fullPage: true });
 
   // Their very next request is refused: the page sends them to sign in, the API answers 401.
   const cookies = await theirs.cookies();

@@ -1,22 +1,18 @@
-import { mkdirSync } from "node:fs";
 import AxeBuilder from "@axe-core/playwright";
 import type { Locator, Page } from "@playwright/test";
 import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "@/test/support/factories";
 import { apiClient, refundBatch } from "@/test/support/http";
 import { baseURL, signIn } from "./support/fixtures";
+import { shot, shotsWanted } from "./support/screenshots";
 import { expect, test } from "./support/test";
 
 // Issue 18, item 1: every reviewer page works on a phone (the "phone" project in
 // playwright.config.ts runs this at 390×844): nothing scrolls sideways but a table inside its own
 // box, the header's links sit behind a menu button, and axe finds nothing, in light and in dark.
 
-// Screenshots of every page are for a person to look at (PHONE_SHOTS_DIR=/some/dir); a tall page
-// at phone width takes seconds to capture, so a plain run skips them.
-const SHOTS = process.env.PHONE_SHOTS_DIR;
-if (SHOTS) mkdirSync(SHOTS, { recursive: true });
-const shoot = async (page: Page, name: string, fullPage = true) => {
-  if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage });
-};
+// Screenshots of every page are for a person to look at (E2E_SHOTS=/some/dir, see
+// support/screenshots.ts); a tall page at phone width takes seconds to capture, so a plain run
+// skips them.
 // Long enough to need a break on a 390 px card, in two naming styles.
 const LONG_TOOL = "create_database_role_with_read_write_grants";
 const CAMEL_TOOL = "rotateProductionDatabaseCredentialsForService";
@@ -176,7 +172,7 @@ test("every reviewer page fits a phone without scrolling sideways; axe is clean,
             (v) => `${path} (${theme}): ${v.id}: ${v.help} (${v.nodes[0]?.target})`,
           ),
         ).toEqual([]);
-        await shoot(page, `${name}-${theme}`);
+        await shot(page, `phone-${name}-${theme}`, { fullPage: true });
       }
     });
   }
@@ -202,7 +198,7 @@ test("the header menu opens and closes from the keyboard, and its links navigate
     await expect(link).toBeInViewport();
   }
   await expect(page.getByRole("button", { name: "Sign out" })).toBeInViewport();
-  await shoot(page, `menu-open-light`, false);
+  await shot(page, "phone-menu-open-light");
   // The current page is marked, and Tab walks from the button into the menu.
   await expect(nav.getByRole("link", { name: "Queue", exact: true })).toHaveAttribute(
     "aria-current",
@@ -230,8 +226,10 @@ test("the header menu opens and closes from the keyboard, and its links navigate
   // A tap outside the open menu closes it.
   await menuButton.click();
   await expect(menuButton).toHaveAttribute("aria-expanded", "true");
-  await page.emulateMedia({ colorScheme: "dark" });
-  await shoot(page, `menu-open-dark`, false);
+  if (shotsWanted) {
+    await page.emulateMedia({ colorScheme: "dark" });
+    await shot(page, "phone-menu-open-dark");
+  }
   // Below the open menu, near the bottom of the screen.
   await page.mouse.click(195, 830);
   await expect(menuButton).toHaveAttribute("aria-expanded", "false");
@@ -256,7 +254,7 @@ test("the queue's filters wait behind a button that counts the active ones", asy
   await page.getByLabel("Agent").selectOption("Phone support bot");
   await expect(toggle).toHaveAccessibleName("Filters, 2 active");
   await expect(card).toBeVisible();
-  await shoot(page, `queue-filters-open`);
+  await shot(page, "phone-queue-filters-open", { fullPage: true });
   await toggle.click();
   await expect(page.getByLabel("Kind")).toBeHidden();
   await expect(toggle).toContainText("2");
@@ -275,7 +273,7 @@ test("history's filters also wait behind the Filters button, and the table start
   await expect(page.getByLabel("Outcome")).toBeHidden();
   const table = page.getByRole("table").first();
   expect((await table.boundingBox())!.y).toBeLessThan(844 / 2);
-  await shoot(page, "history-filters-folded");
+  await shot(page, "phone-history-filters-folded", { fullPage: true });
 
   await toggle.click();
   await page.getByLabel("Outcome").selectOption("rejected");
@@ -328,7 +326,7 @@ test("tool names wrap only between their words, never inside one", async ({ page
     const [labelBox, cardBox] = [await label.boundingBox(), await card.boundingBox()];
     expect(labelBox!.x + labelBox!.width).toBeLessThanOrEqual(cardBox!.x + cardBox!.width);
   }
-  if (SHOTS) await card.screenshot({ path: `${SHOTS}/tool-names.png` });
+  await shot(card, "phone-tool-names");
 });
 
 test("the run page shows approvals and the timeline before the run's details", async ({ page }) => {
@@ -372,10 +370,10 @@ test("on a wide screen the header shows every link in its row and no Menu button
   expect(await sidewaysOverflow(page)).toEqual([]);
   for (const theme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme: theme });
-    await shoot(page, `desktop-queue-${theme}`, false);
+    await shot(page, `phone-desktop-queue-${theme}`);
     await page.goto(`/runs/${seed.runId}`);
     await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
-    await shoot(page, `desktop-run-${theme}`, false);
+    await shot(page, `phone-desktop-run-${theme}`);
     await page.goto("/queue");
     await expect(page.locator(`[data-batch-id="${seed.batchId}"]`)).toBeVisible();
   }

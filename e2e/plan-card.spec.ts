@@ -1,17 +1,15 @@
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import type { Locator, Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { apiClient } from "@/test/support/http";
 import { baseURL, pause, seedTeam, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 
 // A plan card has controls of its own ("Approve plan", "Reject plan", "Edit plan summary"); the
 // summary a reviewer edits is what the agent receives (decision.editedArgs.summary). The demo's
 // plan is approved whole, then each of its steps asks on a card of its own.
-
-const SHOTS = process.env.PLAN_SHOTS_DIR ?? "test-results/screenshots/plans";
 
 const plan = {
   summary: "Migrate the orders table to the new schema",
@@ -32,9 +30,10 @@ async function axeViolations(page: Page, card: Locator) {
   return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target).join(", ")}`);
 }
 
-/** The card at desktop and phone widths, light and dark, each checked by axe. */
+/** The card at desktop and phone widths, light and dark, each checked by axe (and pictured
+ * when E2E_SHOTS is set). */
 async function shootEverywhere(page: Page, card: Locator, name: string) {
-  mkdirSync(SHOTS, { recursive: true });
+  const file = name.startsWith("plan-card") ? name : `plan-card-${name}`;
   for (const [size, viewport] of [
     ["desktop", { width: 1280, height: 900 }],
     ["phone", { width: 390, height: 844 }],
@@ -44,7 +43,7 @@ async function shootEverywhere(page: Page, card: Locator, name: string) {
       await page.emulateMedia({ colorScheme: scheme });
       await card.scrollIntoViewIfNeeded();
       expect(await axeViolations(page, card), `${name} ${size} ${scheme}`).toEqual([]);
-      await card.screenshot({ path: join(SHOTS, `${name}-${size}-${scheme}.png`) });
+      await shot(card, `${file}-${size}-${scheme}`);
     }
   }
   await page.setViewportSize({ width: 1280, height: 900 });

@@ -5,6 +5,7 @@ import { expect, test } from "./support/test";
 import { makeAgentKey, makeQueue, makeReviewer } from "@/test/support/factories";
 import { apiClient } from "@/test/support/http";
 import { baseURL, pause, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 
 // Policy rules apply in their queue (or, global ones, in every queue): each test writes its rules
 // for a fresh queue and unique tool names, so the other spec files sharing the database never
@@ -191,12 +192,12 @@ test("try a call shows which rule would decide and why each rule did or did not 
 
   expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
   await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: "test-results/screenshots/policies.png", fullPage: true });
+  await shot(page, "policies", { fullPage: true });
   await page.getByRole("button", { name: /^Theme/ }).click(); // system → light
   await page.getByRole("button", { name: /^Theme/ }).click(); // light → dark
   await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
   expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
-  await page.screenshot({ path: "test-results/screenshots/policies-dark.png", fullPage: true });
+  await shot(page, "policies-dark", { fullPage: true });
 });
 
 test("a lead moves, turns off, edits and removes rules in place", async ({ page }) => {
@@ -292,9 +293,7 @@ test("an admin switches an agent's mode to deny; its next call that needs a revi
   await expect(row).toContainText("a call that would need a reviewer is rejected");
   expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
   await row.scrollIntoViewIfNeeded();
-  await page
-    .getByTestId("agent-modes")
-    .screenshot({ path: "test-results/screenshots/policies-agents.png" });
+  await shot(page.getByTestId("agent-modes"), "policies-agents");
 
   const { batch } = await pause(apiClient(baseURL, key.key), {
     calls: [{ toolCallId: "m1", toolName: `anything_${unique()}`, args: {} }],

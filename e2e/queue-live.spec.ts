@@ -2,6 +2,10 @@ import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "./support/test";
 import { refundBatch } from "@/test/support/http";
 import { pause, seedTeam, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
+
+// With E2E_SHOTS set, this spec's queue-live-queue.png and queue-live-queue-dark.png are the
+// README's pictures: refresh e2e/screenshots/queue.png and queue-dark.png from them.
 
 test("a pause made through the API appears without reload; approving reaches the waiting agent", async ({
   page,
@@ -18,8 +22,8 @@ test("a pause made through the API appears without reload; approving reaches the
   const card = page.locator(`[data-testid="review-card"][data-batch-id="${batch.id}"]`);
   await expect(card).toBeVisible();
   await expect(card.getByText("refund_order").first()).toBeVisible();
-  await page.screenshot({ path: "test-results/screenshots/queue.png", fullPage: true });
-  await card.screenshot({ path: "test-results/screenshots/card.png" });
+  await shot(page, "queue-live-queue", { fullPage: true });
+  await shot(card, "queue-live-card");
 
   await card.getByTestId("approve-button").first().click();
   const answer = await waiting;
@@ -75,7 +79,7 @@ test("a multi-call batch shows a row per call with approve-all; plans are labell
   await expect(planCard).toContainText(/plan/i);
   await expect(planCard).toContainText("Restore from the snapshot taken first.");
   await page.setViewportSize({ width: 1280, height: 1400 });
-  await page.screenshot({ path: "test-results/screenshots/queue-multi.png", fullPage: true });
+  await shot(page, "queue-live-queue-multi", { fullPage: true });
   // The cards take the app's theme through their --cs-* variables (app/globals.css): readable in
   // the light theme and the dark one.
   const cardContrast = () =>
@@ -89,7 +93,7 @@ test("a multi-call batch shows a row per call with approve-all; plans are labell
   await page.getByRole("button", { name: /^Theme/ }).click(); // system → light
   await page.getByRole("button", { name: /^Theme/ }).click(); // light → dark
   await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
-  await page.screenshot({ path: "test-results/screenshots/queue-dark.png", fullPage: true });
+  await shot(page, "queue-live-queue-dark", { fullPage: true });
   expect(await cardContrast()).toEqual([]);
 
   await codingCard.getByTestId("approve-all").click();

@@ -2,6 +2,7 @@ import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "./support/test";
 import { refundBatch } from "@/test/support/http";
 import { pause, seedTeam, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 
 // The queue's status filter: "Decided" is what reviewers (or deadlines) decided; a batch the agent
 // withdrew was never decided, and is listed under "Cancelled" instead.
@@ -33,7 +34,7 @@ test("Decided lists decisions, not withdrawn batches; Cancelled lists those", as
   await expect(card(approved.batch.id)).toHaveCount(0);
   const axe = await new AxeBuilder({ page }).analyze();
   expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
-  await page.screenshot({ path: "/tmp/shots-audit/queue-cancelled-desktop-light.png" });
+  await shot(page, "queue-status-filter-cancelled-desktop-light");
 
   await page.locator("#filter-status").selectOption({ label: "All" });
   await expect(card(withdrawn.batch.id)).toBeVisible();

@@ -4,6 +4,7 @@ import { expect, test } from "./support/test";
 import { makeQueue, makeReviewer } from "@/test/support/factories";
 import { apiClient } from "@/test/support/http";
 import { baseURL, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 
 // Queue settings: a lead changes the rules and the members, a reviewer only reads them, an admin
 // creates queues. Everything a page changes is checked again through the API.
@@ -94,13 +95,10 @@ test("a lead changes the quorum and adds a member; a reviewer sees the settings 
 
   await expectNoAxeViolations(page);
   await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: "test-results/screenshots/queue-settings.png", fullPage: true });
+  await shot(page, "queues-queue-settings", { fullPage: true });
   await page.emulateMedia({ colorScheme: "dark" });
   await expectNoAxeViolations(page);
-  await page.screenshot({
-    path: "test-results/screenshots/queue-settings-dark.png",
-    fullPage: true,
-  });
+  await shot(page, "queues-queue-settings-dark", { fullPage: true });
 
   const reviewerContext = await browser.newContext({ baseURL });
   const reviewerPage = await reviewerContext.newPage();
@@ -115,10 +113,7 @@ test("a lead changes the quorum and adds a member; a reviewer sees the settings 
   await expect(reviewerPage.getByRole("button", { name: "Add member" })).toHaveCount(0);
   await expect(reviewerPage.getByRole("combobox")).toHaveCount(0);
   await expectNoAxeViolations(reviewerPage);
-  await reviewerPage.screenshot({
-    path: "test-results/screenshots/queue-settings-readonly.png",
-    fullPage: true,
-  });
+  await shot(reviewerPage, "queues-queue-settings-readonly", { fullPage: true });
   await reviewerContext.close();
 });
 
@@ -148,5 +143,5 @@ test("an admin creates a queue from the list; a duplicate name is refused inline
   await expect(form.getByTestId("form-error")).toContainText("exists");
   await expect(form.getByLabel("Name")).toHaveValue(name); // a refused entry stays to be fixed
   await expectNoAxeViolations(page);
-  await page.screenshot({ path: "test-results/screenshots/queues.png", fullPage: true });
+  await shot(page, "queues", { fullPage: true });
 });

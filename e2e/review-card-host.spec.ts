@@ -7,6 +7,7 @@ import type { Page } from "@playwright/test";
 import { build } from "esbuild";
 import { expect, test } from "./support/test";
 import { baseURL, pause, seedTeam } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 import {
   dana,
   decided,
@@ -224,13 +225,10 @@ test("in a shadcn/ui page the card keeps its contrast: Tailwind 4 and 3 themes, 
     await openShowcase(page, classes);
     expect(await contrastViolations(page), `dark, classes "${classes}"`).toEqual([]);
   }
-  await page.screenshot({ path: "test-results/screenshots/review-card-shadcn-dark.png" });
+  await shot(page, "review-card-host-shadcn-dark");
   await page.emulateMedia({ colorScheme: "light" });
   await openShowcase(page, "");
-  await page.screenshot({
-    path: "test-results/screenshots/review-card-shadcn.png",
-    fullPage: true,
-  });
+  await shot(page, "review-card-host-shadcn", { fullPage: true });
 
   // What the card used to do, reading shadcn's --muted and --accent as text colors: the check
   // above would have failed.

@@ -3,6 +3,7 @@ import { expect, test } from "./support/test";
 import { makeAgentKey, makeQueue, makeReviewer } from "@/test/support/factories";
 import { apiClient } from "@/test/support/http";
 import { baseURL, pause, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 
 test("an admin adds a routing rule in the page; the agent's next matching batch lands in that queue, and the card says why", async ({
   page,
@@ -29,7 +30,7 @@ test("an admin adds a routing rule in the page; the agent's next matching batch 
   const row = page.getByTestId("routing-rule").filter({ hasText: name });
   await expect(row).toContainText("a tool matches refund_*");
   expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
-  await page.screenshot({ path: "test-results/screenshots/routing.png", fullPage: true });
+  await shot(page, "routing", { fullPage: true });
 
   const { batch } = await pause(agent, {
     calls: [{ toolCallId: "r1", toolName: "refund_order", args: { orderId: "A-7" } }],

@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { apiClient } from "@/test/support/http";
 import { makeAgentKey, makeReviewer } from "@/test/support/factories";
 import { baseURL, pause, seedTeam, signIn, type Team } from "./support/fixtures";
+import { shot, shotsWanted } from "./support/screenshots";
 
 // The run page: the story of one run (its approvals and every event), and the rollback button.
 
@@ -93,8 +94,10 @@ test("the run page shows the run, its decision and its timeline; axe is clean", 
 
   const axe = await new AxeBuilder({ page }).analyze();
   expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: "test-results/screenshots/run-page.png", fullPage: true });
+  if (shotsWanted) {
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shot(page, "run-page", { fullPage: true });
+  }
 });
 
 test("Request rollback: a reason, a confirm step, then it is recorded and the button stays disabled", async ({
@@ -123,8 +126,10 @@ test("Request rollback: a reason, a confirm step, then it is recorded and the bu
   await expect(requested).toContainText("Refunded the wrong order");
   await expect(requested).toContainText("Dana Reviewer");
 
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: "test-results/screenshots/run-page-rollback.png", fullPage: true });
+  if (shotsWanted) {
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shot(page, "run-page-rollback", { fullPage: true });
+  }
 
   const after = await team.reviewerApi.get(`/runs/${run.id}`);
   expect(after.body.rollbackRequestedAt).toEqual(expect.any(String));
@@ -166,8 +171,6 @@ test("a run the reviewer may not see is a friendly not-found page", async ({ pag
   await expect(page.getByRole("heading", { name: "Run not found" })).toBeVisible();
 });
 
-const SHOTS = "/tmp/shots-audit";
-
 test("a run through MCP finishes when its decision is read, and no rollback is offered that nothing would perform", async ({
   page,
 }) => {
@@ -207,14 +210,17 @@ test("a run through MCP finishes when its decision is read, and no rollback is o
   await expect(page.getByRole("button", { name: /Request rollback/ })).toHaveCount(0);
   const axe = await new AxeBuilder({ page }).analyze();
   expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
-  for (const [name, size] of [
-    ["desktop", { width: 1280, height: 900 }],
-    ["phone", { width: 390, height: 844 }],
-  ] as const) {
-    await page.setViewportSize(size);
-    for (const scheme of ["light", "dark"] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
-      await page.screenshot({ path: `${SHOTS}/run-mcp-${name}-${scheme}.png`, fullPage: true });
+  // Pictures only: the sizes and schemes are switched just for them.
+  if (shotsWanted) {
+    for (const [name, size] of [
+      ["desktop", { width: 1280, height: 900 }],
+      ["phone", { width: 390, height: 844 }],
+    ] as const) {
+      await page.setViewportSize(size);
+      for (const scheme of ["light", "dark"] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await shot(page, `run-page-mcp-${name}-${scheme}`, { fullPage: true });
+      }
     }
   }
 });
@@ -252,7 +258,9 @@ test("a revoked agent key's run offers no rollback: the page says why", async ({
   await expect(page.getByRole("button", { name: /Request rollback/ })).toHaveCount(0);
   const asked = await team.reviewerApi.post(`/runs/${run.id}/rollback`, {});
   expect(asked.status).toBe(409);
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.emulateMedia({ colorScheme: "dark" });
-  await page.screenshot({ path: `${SHOTS}/run-revoked-phone-dark.png`, fullPage: true });
+  if (shotsWanted) {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await shot(page, "run-page-revoked-phone-dark", { fullPage: true });
+  }
 });

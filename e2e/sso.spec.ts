@@ -10,6 +10,7 @@ import { makeQueue, makeReviewer, type TestReviewer } from "@/test/support/facto
 import { apiClient } from "@/test/support/http";
 import { startTestIdp, type IdpUser, type TestIdp } from "@/test/support/oidc-idp";
 import { baseURL, signIn } from "./support/fixtures";
+import { shot, shotsWanted } from "./support/screenshots";
 import { expect, test } from "./support/test";
 
 // Issue 16, item 4: single sign-on against a real OpenID Connect provider (oidc-provider) that the
@@ -19,7 +20,6 @@ import { expect, test } from "./support/test";
 // roles; everyone else is told why not on the sign-in page.
 
 const unique = () => randomUUID().slice(0, 8);
-const SCREENSHOTS = "test-results/screenshots";
 const ALLOWED_DOMAIN = "sso-newcomers.test";
 
 let idp: TestIdp;
@@ -78,10 +78,12 @@ test("a person already in Countersign signs in with SSO; their group makes them 
   await expect(page.getByRole("button", { name: "Sign in with Acme SSO" })).toBeVisible();
   // The password form stays.
   await expect(page.getByLabel("Password")).toBeVisible();
-  await page.screenshot({ path: `${SCREENSHOTS}/sso-sign-in.png` });
-  await page.emulateMedia({ colorScheme: "dark" });
-  await page.screenshot({ path: `${SCREENSHOTS}/sso-sign-in-dark.png` });
-  await page.emulateMedia({ colorScheme: "light" });
+  await shot(page, "sso-sign-in");
+  if (shotsWanted) {
+    await page.emulateMedia({ colorScheme: "dark" });
+    await shot(page, "sso-sign-in-dark");
+    await page.emulateMedia({ colorScheme: "light" });
+  }
   expect(
     (await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze()).violations,
   ).toEqual([]);
@@ -152,7 +154,7 @@ test("an unverified email, a deactivated person and a refusal at the provider ar
     "has not verified your email address, so it cannot sign you in to your Countersign account",
   );
   await expect(page.getByTestId("signed-in-as")).toHaveCount(0);
-  await page.screenshot({ path: `${SCREENSHOTS}/sso-refused.png` });
+  await shot(page, "sso-refused");
 
   const leaver = await makeReviewer({ name: "Lee Leaver" });
   const leaverAtIdp = idpUser(leaver.email);
@@ -198,9 +200,9 @@ test("an admin configures single sign-on; the client secret never comes back", a
   await expect(page.getByRole("status")).toContainText("Saved. The sign-in page offers");
   await page.reload();
   await expect(page.getByTestId("sso-mapping")).toHaveCount(2);
-  await page.screenshot({ path: `${SCREENSHOTS}/sso-settings.png`, fullPage: true });
+  await shot(page, "sso-settings", { fullPage: true });
   await page.emulateMedia({ colorScheme: "dark" });
-  await page.screenshot({ path: `${SCREENSHOTS}/sso-settings-dark.png`, fullPage: true });
+  await shot(page, "sso-settings-dark", { fullPage: true });
   expect(
     (await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze()).violations,
   ).toEqual([]);

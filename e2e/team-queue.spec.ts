@@ -2,6 +2,7 @@ import { type Browser, type Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { refundBatch } from "@/test/support/http";
 import { pause, seedTeam, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 
 const cardOf = (page: Page, batchId: string) =>
   page.locator(`[data-testid="review-card"][data-batch-id="${batchId}"]`);
@@ -71,7 +72,7 @@ test("three reviewers on a 2-of-3 queue see each other's claim and votes live", 
     final.body.calls[0].votes.map((v: { reviewer: { name: string } }) => v.reviewer.name),
   ).toEqual(["Ana Reviewer", "Ben Reviewer"]);
 
-  await cleo.page.screenshot({ path: "test-results/screenshots/team-queue.png", fullPage: true });
+  await shot(cleo.page, "team-queue", { fullPage: true });
   for (const { context } of [ana, ben, cleo]) await context.close();
 });
 
@@ -86,7 +87,7 @@ test("a claim shows live on the others' card and goes away when released", async
   const benCard = cardOf(ben.page, batch.id);
   await anaCard.getByTestId("claim-button").click();
   await expect(benCard.getByTestId("claim-status")).toContainText("Ana Reviewer is reviewing");
-  await ben.page.screenshot({ path: "test-results/screenshots/team-queue-claimed.png" });
+  await shot(ben.page, "team-queue-claimed");
 
   await anaCard.getByTestId("claim-button").click();
   await expect(anaCard.getByTestId("claim-button")).toHaveText("I'm reviewing this");

@@ -4,12 +4,11 @@ import { expect, test } from "./support/test";
 import { APP_LOCALE } from "@/lib/time/constants";
 import { formatDateTime } from "@/lib/time/format";
 import { baseURL, pause, seedTeam, signIn, type Team } from "./support/fixtures";
+import { shot, shotsWanted } from "./support/screenshots";
 
 // Issue 16, item 5: every time in the viewer's zone (the browser's, or their own choice), the
 // exact time with its zone on hover, costs in the call's currency, and no hydration mismatch
 // between the server's rendering and the browser's.
-
-const SCREENSHOTS = "test-results/screenshots";
 
 /** Console errors a hydration mismatch causes (production React reports them minified). */
 function watchHydration(page: Page): string[] {
@@ -82,10 +81,12 @@ test.describe("in Asia/Kolkata (+05:30)", () => {
       "From and To are days in Asia/Kolkata.",
     );
     await when.hover();
-    await page.screenshot({ path: `${SCREENSHOTS}/history-kolkata.png`, fullPage: true });
-    await page.emulateMedia({ colorScheme: "dark" });
-    await page.screenshot({ path: `${SCREENSHOTS}/history-kolkata-dark.png`, fullPage: true });
-    await page.emulateMedia({ colorScheme: "light" });
+    await shot(page, "time-zones-history-kolkata", { fullPage: true });
+    if (shotsWanted) {
+      await page.emulateMedia({ colorScheme: "dark" });
+      await shot(page, "time-zones-history-kolkata-dark", { fullPage: true });
+      await page.emulateMedia({ colorScheme: "light" });
+    }
 
     // Today in Kolkata holds the decision.
     const today = decidedAtLocalDay(decidedAt, "Asia/Kolkata");
@@ -109,10 +110,12 @@ test.describe("in Asia/Kolkata (+05:30)", () => {
       "Saved. Times are shown in America/New_York.",
     );
     await expect(preview).toContainText(/E[SD]T/);
-    await page.screenshot({ path: `${SCREENSHOTS}/settings-time-zone.png`, fullPage: true });
-    await page.emulateMedia({ colorScheme: "dark" });
-    await page.screenshot({ path: `${SCREENSHOTS}/settings-time-zone-dark.png`, fullPage: true });
-    await page.emulateMedia({ colorScheme: "light" });
+    await shot(page, "time-zones-settings-time-zone", { fullPage: true });
+    if (shotsWanted) {
+      await page.emulateMedia({ colorScheme: "dark" });
+      await shot(page, "time-zones-settings-time-zone-dark", { fullPage: true });
+      await page.emulateMedia({ colorScheme: "light" });
+    }
 
     await page.goto("/history");
     await expect(

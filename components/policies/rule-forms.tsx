@@ -1,6 +1,6 @@
 "use client";
 
-import { useState, type FormEvent } from "react";
+import { useState, type FormEvent, type ReactNode } from "react";
 import type { ActionFailure } from "@/app/action-result";
 import { FieldError } from "@/components/forms/field-error";
 import { useFieldErrors } from "@/components/forms/use-field-errors";
@@ -27,6 +27,35 @@ function fieldsOf(rows: PredicateRow[], extra: string[] = []): string[] {
     ["path", "op", "value"].map((part) => `argPredicates.${index}.${part}`),
   );
   return [...RULE_FIELDS, ...extra, ...conditions];
+}
+
+/** What both rule forms share: the form-level error above the form, the browser's bubbles off. */
+function RuleForm({
+  errors,
+  label,
+  onSubmit,
+  children,
+}: {
+  errors: ReturnType<typeof useFieldErrors>;
+  label: string;
+  onSubmit: (event: FormEvent<HTMLFormElement>) => void;
+  children: ReactNode;
+}) {
+  return (
+    <>
+      <FormError failure={errors.formFailure} placed={errors.placed} />
+      {/* noValidate: the server's answer, worded per field, replaces the browser's bubbles. */}
+      <form
+        {...errors.formProps}
+        onSubmit={onSubmit}
+        noValidate
+        className={settings.formGrid}
+        aria-label={label}
+      >
+        {children}
+      </form>
+    </>
+  );
 }
 
 /** A new rule for this queue (or, for an admin, for every queue). */
@@ -75,15 +104,7 @@ export function NewRule({
       <h2 id="new-rule-title" className={settings.panelTitle}>
         New rule
       </h2>
-      <FormError failure={errors.formFailure} placed={errors.placed} />
-      {/* noValidate: the server's answer, worded per field, replaces the browser's bubbles. */}
-      <form
-        {...errors.formProps}
-        onSubmit={submit}
-        noValidate
-        className={settings.formGrid}
-        aria-label="New rule"
-      >
+      <RuleForm errors={errors} onSubmit={submit} label="New rule">
         {isAdmin ? (
           <div className={settings.field}>
             <label htmlFor="new-rule-scope">Applies in</label>
@@ -110,7 +131,7 @@ export function NewRule({
             {pending ? "Saving…" : "Add rule"}
           </button>
         </div>
-      </form>
+      </RuleForm>
     </section>
   );
 }
@@ -148,15 +169,7 @@ export function EditRule({
 
   return (
     <div className={styles.editing}>
-      <FormError failure={errors.formFailure} placed={errors.placed} />
-      {/* noValidate: the server's answer, worded per field, replaces the browser's bubbles. */}
-      <form
-        {...errors.formProps}
-        onSubmit={submit}
-        noValidate
-        className={settings.formGrid}
-        aria-label={`Edit rule ${rule.name}`}
-      >
+      <RuleForm errors={errors} onSubmit={submit} label={`Edit rule ${rule.name}`}>
         <RuleFields rule={rule} rows={rows} onRowsChange={setRows} errors={errors} />
         <div className={settings.formActions}>
           <button type="submit" className={settings.primary} disabled={pending}>
@@ -166,7 +179,7 @@ export function EditRule({
             Cancel
           </button>
         </div>
-      </form>
+      </RuleForm>
     </div>
   );
 }
