@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defineConfig, devices } from "@playwright/test";
-import { CHROMIUM_ARGS, chromiumPath } from "./e2e/support/chromium";
+import { CHROMIUM_ARGS, testBrowserPath } from "./e2e/support/chromium";
 
 const port = Number(process.env.E2E_PORT) || 3100;
 
@@ -17,7 +17,7 @@ process.env.E2E_EMBED_HOST_PORT ??= String(port + 1000);
 
 const chromium = {
   ...devices["Desktop Chrome"],
-  launchOptions: { executablePath: chromiumPath, args: CHROMIUM_ARGS },
+  launchOptions: { executablePath: testBrowserPath, args: CHROMIUM_ARGS },
 };
 
 // A 390×844 phone (an iPhone 12–15's viewport) with touch, in the same Chromium.
