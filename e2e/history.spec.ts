@@ -3,7 +3,7 @@ import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "./support/test";
 import { apiClient, type ApiClient } from "@/test/support/http";
 import { baseURL, pause, seedTeam, signIn, type Team } from "./support/fixtures";
-import { shot, shotsWanted } from "./support/screenshots";
+import { shot, shotEverySize } from "./support/screenshots";
 
 // The history page: who decided what and why, filters in the URL, and the CSV export.
 
@@ -239,20 +239,8 @@ test("history shows each call's outcome, an edit's diff, and a plan's summary as
 
   const axe = await new AxeBuilder({ page }).analyze();
   expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
-  // Pictures only: the sizes and schemes are switched just for them.
-  if (shotsWanted) {
-    for (const [name, size] of [
-      ["desktop", { width: 1280, height: 900 }],
-      ["phone", { width: 390, height: 844 }],
-    ] as const) {
-      await page.setViewportSize(size);
-      for (const scheme of ["light", "dark"] as const) {
-        await page.emulateMedia({ colorScheme: scheme });
-        await shot(page, `history-audit-${name}-${scheme}`, { fullPage: true });
-      }
-    }
-  }
-  // The dark check runs at phone width, where the pictures above leave the page.
+  await shotEverySize(page, "history-audit");
+  // The dark check runs at phone width (where the pictures, when taken, leave the page anyway).
   await page.setViewportSize({ width: 390, height: 844 });
   await page.emulateMedia({ colorScheme: "dark" });
   const darkAxe = await new AxeBuilder({ page }).analyze();

@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { apiClient } from "@/test/support/http";
 import { makeAgentKey, makeReviewer } from "@/test/support/factories";
 import { baseURL, pause, seedTeam, signIn, type Team } from "./support/fixtures";
-import { shot, shotsWanted } from "./support/screenshots";
+import { shot, shotEverySize, shotsWanted } from "./support/screenshots";
 
 // The run page: the story of one run (its approvals and every event), and the rollback button.
 
@@ -210,19 +210,7 @@ test("a run through MCP finishes when its decision is read, and no rollback is o
   await expect(page.getByRole("button", { name: /Request rollback/ })).toHaveCount(0);
   const axe = await new AxeBuilder({ page }).analyze();
   expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
-  // Pictures only: the sizes and schemes are switched just for them.
-  if (shotsWanted) {
-    for (const [name, size] of [
-      ["desktop", { width: 1280, height: 900 }],
-      ["phone", { width: 390, height: 844 }],
-    ] as const) {
-      await page.setViewportSize(size);
-      for (const scheme of ["light", "dark"] as const) {
-        await page.emulateMedia({ colorScheme: scheme });
-        await shot(page, `run-page-mcp-${name}-${scheme}`, { fullPage: true });
-      }
-    }
-  }
+  await shotEverySize(page, "run-page-mcp");
 });
 
 test("a revoked agent key's run offers no rollback: the page says why", async ({ page }) => {

@@ -30,3 +30,21 @@ export async function shot(
   if ("goto" in target) await target.screenshot({ path, fullPage, animations });
   else await target.screenshot({ path, animations });
 }
+
+/**
+ * The whole page at desktop and phone widths, light and dark, when E2E_SHOTS is set; the sizes
+ * and schemes are switched only for the pictures, so the caller sets the page back as it needs.
+ */
+export async function shotEverySize(page: Page, name: string): Promise<void> {
+  if (!shotsWanted) return;
+  for (const [size, viewport] of [
+    ["desktop", { width: 1280, height: 900 }],
+    ["phone", { width: 390, height: 844 }],
+  ] as const) {
+    await page.setViewportSize(viewport);
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await shot(page, `${name}-${size}-${scheme}`, { fullPage: true });
+    }
+  }
+}
