@@ -5,7 +5,7 @@ import type { Locator, Page } from "@playwright/test";
 import { expect, test } from "./support/test";
 import { apiClient } from "@/test/support/http";
 import { baseURL, pause, seedTeam, signIn } from "./support/fixtures";
-import { shot } from "./support/screenshots";
+import { shot, SIZES } from "./support/screenshots";
 
 // A plan card has controls of its own ("Approve plan", "Reject plan", "Edit plan summary"); the
 // summary a reviewer edits is what the agent receives (decision.editedArgs.summary). The demo's
@@ -34,10 +34,7 @@ async function axeViolations(page: Page, card: Locator) {
  * when E2E_SHOTS is set). */
 async function shootEverywhere(page: Page, card: Locator, name: string) {
   const file = name.startsWith("plan-card") ? name : `plan-card-${name}`;
-  for (const [size, viewport] of [
-    ["desktop", { width: 1280, height: 900 }],
-    ["phone", { width: 390, height: 844 }],
-  ] as const) {
+  for (const [size, viewport] of SIZES) {
     await page.setViewportSize(viewport);
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });

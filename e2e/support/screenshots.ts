@@ -31,16 +31,19 @@ export async function shot(
   else await target.screenshot({ path, animations });
 }
 
+/** The two widths every reviewer page is checked and pictured at: a laptop and a 390 px phone. */
+export const SIZES = [
+  ["desktop", { width: 1280, height: 900 }],
+  ["phone", { width: 390, height: 844 }],
+] as const;
+
 /**
  * The whole page at desktop and phone widths, light and dark, when E2E_SHOTS is set; the sizes
  * and schemes are switched only for the pictures, so the caller sets the page back as it needs.
  */
 export async function shotEverySize(page: Page, name: string): Promise<void> {
   if (!shotsWanted) return;
-  for (const [size, viewport] of [
-    ["desktop", { width: 1280, height: 900 }],
-    ["phone", { width: 390, height: 844 }],
-  ] as const) {
+  for (const [size, viewport] of SIZES) {
     await page.setViewportSize(viewport);
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
