@@ -87,7 +87,10 @@ export async function invitePerson(
           id,
           name: input.name,
           email: input.email,
-          emailVerified: true,
+          // Not verified: whoever made this account (or is handed its invite link) chose for the
+          // address, not its owner. Single sign-on trusts an account's password only once its
+          // holder proves the email (issue 24, hole 2; lib/sso/sso-sign-in.ts, admitToAccount).
+          emailVerified: false,
           createdAt: new Date(now),
           updatedAt: new Date(now),
         },
