@@ -157,7 +157,7 @@ export function SsoSettingsForm({
             autoComplete="new-password"
             required={!current}
 
-            placeholder={current ? "•••••••• (stored)" : ""}
+            placeholder={current && !issuerChanged ? "•••••••• (stored)" : ""}
             {...errors.field("clientSecret", "sso-client-secret", "sso-secret-help")}
           />
           <FieldError controlId="sso-client-secret" message={errors.errorOf("clientSecret")} />
@@ -165,7 +165,7 @@ export function SsoSettingsForm({
             {!current
               ? "Stored encrypted when COUNTERSIGN_SECRET_KEY is set; never shown again."
               : issuerChanged
-                ? "Required: the issuer changed. Enter the new provider's client secret; the stored one is only ever sent to the provider it was given for."
+                ? "Required: the issuer changed. Enter the new provider's client secret."
                 : "A secret is stored and never shown. Leave this empty to keep it (a new issuer, or a new token endpoint at this one, needs it again)."}
           </span>
         </div>
