@@ -274,6 +274,30 @@ describe("hole 2: a lead cannot pre-create an account and harvest what SSO grant
     // From now on single sign-on alone signs them in.
     const later = await ssoSignInOverHttp(server.baseUrl, idp2, idpOwner);
     expect(later.signedInAs?.id).toBe(ownerId);
+
+    // A reset link changes who may hold the password: the existing link waits for proof again.
+    const adminCookie = await sessionCookie(server.baseUrl, admin.email);
+    const reset = await fetch(`${server.baseUrl}/api/v1/people/${ownerId}/password-reset`, {
+      method: "POST",
+      headers: { cookie: adminCookie, origin: server.baseUrl },
+    });
+    expect(reset.status).toBe(201);
+    const resetToken = ((await reset.json()) as { url: string }).url.split("/").pop()!;
+    const action = findServerAction(
+      serverActions(),
+      "app/(auth)/invite/actions.ts",
+      "redeemLinkAction",
+    );
+    const redeemed = await invokeServerAction(
+      server.baseUrl,
+      action,
+      actionPagePath(action, { token: resetToken }),
+      [{ token: resetToken, password: "whoever got the link" }],
+    );
+    expect(redeemed.result).toMatchObject({ ok: true });
+    const afterReset = await ssoSignInOverHttp(server.baseUrl, idp2, idpOwner);
+    expect(afterReset.signedInAs).toBeNull();
+    expect(afterReset.error).toBe("password_proof_required");
   });
 
   it("an invite not yet redeemed: SSO signs the owner in and the lead's link dies with it", async () => {
