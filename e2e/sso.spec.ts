@@ -3,7 +3,9 @@ import AxeBuilder from "@axe-core/playwright";
 import { and, eq, sql } from "drizzle-orm";
 import type { Page } from "@playwright/test";
 import { getDb } from "@/db/client";
-import { events, queueMembers } from "@/db/schema";
+import { events, queueMembers, users } from "@/db/schema";
+import { invitePerson } from "@/lib/people/invite-person";
+import { redeemLink } from "@/lib/people/person-links";
 import { updatePerson } from "@/lib/people/update-person";
 import { OPERATOR } from "@/lib/queues/queue-access";
 import { makeQueue, makeReviewer, type TestReviewer } from "@/test/support/factories";
@@ -60,6 +62,11 @@ const idpUser = (email: string, overrides: Partial<IdpUser> = {}): IdpUser => ({
   name: "Someone at Acme",
   ...overrides,
 });
+
+async function invitedId(email: string) {
+  const [row] = await getDb().select({ id: users.id }).from(users).where(eq(users.email, email));
+  return row?.id;
+}
 
 /** Signs in at the sign-in page through the provider, as `user`. */
 async function ssoSignIn(page: Page, user: IdpUser | null, next?: string) {
@@ -169,6 +176,80 @@ test("an unverified email, a deactivated person and a refusal at the provider ar
 
   await ssoSignIn(page, null);
   await expect(page.getByTestId("sso-error")).toContainText("cancelled at your identity provider");
+});
+
+test("an account whose password a lead set links only after that password is proven (issue 24, hole 2)", async ({
+  page,
+}) => {
+  // A lead invites an address into their queue and redeems the invite link with a password
+  // they chose: the account's password is the lead's, whoever the address belongs to.
+  const home = await makeQueue();
+  const lead = await makeReviewer({ queues: [{ name: home.name, role: "lead" }] });
+  const email = `invited-${unique()}@corp.test`;
+  const { invite } = await invitePerson(
+    { kind: "reviewer", ...lead },
+    { email, name: "Ines Invited", queues: [{ queueId: home.id, role: "reviewer" }] },
+  );
+  const password = "chosen through the link";
+  await redeemLink({ token: invite!.url.split("/").pop()!, password });
+
+  // Single sign-on alone is refused, and the page says what to do.
+  const atIdp = idpUser(email, { groups: ["payments-leads"] });
+  await ssoSignIn(page, atIdp);
+  await page.waitForURL(/\/sign-in\?.*error=password_proof_required/);
+  await expect(page.getByTestId("sso-error")).toContainText(
+    "Sign in with that password once below and single sign-on is linked to it",
+  );
+  await expect(page.getByTestId("sso-error")).toContainText(
+    "ask an admin for a password-reset link",
+  );
+  await shot(page, "sso-password-proof");
+
+  // Whoever holds the password (and is the provider's user) signs in with it: the form goes on to
+  // single sign-on in the same browser, and the two are linked.
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in and link single sign-on" }).click();
+  await page.waitForURL("**/queue");
+  await expect(page.getByTestId("signed-in-as")).toContainText("Ines Invited");
+  const trail = await getDb()
+    .select({ type: events.type })
+    .from(events)
+    .where(sql`json_extract(${events.data}, '$.userId') = ${(await invitedId(email))!}`);
+  expect(trail.map((e) => e.type)).toEqual(
+    expect.arrayContaining(["person.sso_password_proven", "person.sso_linked", "member.added"]),
+  );
+
+  // From now on single sign-on alone signs them in.
+  await ssoSignIn(page, atIdp);
+  await page.waitForURL("**/queue");
+});
+
+test("the settings page asks for the secret again when the issuer changes (issue 24, hole 5)", async ({
+  page,
+}) => {
+  const other = await startTestIdp({ redirectUri: `${baseURL}/api/auth/callback/sso` });
+  try {
+    await signIn(page, admin);
+    await page.goto("/settings/sso");
+    await expect(page.getByTestId("sso-secret-help")).toContainText("Leave this empty to keep it");
+    await page.getByLabel("Issuer URL").fill(other.issuer);
+    await expect(page.getByTestId("sso-secret-help")).toContainText("Required: the issuer changed");
+    await expect(page.getByLabel("Issuer URL")).toHaveAccessibleDescription(
+      /retires every single sign-on link/,
+    );
+    await page.getByRole("button", { name: "Save" }).click();
+    await expect(page.getByLabel("Client secret")).toHaveAttribute("aria-invalid", "true");
+    await expect(page.getByLabel("Client secret")).toHaveAccessibleDescription(
+      /required when the issuer changes/i,
+    );
+    await shot(page, "sso-secret-required");
+    // Nothing was saved: the page still shows the issuer in use.
+    await page.reload();
+    await expect(page.getByLabel("Issuer URL")).toHaveValue(idp.issuer);
+  } finally {
+    await other.stop();
+  }
 });
 
 test("an admin configures single sign-on; the client secret never comes back", async ({ page }) => {

@@ -39,6 +39,10 @@ export function SsoSettingsForm({
   const errors = useFieldErrors(SSO_FIELDS);
   const [status, setStatus] = useState("");
   const [pending, startTransition] = useTransition();
+  // A new issuer needs the secret again (the stored one is sent only to the provider it was given
+  // for) and retires every single sign-on link: the form says so as soon as the URL changes.
+  const [issuer, setIssuer] = useState(current?.issuer ?? "");
+  const issuerChanged = current !== null && issuer.trim().replace(/\/+$/, "") !== current.issuer;
 
   // onSubmit, not `action`: React resets a form after its action, and a refused entry must stay.
   function submit(event: FormEvent<HTMLFormElement>) {
@@ -121,12 +125,15 @@ export function SsoSettingsForm({
             type="url"
             required
             defaultValue={current?.issuer ?? ""}
+            onChange={(event) => setIssuer(event.target.value)}
             placeholder="https://login.example.com"
             {...errors.field("issuer", "sso-issuer", "sso-issuer-help")}
           />
           <FieldError controlId="sso-issuer" message={errors.errorOf("issuer")} />
           <span id="sso-issuer-help" className={styles.help}>
             Its <code>/.well-known/openid-configuration</code> is checked when you save.
+            {issuerChanged &&
+              " Saving another issuer retires every single sign-on link made with the current one: people link again at their next sign-in, by the email the new provider verified."}
           </span>
         </div>
         <div className={styles.field}>
@@ -150,14 +157,16 @@ export function SsoSettingsForm({
             autoComplete="new-password"
             required={!current}
 
-            placeholder={current ? "•••••••• (stored)" : ""}
+            placeholder={current && !issuerChanged ? "•••••••• (stored)" : ""}
             {...errors.field("clientSecret", "sso-client-secret", "sso-secret-help")}
           />
           <FieldError controlId="sso-client-secret" message={errors.errorOf("clientSecret")} />
           <span id="sso-secret-help" className={styles.help} data-testid="sso-secret-help">
-            {current
-              ? "A secret is stored and never shown. Leave this empty to keep it."
-              : "Stored encrypted when COUNTERSIGN_SECRET_KEY is set; never shown again."}
+            {!current
+              ? "Stored encrypted when COUNTERSIGN_SECRET_KEY is set; never shown again."
+              : issuerChanged
+                ? "Required: the issuer changed. Enter the new provider's client secret."
+                : "A secret is stored and never shown. Leave this empty to keep it (a new issuer, or a new token endpoint at this one, needs it again)."}
           </span>
         </div>
         <div className={styles.field}>

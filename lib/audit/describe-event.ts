@@ -38,8 +38,14 @@ export function describeTrustEvent(event: AuditEntry): string {
       return `Linked ${text(d.userId)} to their single sign-on account`;
     case "person.joined_by_sso":
       return `${text(d.name)} <${text(d.email)}> joined by single sign-on (an allowed email domain)`;
-    case "sso.settings_updated":
-      return `${d.enabled ? "Set up" : "Switched off"} single sign-on with ${text(d.issuer)}${d.clientSecretChanged ? " (new client secret)" : ""}`;
+    case "sso.settings_updated": {
+      const base = `${d.enabled ? "Set up" : "Switched off"} single sign-on with ${text(d.issuer)}${d.clientSecretChanged ? " (new client secret)" : ""}`;
+      if (!text(d.previousIssuer)) return base;
+      const links = typeof d.linksRetired === "number" ? d.linksRetired : 0;
+      return `${base}; the issuer was ${text(d.previousIssuer)}: ${links} single sign-on ${links === 1 ? "link" : "links"} made with it retired (people link again by verified email)`;
+    }
+    case "person.sso_password_proven":
+      return `${text(d.email) || text(d.userId)} signed in with their password and then single sign-on: the two are linked`;
     case "person.invited":
       return `Invited ${text(d.name)} <${text(d.email)}> by a one-time link`;
     case "person.created":

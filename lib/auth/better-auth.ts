@@ -11,8 +11,13 @@ import { countAttempt } from "./rate-limit-counts";
 import { AUTH_SECRET_SETTING as SECRET_SETTING } from "./seal-stored-secrets";
 import { openSecret, sealSecret, SECRET_PLACES } from "./sealed-secrets";
 import { setting } from "@/lib/config/settings";
-import { readSsoRuntimeConfig, type SsoRuntimeConfig } from "@/lib/sso/sso-settings";
 import {
+  readSsoRuntimeConfig,
+  SSO_PROVIDER_ID,
+  type SsoRuntimeConfig,
+} from "@/lib/sso/sso-settings";
+import {
+  admitToAccount,
   applySignInGroupRoles,
   recordSsoLink,
   recordSsoNewcomer,
@@ -124,8 +129,11 @@ async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
     account: {
       // Single sign-on finds the Countersign person by email only when the identity provider says
       // it verified that email (the provider is not in trustedProviders, so better-auth checks
-      // email_verified before linking); the person's own row needs no verification of its own:
-      // an admin made it for that address.
+      // email_verified before linking). The person's own row is checked by Countersign's rule
+      // instead of better-auth's (admitToAccount, lib/sso/sso-sign-in.ts, in the hooks below): an
+      // account without a password links at once; one with a password only once that password
+      // is vouched for (email_verified), so a password someone else chose never inherits what the
+      // provider grants.
       accountLinking: { enabled: true, requireLocalEmailVerified: false },
       // The provider's tokens are never used after sign-in; kept encrypted, as better-auth offers.
       encryptOAuthTokens: true,
@@ -146,11 +154,27 @@ async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
           before: async (user) => refuseUnlessAllowed(sso, user, APIError),
           after: async (user) => recordSsoNewcomer(user),
         },
-        // A reviewer token's actor carries its user's name and email (lib/auth/actor-cache.ts).
-        update: { after: async () => forgetCachedActors() },
+        update: {
+          // better-auth marks a local email verified when the provider's is, at a link or sign-in
+          // (an update of that flag alone: profile updates are off). In Countersign the flag
+          // vouches for the account's password too (admitToAccount), so such an update is
+          // dropped; only Countersign's own writes set it (lib/sso/sso-sign-in.ts).
+          before: async (user) => ("emailVerified" in user ? false : undefined),
+          // A reviewer token's actor carries its user's name and email (lib/auth/actor-cache.ts).
+          after: async () => forgetCachedActors(),
+        },
       },
-      // A person's first single sign-on links the provider's account to them: a trust change.
-      account: { create: { after: async (account) => recordSsoLink(account) } },
+      account: {
+        create: {
+          // Never a link into a password the provider's user may not hold (admitToAccount).
+          before: async (account) => {
+            if (sso && account.providerId === SSO_PROVIDER_ID)
+              await admitToAccount(account.userId, APIError);
+          },
+          // A person's first single sign-on links the provider's account to them: a trust change.
+          after: async (account) => recordSsoLink(account),
+        },
+      },
       // A deactivated person cannot sign in: no session is made for them.
       session: {
         create: {
@@ -161,6 +185,9 @@ async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
                 code: "account_deactivated",
                 message: "This account is deactivated.",
               });
+            // A single sign-on into an existing link, too: the password may have changed hands
+            // since the link was made (a reset link redeemed).
+            if (sso) await admitToAccount(session.userId, APIError);
           },
           // For the People page's "last sign-in"; a record of use, like a key's last use.
           after: async (session) => {

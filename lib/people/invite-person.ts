@@ -87,7 +87,12 @@ export async function invitePerson(
           id,
           name: input.name,
           email: input.email,
-          emailVerified: true,
+          // Not verified: whoever made this account chose the address, not its owner, and the
+          // invite link is handed over by its issuer (Countersign does not email it), so whoever
+          // redeems it proves nothing about the address either. Single sign-on trusts a password
+          // only once its holder proves the email (issue 24, hole 2; admitToAccount in
+          // lib/sso/sso-sign-in.ts).
+          emailVerified: false,
           createdAt: new Date(now),
           updatedAt: new Date(now),
         },

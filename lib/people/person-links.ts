@@ -194,6 +194,18 @@ export async function redeemLink(input: unknown): Promise<{ email: string }> {
         now,
         user.id,
       ),
+      // Whoever held the link chose this password, perhaps not the email's owner: single sign-on
+      // no longer vouches for it until its holder proves both (lib/sso/sso-sign-in.ts).
+      statement(`update "user" set email_verified = 0 where id = ?`, user.id),
+      // An invite is moot once its owner signs in by single sign-on (which retires it too).
+      ...(link.kind === "invite"
+        ? [
+            guard(
+              "not exists (select 1 from account where user_id = ? and provider_id = 'sso')",
+              user.id,
+            ),
+          ]
+        : []),
       statement("delete from session where user_id = ?", user.id),
       eventRows({
         type: link.kind === "invite" ? "person.invite_accepted" : "person.password_reset_used",

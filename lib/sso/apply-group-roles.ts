@@ -7,6 +7,7 @@ import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
 import { stillOpen } from "@/lib/queues/queue-access";
 import type { SsoGroupRole } from "./sso-settings";
+import { VOUCHED_SQL } from "./vouched";
 
 /** Who the membership events name: the identity provider, through the admin's mapping. */
 export const SSO_EVENT_ACTOR: EventActor = { kind: "system", id: null, name: "Single sign-on" };
@@ -111,6 +112,9 @@ export async function applyGroupRoles(
     if (changes === 0) return 0;
     await commit([
       guard(`exists (select 1 from "user" where id = ? and deactivated_at is null)`, userId),
+      // Never into a password someone else may hold (sso-sign-in.ts, admitToAccount): checked
+      // again here, in the write, should one have been set since the sign-in was admitted.
+      guard(VOUCHED_SQL, userId),
       ...writes,
     ]);
     return changes;

@@ -15,7 +15,10 @@ type Discovery = {
   jwks_uri?: unknown;
 };
 
-export async function checkIssuer(issuer: string): Promise<void> {
+/** What the save keeps of the discovery document: where the client secret will be sent. */
+export type CheckedIssuer = { tokenEndpoint: string };
+
+export async function checkIssuer(issuer: string): Promise<CheckedIssuer> {
   const url = `${issuer}/.well-known/openid-configuration`;
   const refuse = (why: string): never => {
     throw new InvalidRequestError(`Invalid request: issuer: ${why}`, [
@@ -43,4 +46,5 @@ export async function checkIssuer(issuer: string): Promise<void> {
     if (typeof document[field] !== "string")
       return refuse(`the discovery document has no ${field}`);
   }
+  return { tokenEndpoint: document.token_endpoint as string };
 }

@@ -1,7 +1,7 @@
-import { inArray } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { getDb } from "@/db/client";
-import { queues } from "@/db/schema";
-import { changedRow, statement, untilWritten, type Statement } from "@/db/write-batch";
+import { accounts, queues } from "@/db/schema";
+import { changedRow, guard, statement, untilWritten, type Statement } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import { publicBaseUrl } from "@/lib/api/views";
 import { sealSecret } from "@/lib/auth/sealed-secrets";
@@ -18,6 +18,7 @@ import {
 import { checkIssuer } from "./check-issuer";
 import {
   readStoredSsoSettings,
+  SSO_PROVIDER_ID,
   SSO_SECRET_PLACE,
   SSO_SETTING,
   SsoSettingsInput,
@@ -28,10 +29,11 @@ import {
 
 /**
  * `PUT /sso` (admins): replaces the single sign-on settings. Everything is checked before the
- * write — the body, the caller, the queues of the group mappings (open ones), and the issuer's
- * discovery document — so a bad issuer or queue writes nothing. One write batch: the setting,
- * compare-and-swapped on the value read, and an `sso.settings_updated` event that names what
- * changed but never the secret.
+ * write — the body, the caller, the queues of the group mappings (open ones), the issuer's
+ * discovery document, and that a new issuer or token endpoint comes with the secret — so a bad
+ * save writes nothing. One write batch: the setting, compare-and-swapped on the value read, the
+ * retirement of every link when the issuer changed, and an `sso.settings_updated` event that
+ * names what changed (and how many links were retired) but never the secret.
  */
 export async function saveSsoSettings(
   caller: QueueCaller,
@@ -65,22 +67,49 @@ export async function saveSsoSettings(
       `Invalid request: ${missing[0]!.path}: ${missing[0]!.message}`,
       missing,
     );
-  await checkIssuer(input.issuer);
+  const { tokenEndpoint } = await checkIssuer(input.issuer);
 
   return untilWritten(async () => {
     const current = await readStoredSsoSettings(db);
-    if (!current && input.clientSecret === undefined)
+    const before = current?.settings;
+    if (!before && input.clientSecret === undefined)
       throw new InvalidRequestError("Invalid request: clientSecret: required the first time", [
         { path: "clientSecret", message: "required the first time" },
       ]);
+    // The stored secret was given for one provider: kept, it would be sent to whichever token
+    // endpoint a new issuer names at the next sign-in (issue 24, hole 5). So a new issuer, or a
+    // token endpoint the issuer's discovery now names elsewhere, needs the secret again.
+    const issuerChanged = before !== undefined && before.issuer !== input.issuer;
+    const endpointMoved =
+      before?.tokenEndpoint !== undefined && before.tokenEndpoint !== tokenEndpoint;
+    if ((issuerChanged || endpointMoved) && input.clientSecret === undefined) {
+      const message = issuerChanged
+        ? "required when the issuer changes: the stored secret is only sent to the provider it was given for"
+        : `required again: the issuer's token endpoint is now ${tokenEndpoint}, and the stored secret is only sent where it was given for`;
+      throw new InvalidRequestError(`Invalid request: clientSecret: ${message}`, [
+        { path: "clientSecret", message },
+      ]);
+    }
+    // A `sub` means something only at its issuer: a new issuer retires every link made with the
+    // old one (issue 24, hole 1), in this same batch, and the event says how many. People then
+    // link again at their first sign-in, by the email the new provider verified.
+    const retiring = issuerChanged
+      ? (
+          await db
+            .select({ id: accounts.id })
+            .from(accounts)
+            .where(eq(accounts.providerId, SSO_PROVIDER_ID))
+        ).length
+      : 0;
     const now = Date.now();
     const { clientSecret, ...rest } = input;
     const settings: StoredSsoSettings = {
       ...rest,
       clientSecret:
         clientSecret === undefined
-          ? current!.settings.clientSecret
+          ? before!.clientSecret
           : sealSecret(clientSecret, SSO_SECRET_PLACE),
+      tokenEndpoint,
       updatedAt: now,
       updatedBy: { id: manager.eventActor.id, name: manager.eventActor.name },
     };
@@ -99,11 +128,19 @@ export async function saveSsoSettings(
           now,
           SSO_SETTING,
         );
+    const retire: Statement[] = issuerChanged
+      ? [
+          statement("delete from account where provider_id = ?", SSO_PROVIDER_ID),
+          // exactly the links counted: one made meanwhile aborts the batch, and the retry counts again
+          guard("changes() = ?", retiring),
+        ]
+      : [];
     await commit([
       ...stillAdmin(manager),
       ...queueIds.map((id) => stillOpen(id)),
       write,
       changedRow(),
+      ...retire,
       eventRows({
         type: "sso.settings_updated",
         queueId: null,
@@ -115,6 +152,7 @@ export async function saveSsoSettings(
           issuer: input.issuer,
           clientId: input.clientId,
           clientSecretChanged: clientSecret !== undefined,
+          ...(issuerChanged && { previousIssuer: before!.issuer, linksRetired: retiring }),
           allowedDomains: input.allowedDomains,
           groupsClaim: input.groupsClaim,
           groupRoles: input.groupRoles,

@@ -9,10 +9,15 @@ const MESSAGES: Record<string, string> = {
     "Your identity provider has not verified your email address, so it cannot sign you in to your Countersign account.",
   email_not_verified:
     "Your identity provider has not verified your email address, so it cannot sign you in.",
+  password_proof_required:
+    "Your Countersign account has a password that single sign-on cannot vouch for: it was set through an invite or reset link, which someone else may hold. Sign in with that password once below and single sign-on is linked to it. If you do not know the password, ask an admin for a password-reset link.",
   account_deactivated: "This account is deactivated. Ask an admin if you need access again.",
   access_denied: "Single sign-on was cancelled at your identity provider.",
   sso_off: "Single sign-on is switched off. Sign in with your password.",
 };
+
+/** The refusal after which a password sign-in goes straight on to single sign-on, linking the two. */
+export const PASSWORD_PROOF_REQUIRED = "password_proof_required";
 
 export function ssoErrorMessage(code: unknown): string | null {
   if (typeof code !== "string" || code === "") return null;

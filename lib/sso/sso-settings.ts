@@ -15,6 +15,18 @@ export const SSO_SECRET_PLACE = "app_settings.sso.client_secret";
 /** better-auth's provider id: the callback is /api/auth/callback/sso. */
 export const SSO_PROVIDER_ID = "sso";
 
+/**
+ * The account id a single sign-on link is stored under: the issuer it was made with and the
+ * subject there. A `sub` is unique only within its issuer (OpenID Connect Core §2), so a link
+ * keyed by `sub` alone let another provider's user with the same `sub` sign in as whoever had
+ * linked it (issue 24, hole 1). An issuer URL has no fragment (IssuerUrl refuses one), so `#`
+ * cannot occur in it and the pair reads back unambiguously. Links stored before this binding
+ * hold the bare `sub` and so never match again: their people link again by verified email.
+ */
+export function ssoAccountId(issuer: string, sub: string): string {
+  return `${issuer}#${sub}`;
+}
+
 export const SSO_QUEUE_ROLES = ["reviewer", "lead"] as const;
 
 const Domain = z
@@ -57,7 +69,9 @@ export const SsoSettingsInput = z.strictObject({
     .min(1)
     .max(2000)
     .optional()
-    .describe("write-only; leave out to keep the stored one (required the first time)"),
+    .describe(
+      "write-only; leave out to keep the stored one — required the first time, and whenever the issuer (or the token endpoint its discovery document names) changes",
+    ),
   allowedDomains: z
     .array(Domain)
     .max(50)
@@ -72,12 +86,21 @@ export type SsoSettingsInput = z.input<typeof SsoSettingsInput>;
 export type StoredSsoSettings = Omit<z.output<typeof SsoSettingsInput>, "clientSecret"> & {
   /** sealed with COUNTERSIGN_SECRET_KEY when one is set */
   clientSecret: string;
+  /**
+   * The token endpoint the issuer's discovery document named when the secret was given: the only
+   * place the secret is ever sent (the provider is built with it, not with what discovery says at
+   * sign-in). Absent in settings saved before it was recorded.
+   */
+  tokenEndpoint?: string;
   updatedAt: number;
   updatedBy: { id: string | null; name: string | null };
 };
 
 /** What an admin reads back: everything but the secret. */
-export type SsoSettingsView = Omit<StoredSsoSettings, "clientSecret" | "updatedAt"> & {
+export type SsoSettingsView = Omit<
+  StoredSsoSettings,
+  "clientSecret" | "updatedAt" | "tokenEndpoint"
+> & {
   clientSecretSet: true;
   updatedAt: string;
   /** the address to register at the identity provider */
@@ -111,7 +134,7 @@ export function ssoRedirectUri(publicBaseUrl: string): string {
 }
 
 export function ssoSettingsView(settings: StoredSsoSettings, baseUrl: string): SsoSettingsView {
-  const { clientSecret: _secret, updatedAt, ...rest } = settings;
+  const { clientSecret: _secret, tokenEndpoint: _endpoint, updatedAt, ...rest } = settings;
   return {
     ...rest,
     clientSecretSet: true,

@@ -157,6 +157,65 @@ describe("saving the settings", () => {
   });
 });
 
+describe("the client secret goes only where it was given for (issue 24, hole 5)", () => {
+  /** A provider whose discovery document names a token endpoint the test can move. */
+  async function movableProvider() {
+    let tokenEndpoint = "";
+    const server = createServer((_req, res) => {
+      res.setHeader("content-type", "application/json");
+      res.end(
+        JSON.stringify({
+          issuer,
+          authorization_endpoint: `${issuer}/auth`,
+          token_endpoint: tokenEndpoint,
+          jwks_uri: `${issuer}/jwks`,
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    tokenEndpoint = `${issuer}/token`;
+    return {
+      issuer,
+      moveTokenEndpoint: (to: string) => (tokenEndpoint = to),
+      stop: () => server.close(),
+    };
+  }
+
+  it("a new issuer, or a token endpoint that moved, needs the secret again; nothing is written without it", async () => {
+    const provider = await movableProvider();
+    try {
+      await saveSsoSettings(reviewerOf(admin), body({ issuer: provider.issuer }));
+      expect((await readStoredSsoSettings(getDb()))!.settings.tokenEndpoint).toBe(
+        `${provider.issuer}/token`,
+      );
+      const refused = async (input: Record<string, unknown>) => {
+        const before = await ssoWrites();
+        const error = await saveSsoSettings(reviewerOf(admin), input).catch((e) => e);
+        expect(error).toBeInstanceOf(InvalidRequestError);
+        expect(error.extra.issues.map((i: { path: string }) => i.path)).toEqual(["clientSecret"]);
+        expect(await ssoWrites()).toEqual(before);
+        return error as InvalidRequestError;
+      };
+      // Another issuer, secret left out.
+      expect((await refused(body({ clientSecret: undefined }))).message).toMatch(/issuer changes/);
+      // The same issuer, whose discovery now names another token endpoint.
+      provider.moveTokenEndpoint("https://collector.example/token");
+      expect(
+        (await refused(body({ issuer: provider.issuer, clientSecret: undefined }))).message,
+      ).toMatch(/collector\.example/);
+      // With the secret, it saves and the new endpoint is the one the secret goes to.
+      await saveSsoSettings(reviewerOf(admin), body({ issuer: provider.issuer }));
+      expect((await readStoredSsoSettings(getDb()))!.settings.tokenEndpoint).toBe(
+        "https://collector.example/token",
+      );
+    } finally {
+      provider.stop();
+      await saveSsoSettings(reviewerOf(admin), body());
+    }
+  });
+});
+
 describe("the client secret at rest", () => {
   it("is sealed again with a new key at start-up, the rest of the settings untouched", async () => {
     const before = (await readStoredSsoSettings(getDb()))!.settings;

@@ -14,8 +14,12 @@ export function signInRequest(baseUrl: string, email: string, password = TEST_PA
 }
 
 /** The `Cookie` header value of a signed-in session (every cookie the sign-in set). */
-export async function sessionCookie(baseUrl: string, email: string): Promise<string> {
-  const response = await signInRequest(baseUrl, email);
+export async function sessionCookie(
+  baseUrl: string,
+  email: string,
+  password = TEST_PASSWORD,
+): Promise<string> {
+  const response = await signInRequest(baseUrl, email, password);
   if (response.status !== 200)
     throw new Error(`sign-in of ${email} answered ${response.status}: ${await response.text()}`);
   return response.headers

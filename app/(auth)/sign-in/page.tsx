@@ -7,7 +7,7 @@ import { hasAnyUser } from "@/lib/auth/create-first-admin";
 import { safeNextPath } from "@/lib/http/safe-next";
 import styles from "../auth.module.css";
 import { ssoButtonLabel } from "@/lib/sso/get-sso-settings";
-import { ssoErrorMessage } from "@/lib/sso/sign-in-errors";
+import { PASSWORD_PROOF_REQUIRED, ssoErrorMessage } from "@/lib/sso/sign-in-errors";
 import { SignInForm } from "./sign-in-form";
 import { SsoButton } from "./sso-button";
 
@@ -46,7 +46,10 @@ export default async function SignInPage({
             <p className={styles.divider}>or with your password</p>
           </>
         )}
-        <SignInForm next={next} />
+        <SignInForm
+          next={next}
+          thenSso={ssoLabel !== null && params.error === PASSWORD_PROOF_REQUIRED}
+        />
         <p className={styles.hint}>
           No account? An admin creates one with <code>npm run admin -- reviewer create</code>.
         </p>

@@ -5,7 +5,12 @@ import { authClient } from "@/components/auth-client";
 import { safeNextPath } from "@/lib/http/safe-next";
 import styles from "../auth.module.css";
 
-export function SignInForm({ next }: { next: string }) {
+/**
+ * The password form. `thenSso`: single sign-on was refused until this account's password is
+ * proven (lib/sso/sso-sign-in.ts, admitToAccount), so a successful password sign-in goes straight
+ * on to single sign-on in this browser, which links the two.
+ */
+export function SignInForm({ next, thenSso = false }: { next: string; thenSso?: boolean }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -27,9 +32,19 @@ export function SignInForm({ next }: { next: string }) {
       );
       return;
     }
-    // A full navigation, so the server renders the app with the new session. Checked again here:
-    // this component may be handed `next` by another page than the one that checked it.
-    window.location.assign(safeNextPath(next, window.location.origin));
+    // Checked again here: this component may be handed `next` by another page than the one that
+    // checked it.
+    const target = safeNextPath(next, window.location.origin);
+    if (thenSso) {
+      const { error: ssoError } = await authClient.signIn.social({
+        provider: "sso",
+        callbackURL: target,
+        errorCallbackURL: `/sign-in?next=${encodeURIComponent(target)}`,
+      });
+      if (!ssoError) return; // on its way to the identity provider
+    }
+    // A full navigation, so the server renders the app with the new session.
+    window.location.assign(target);
   }
 
   return (
@@ -54,7 +69,7 @@ export function SignInForm({ next }: { next: string }) {
         </p>
       )}
       <button className={styles.submit} type="submit" disabled={busy}>
-        {busy ? "Signing in…" : "Sign in"}
+        {busy ? "Signing in…" : thenSso ? "Sign in and link single sign-on" : "Sign in"}
       </button>
     </form>
   );

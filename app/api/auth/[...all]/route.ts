@@ -1,5 +1,5 @@
 import { publicBaseUrl } from "@/lib/api/views";
-import { getAuth, getSsoAuth } from "@/lib/auth/better-auth";
+import { getAuth, getSsoAuth, sessionUser } from "@/lib/auth/better-auth";
 import { CLIENT_ADDRESS_HEADER, clientAddress } from "@/lib/http/client-address";
 import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 import { SSO_PROVIDER_ID } from "@/lib/sso/sso-settings";
@@ -56,7 +56,11 @@ async function handle(request: Request): Promise<Response> {
         { status: 400 },
       );
   }
-  return runSsoRequest(() => sso.handler(request));
+  // Who the browser is already signed in as, at the provider's redirect back: signing in with
+  // an account's password and then with single sign-on proves one hand holds both
+  // (admitToAccount, lib/sso/sso-sign-in.ts).
+  const signedIn = request.method === "GET" ? await sessionUser(request.headers) : null;
+  return runSsoRequest(() => sso.handler(request), signedIn?.id ?? null);
 }
 
 export { handle as GET, handle as POST };
