@@ -143,6 +143,32 @@ describe("texts across the API", () => {
     expect(read.body.calls[0].args).toEqual(args);
   });
 
+  it("a reviewer's edited plan summary is held to the same rules as the agent's", async () => {
+    const { batch } = await pausedRun(agent, {
+      kind: "plan",
+      plan: { summary: "Migrate the database", risks: ["downtime"] },
+    });
+    const call = batch.calls[0];
+    const edit = (summary: string) =>
+      asAdmin.post(`/calls/${call.id}/decision`, {
+        outcome: "edit",
+        expectedRevision: call.revision,
+        editedArgs: { ...call.args, summary },
+      });
+    const before = await writeSnapshot();
+    const refused = await edit("Migrate\u0000 at night");
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.error.issues).toEqual([
+      { path: "editedArgs.summary", message: "must not contain control characters" },
+    ]);
+    expect(await writeSnapshot()).toEqual(before);
+    const edited = await edit("Migrate the database\nat night, with a backup first");
+    expect(edited.status, JSON.stringify(edited.body)).toBe(200);
+    expect(edited.body.call.decision.editedArgs.summary).toBe(
+      "Migrate the database\nat night, with a backup first",
+    );
+  });
+
   it("a lone surrogate anywhere in a body is refused with its path, data included", async () => {
     const before = await writeSnapshot();
     const call = refundBatch().calls[0];
@@ -240,21 +266,23 @@ describe("whatever was accepted, the answers stay strict JSON", () => {
   it("/audit, history exports and streams after a round of hostile writes", async () => {
     const person = await makeReviewer({ name: "Audra Person", queues: [{ name: queue.name }] });
     // the attacks of hole 6, whatever they are answered: what was stored must read back cleanly
-    for (const name of ["a\u0000b", "x\ud800y", "\udfff", "Audra 👩‍💻"])
+    for (const name of ["x\ud800y", "\udfff", "a\u0000b", "Audra 👩‍💻"])
       await send(asAdmin, "PATCH", `/people/${person.id}`, { name });
     await send(asAdmin, "POST", "/agents", { name: "bot\ud800", defaultQueue: queue.id });
+    const hostile = (await pausedRun(agent, refundBatch())).batch;
+    await send(asAdmin, "POST", `/calls/${hostile.calls[0].id}/decision`, {
+      outcome: "reject",
+      expectedRevision: hostile.calls[0].revision,
+      reason: "lone \udc00 half",
+    });
+    await send(agent, "POST", "/runs", {
+      batch: refundBatch({ calls: [{ ...refundBatch().calls[0], args: { note: "\ud800" } }] }),
+    });
+    // and what is accepted: control characters in data, tabs and line breaks in a reason
     const { batch } = await pausedRun(
       agent,
       refundBatch({ calls: [{ ...refundBatch().calls[0], args: { note: "a\u0000\u001b" } }] }),
     );
-    await send(agent, "POST", "/runs", {
-      batch: refundBatch({ calls: [{ ...refundBatch().calls[0], args: { note: "\ud800" } }] }),
-    });
-    await send(asAdmin, "POST", `/calls/${batch.calls[0].id}/decision`, {
-      outcome: "reject",
-      expectedRevision: batch.calls[0].revision,
-      reason: "lone \udc00 half",
-    });
     const rejected = await asAdmin.post(`/calls/${batch.calls[0].id}/decision`, {
       outcome: "reject",
       expectedRevision: batch.calls[0].revision,
