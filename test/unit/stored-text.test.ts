@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { JsonValue } from "@/lib/api/json-value";
 import { parseInput } from "@/lib/api/parse";
 import { InvalidRequestError } from "@/lib/errors";
 import { plainIssueMessage } from "@/lib/forms/plain-issues";
@@ -151,5 +152,13 @@ describe("illFormedTextPath: JSON data keeps control characters, not lone surrog
       }),
     );
     expect(() => assertWellFormedText({ x: "\t\u0000" })).not.toThrow();
+  });
+
+  it("JsonValue (a policy predicate's value, from a server action too) refuses them alike", () => {
+    expect(JsonValue.safeParse({ a: ["x\ud800"] }).error?.issues).toMatchObject([
+      { path: ["a", 0], message: ILL_FORMED_MESSAGE },
+    ]);
+    expect(JsonValue.safeParse({ ["k\udc00"]: 1 }).success).toBe(false);
+    expect(JsonValue.parse({ note: "a\u0000\u001b" })).toEqual({ note: "a\u0000\u001b" });
   });
 });
