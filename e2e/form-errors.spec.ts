@@ -219,3 +219,27 @@ for (const viewport of [
     });
   });
 }
+
+// Issue 24: a control character in a stored text is refused on its field, in the shared schema's
+// words (lib/text/stored-text.ts), and nothing is created.
+test("a queue name with a control character is refused on the field", async ({ page }) => {
+  const home = await makeQueue();
+  const admin = await makeReviewer({ queues: [{ name: home.name, role: "admin" }] });
+  await signIn(page, admin);
+  await page.goto("/queues");
+
+  const form = page.getByRole("region", { name: "New queue" });
+  const name = form.getByLabel("Name", { exact: true });
+  const wanted = `Bells ${Date.now()}`;
+  await name.fill(`${wanted}\u0007`);
+  await form.getByRole("button", { name: "Create queue" }).click();
+  await expectFieldError(name, "Must not contain control characters.");
+  await expect(name).toBeFocused();
+  await expect(page.getByRole("link", { name: wanted })).toHaveCount(0);
+
+  await name.fill(wanted);
+  await expectNoFieldError(name);
+  await form.getByRole("button", { name: "Create queue" }).click();
+  // created: its page opens
+  await expect(page.getByRole("heading", { level: 1, name: wanted })).toBeVisible();
+});

@@ -4,7 +4,8 @@ import { pause, seedTeam, signIn } from "./support/fixtures";
 
 // Everything on a card comes from an agent, and a compromised or prompt-injected agent writes
 // whatever it likes. Markup, script, javascript: URLs, a megabyte string, control characters,
-// bidi overrides and nesting as deep as the API takes (2,000 levels are refused), in args, summaries, risks, a plan and a reason:
+// bidi overrides and nesting as deep as the API takes (2,000 levels are refused), in args, summaries, risks, a plan and a reason
+// (control characters in args only: texts the API stores refuse them, issue 24):
 // nothing executes (no flag set, no dialog), the card stays inside the page, and the page keeps
 // answering. (decisions.spec.ts covers plain markup in args; test/components the JSON view.)
 
@@ -80,6 +81,12 @@ test("hostile args, summaries, risks and reasons render inert and bounded", asyn
   });
   expect(tooDeep.status).toBe(400);
   expect(tooDeep.body.error.code).toBe("invalid_request");
+  // Control characters are data in args (shown as tags below), but no stored text keeps them.
+  const controlSummary = await team.agent.post("/runs", {
+    batch: { calls: [{ toolCallId: "t", toolName: "c", args: {}, summary: CONTROL }] },
+  });
+  expect(controlSummary.status).toBe(400);
+  expect(controlSummary.body.error.issues[0].path).toBe("batch.calls.0.summary");
 
   const { run, batch } = await pause(team.agent, {
     calls: [
@@ -95,8 +102,8 @@ test("hostile args, summaries, risks and reasons render inert and bounded", asyn
           [MARKUP]: "markup as a key",
           [BIDI]: "bidi in a key",
         },
-        summary: `${MARKUP} ${BIDI} ${CONTROL}`.slice(0, 4000),
-        risks: [MARKUP, JAVASCRIPT_URL, BIDI, CONTROL, "W".repeat(2000)],
+        summary: `${MARKUP} ${BIDI}`.slice(0, 4000),
+        risks: [MARKUP, JAVASCRIPT_URL, BIDI, "W".repeat(2000)],
         metadata: { note: MARKUP, url: JAVASCRIPT_URL },
       },
       {
@@ -166,9 +173,9 @@ test("a hostile plan renders inert and bounded", async ({ page }) => {
     kind: "plan",
     plan: {
       summary: `${MARKUP} ${BIDI}`.slice(0, 4000),
-      rationale: `${CONTROL} ${MARKUP} ${"R".repeat(6000)}`.slice(0, 8000),
+      rationale: `${MARKUP} ${"R".repeat(6000)}`.slice(0, 8000),
       resources: [JAVASCRIPT_URL, MARKUP, BIDI, "https://evil.example/"],
-      risks: [MARKUP, CONTROL],
+      risks: [MARKUP, BIDI],
       rollback: JAVASCRIPT_URL,
     },
     calls: [{ toolCallId: "plan", toolName: "plan", args: {}, summary: MARKUP }],

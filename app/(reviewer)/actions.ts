@@ -15,6 +15,7 @@ import { ConflictError } from "@/lib/errors";
 import { assertJsonDepth } from "@/lib/http/json-depth";
 import { requestRollback } from "@/lib/runs/request-rollback";
 import { actionReviewer } from "./current-reviewer";
+import { assertWellFormedText, MultiLineText } from "@/lib/text/stored-text";
 
 // Server actions are public endpoints: each authenticates from the session, and the verbs they
 // call check the reviewer's queue membership and validate the input, as the API routes do.
@@ -51,8 +52,10 @@ export async function decideCallAction(
   try {
     reviewer = await actionReviewer();
     parseInput(z.object({ batchId: Id, callId: Id }), { batchId, callId });
-    // editedArgs is the agent's kind of JSON: capped as the API caps a body (json-depth.ts).
+    // editedArgs is the agent's kind of JSON: capped as the API caps a body (json-depth.ts), and
+    // well-formed Unicode as a body must be (stored-text.ts).
     assertJsonDepth(decision, "decision");
+    assertWellFormedText(decision, "decision");
     const { batch } = await decideCall(reviewer, callId, decision);
     return { ok: true, batch };
   } catch (error) {
@@ -66,6 +69,7 @@ export async function decideBatchAction(batchId: string, decision: unknown): Pro
     reviewer = await actionReviewer();
     parseInput(Id, batchId);
     assertJsonDepth(decision, "decision");
+    assertWellFormedText(decision, "decision");
     return { ok: true, batch: await decideBatch(reviewer, batchId, decision) };
   } catch (error) {
     return withCurrentBatch(error, reviewer, batchId);
@@ -101,7 +105,7 @@ export async function requestRollbackAction(
 ): Promise<ActionResult<{ rollbackRequestedAt: string | null }>> {
   try {
     const reviewer = await actionReviewer();
-    parseInput(z.object({ runId: Id, reason: z.string().max(4000) }), { runId, reason });
+    parseInput(z.object({ runId: Id, reason: MultiLineText.max(4000) }), { runId, reason });
     const run = await requestRollback(reviewer, runId, { reason: reason || undefined });
     return { ok: true, rollbackRequestedAt: run.rollbackRequestedAt };
   } catch (error) {

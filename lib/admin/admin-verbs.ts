@@ -20,12 +20,13 @@ import { AGENT_KEY_PREFIX, REVIEWER_TOKEN_PREFIX } from "@/lib/auth/actor";
 import { sealSecret, SECRET_PLACES } from "@/lib/auth/sealed-secrets";
 import { ConflictError, InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { newId, newSecret, sha256Hex } from "@/lib/ids";
+import { SingleLineText } from "@/lib/text/stored-text";
 
 // Operator verbs behind `npm run admin` (and the tests' factories). They run with the
 // operator's authority over the configured database: whoever can run them owns the database.
 
 export const CreateQueueInput = z.object({
-  name: z.string().trim().min(1).max(100),
+  name: SingleLineText.trim().min(1).max(100),
   requiredApprovals: z.int().min(1).max(20).default(1),
   separationOfDuties: z.boolean().default(false),
   defaultTimeoutSecs: z
@@ -67,10 +68,10 @@ async function queuesByName(tx: Transaction, names: string[]): Promise<Map<strin
 
 export const CreateReviewerInput = z.object({
   email: z.email().transform((e) => e.toLowerCase()),
-  name: z.string().trim().min(1).max(100),
+  name: SingleLineText.trim().min(1).max(100),
   password: z.string().min(8, "must be at least 8 characters").max(128),
   queues: z
-    .array(z.object({ name: z.string().min(1), role: z.enum(QUEUE_ROLES).default("reviewer") }))
+    .array(z.object({ name: SingleLineText.min(1), role: z.enum(QUEUE_ROLES).default("reviewer") }))
     .default([]),
 });
 export type CreateReviewerInput = z.input<typeof CreateReviewerInput>;
@@ -170,9 +171,9 @@ export async function createReviewerToken(email: string): Promise<string> {
 }
 
 export const CreateAgentKeyInput = z.object({
-  name: z.string().trim().min(1).max(100),
+  name: SingleLineText.trim().min(1).max(100),
   queues: z
-    .array(z.string().min(1))
+    .array(SingleLineText.min(1))
     .min(1, "an agent key needs at least one queue (the first is its default)"),
   ownerEmail: z.email().optional(),
 });

@@ -14,13 +14,14 @@ import { newId, newSecret, sha256Hex } from "@/lib/ids";
 import { managerOf, stillManages, stillOpen, type QueueCaller } from "@/lib/queues/queue-access";
 import { managedQueueIds } from "./agent-key-access";
 import { agentKeyView, type AgentKeyView } from "./agent-keys";
+import { SingleLineText } from "@/lib/text/stored-text";
 
 export const CreateAgentKeyInput = z.strictObject({
-  name: z.string().trim().min(1).max(100),
+  name: SingleLineText.trim().min(1).max(100),
   /** the queue its batches go to when it names none (and no routing rule applies) */
-  defaultQueue: z.string().min(1),
+  defaultQueue: SingleLineText.min(1),
   /** more queues it may target besides the default */
-  queues: z.array(z.string().min(1)).max(50).default([]),
+  queues: z.array(SingleLineText.min(1)).max(50).default([]),
   /** the person responsible for the agent */
   ownerEmail: z
     .email()

@@ -1015,7 +1015,11 @@ export function openApiDocument() {
         "answered 429 `rate_limited` with `Retry-After` (seconds) on every bearer request until the " +
         "window ends. Every answer of `npm start`'s server carries `X-Request-Id`: the request's own " +
         "`X-Request-Id` when it sent one of 1–128 letters, digits and `._:-`, else a new UUID; the " +
-        "server's log lines for the request carry the same id.",
+        "server's log lines for the request carry the same id. Strings in a body must be Unicode " +
+        "(an unpaired surrogate such as `\\ud800` is refused wherever it is, tool args included), " +
+        "and a text the API stores (a name, an id, a reason, a summary) refuses control characters " +
+        "(reasons, summaries and plans keep tab and line breaks): 400 `invalid_request` naming the " +
+        "field. Tool args, metadata and checkpoints are data and keep them.",
     },
     servers: [{ url: "/api/v1" }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { InValue } from "@libsql/client";
 import { sql } from "drizzle-orm";
 import { calls, rememberedApprovals, votes, type Call } from "@/db/schema";
@@ -18,6 +19,8 @@ import {
   type DecisionTarget,
 } from "@/lib/api/access";
 import { schemaViolations } from "@/lib/api/json-schema";
+import { parseInput } from "@/lib/api/parse";
+import { MultiLineText } from "@/lib/text/stored-text";
 import {
   assembleBatchViews,
   batchViewQueries,
@@ -395,8 +398,16 @@ function checkedEdit(call: Call, editedArgs: Record<string, unknown> | undefined
       violations.map((v) => ({ path: `editedArgs.${v.path}`, message: v.message })),
     );
   }
+  // A plan's edited summary becomes the plan's text (open-batch.ts planAsCall): held to the rules
+  // of the agent's own summary, not left as data (lib/text/stored-text.ts).
+  if (call.toolCallId === "plan" && call.toolName === "plan")
+    parseInput(EditedPlanSummary, { editedArgs });
   return editedArgs;
 }
+
+const EditedPlanSummary = z.object({
+  editedArgs: z.object({ summary: MultiLineText.optional() }).passthrough(),
+});
 
 function remember(state: DecisionState, call: Call, hash: string, scope: Decision["scope"]) {
   if (scope !== "run" && scope !== "conversation") return;

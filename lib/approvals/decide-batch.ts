@@ -7,12 +7,13 @@ import { planSettlement } from "@/lib/batches/settle-batch";
 import { ConflictError, InvalidRequestError } from "@/lib/errors";
 import { commit } from "@/lib/events/transact";
 import { batchViewOf, planDecision, readDecisionState } from "./apply-decision";
+import { MultiLineText } from "@/lib/text/stored-text";
 
 export const DecideBatchInput = z.object({
   outcome: z.enum(["approve", "reject"]),
   /** the revision the reviewer saw of every call of the batch */
   expectedRevisions: z.record(z.string(), z.int().min(1)),
-  reason: z.string().max(4000).optional(),
+  reason: MultiLineText.max(4000).optional(),
 });
 export type DecideBatchInput = z.infer<typeof DecideBatchInput>;
 

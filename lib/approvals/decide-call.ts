@@ -6,12 +6,13 @@ import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { planSettlement } from "@/lib/batches/settle-batch";
 import { commit } from "@/lib/events/transact";
 import { batchViewOf, planDecision, readDecisionState } from "./apply-decision";
+import { MultiLineText } from "@/lib/text/stored-text";
 
 export const DecideCallInput = z
   .object({
     outcome: z.enum(["approve", "reject", "edit"]),
     expectedRevision: z.int().min(1),
-    reason: z.string().max(4000).optional(),
+    reason: MultiLineText.max(4000).optional(),
     editedArgs: z.record(z.string(), z.unknown()).optional(),
     scope: z.enum(["once", "run", "conversation"]).optional(),
   })

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { schemaProblem } from "@/lib/api/json-schema";
 import { callbackUrlProblem } from "@/lib/webhooks/callback-target";
+import { MultiLineText, SingleLineText } from "@/lib/text/stored-text";
 
 const MAX_TIMEOUT_SECS = 30 * 24 * 3600;
 
@@ -17,15 +18,15 @@ export const CurrencyCode = z
   .refine((code) => KNOWN_CURRENCIES.has(code), { message: "not an ISO 4217 currency code" });
 
 export const CallInput = z.object({
-  toolCallId: z.string().min(1).max(200),
-  toolName: z.string().min(1).max(200),
+  toolCallId: SingleLineText.min(1).max(200),
+  toolName: SingleLineText.min(1).max(200),
   args: JsonObject,
   inputSchema: JsonObject.optional().superRefine((schema, ctx) => {
     const problem = schema && schemaProblem(schema);
     if (problem) ctx.addIssue({ code: "custom", message: `not a valid JSON Schema: ${problem}` });
   }),
-  summary: z.string().max(4000).optional(),
-  risks: z.array(z.string().min(1).max(2000)).max(50).optional(),
+  summary: MultiLineText.max(4000).optional(),
+  risks: z.array(MultiLineText.min(1).max(2000)).max(50).optional(),
   costEstimate: z.number().nonnegative().optional(),
   costCurrency: CurrencyCode.optional().describe(
     "the ISO 4217 currency of costEstimate (default USD); shown in it, never converted",
@@ -35,11 +36,11 @@ export const CallInput = z.object({
 export type CallInput = z.infer<typeof CallInput>;
 
 export const PlanInput = z.object({
-  summary: z.string().min(1).max(4000),
-  rationale: z.string().max(8000).optional(),
-  resources: z.array(z.string().min(1).max(2000)).max(200).optional(),
-  risks: z.array(z.string().min(1).max(2000)).max(50).optional(),
-  rollback: z.string().max(8000).optional(),
+  summary: MultiLineText.min(1).max(4000),
+  rationale: MultiLineText.max(8000).optional(),
+  resources: z.array(MultiLineText.min(1).max(2000)).max(200).optional(),
+  risks: z.array(MultiLineText.min(1).max(2000)).max(50).optional(),
+  rollback: MultiLineText.max(8000).optional(),
 });
 export type PlanInput = z.infer<typeof PlanInput>;
 
@@ -49,7 +50,7 @@ export const CreateBatchInput = z
     calls: z.array(CallInput).max(100).default([]),
     plan: PlanInput.optional(),
     /** a queue id or name; it must be one the agent key may target */
-    queue: z.string().min(1).max(200).optional(),
+    queue: SingleLineText.min(1).max(200).optional(),
     timeoutSecs: z.int().min(1).max(MAX_TIMEOUT_SECS).optional(),
     onTimeout: z
       .enum(["reject", "approve", "escalate"])
@@ -70,7 +71,7 @@ export const CreateBatchInput = z
         "Where the signed webhook is POSTed once the batch is settled: a public http(s) URL without credentials. Loopback, private, link-local, CGNAT and unique-local addresses (and names resolving to them) are refused unless the operator allows them (CALLBACK_ALLOWED_HOSTS).",
       )
       .optional(),
-    claimToken: z.string().min(1).max(200).optional(),
+    claimToken: SingleLineText.min(1).max(200).optional(),
   })
   .superRefine((batch, ctx) => {
     if (batch.kind === "action" && batch.calls.length === 0) {

@@ -11,8 +11,9 @@ import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
 import { webhookRow } from "@/lib/webhooks/enqueue-webhook";
 import { releaseRunStatement } from "./settle-batch";
+import { MultiLineText } from "@/lib/text/stored-text";
 
-export const CancelBatchInput = z.object({ reason: z.string().max(4000).optional() });
+export const CancelBatchInput = z.object({ reason: MultiLineText.max(4000).optional() });
 export type CancelBatchInput = z.infer<typeof CancelBatchInput>;
 
 /** The agent withdraws a pending batch; its open calls are cancelled and the run is back in its hands. */

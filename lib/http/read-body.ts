@@ -6,6 +6,7 @@ import {
 } from "@/lib/errors";
 import { jsonTextTooDeep, tooDeepError } from "./json-depth";
 import { setting } from "@/lib/config/settings";
+import { assertWellFormedText } from "@/lib/text/stored-text";
 
 export function maxBodyBytes(): number {
   return setting("MAX_BODY_BYTES");
@@ -14,7 +15,8 @@ export function maxBodyBytes(): number {
 /**
  * The request's JSON body. 415 unless it is `application/json`, 413 as soon as it passes the limit
  * (nothing past the limit is read), 400 `invalid_json` when it does not parse, 400
- * `invalid_request` when it nests deeper than json-depth.ts allows or is `null`. An empty body is
+ * `invalid_request` when it nests deeper than json-depth.ts allows, is `null`, or has a string
+ * that is not well-formed Unicode (stored-text.ts says why, for data too). An empty body is
  * `undefined` (endpoints whose fields are all optional accept it); `null` is not empty: every
  * body is an object (or, for MCP, an array), and `null` taken as "no body" hid client bugs.
  */
@@ -56,6 +58,7 @@ export async function readJsonBody(request: Request): Promise<unknown> {
       { path: "(body)", message: "expected an object, received null" },
     ]);
   }
+  assertWellFormedText(body);
   return body;
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SingleLineText } from "@/lib/text/stored-text";
 import type { BatchView } from "@/lib/api/views";
 import type { AgentActor } from "@/lib/auth/actor";
 import { CallInput } from "@/lib/batches/batch-input";
@@ -22,7 +23,7 @@ const Wait = z
     "Seconds (0–60) to hold this call until the request is decided; answered as still pending when the time runs out. Many MCP clients give up on a call after 60 s, so 50 or less is safest.",
   );
 
-const Id = z.string().min(1).max(200);
+const Id = SingleLineText.min(1).max(200);
 
 export const RequestApprovalInput = z.object({
   toolName: CallInput.shape.toolName.describe(

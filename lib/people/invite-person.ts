@@ -19,6 +19,7 @@ import {
 } from "./people-access";
 import { NewPassword, planLink, type IssuedLink } from "./person-links";
 import { PersonName } from "./update-person";
+import { SingleLineText } from "@/lib/text/stored-text";
 
 export const InvitePersonInput = z.strictObject({
   email: z.email().transform((e) => e.toLowerCase()),
@@ -26,7 +27,7 @@ export const InvitePersonInput = z.strictObject({
   queues: z
     .array(
       z.strictObject({
-        queueId: z.string().min(1).max(200),
+        queueId: SingleLineText.min(1).max(200),
         role: z.enum(QUEUE_ROLES).default("reviewer"),
       }),
     )

@@ -11,8 +11,9 @@ import { commit } from "@/lib/events/transact";
 import { requireAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { loadPerson, type PersonView } from "./list-people";
 import { findPersonFor, peopleManagerOf, stillManagesPeople } from "./people-access";
+import { SingleLineText } from "@/lib/text/stored-text";
 
-export const PersonName = z.string().trim().min(1).max(100);
+export const PersonName = SingleLineText.trim().min(1).max(100);
 
 export const UpdatePersonInput = z
   .strictObject({

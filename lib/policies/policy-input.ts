@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AGENT_MODES, POLICY_EFFECTS, PREDICATE_OPS } from "@/db/schema";
 import { JsonValue } from "@/lib/api/json-value";
+import { MultiLineText, SingleLineText } from "@/lib/text/stored-text";
 
 const ToolPattern = z
   .string()
@@ -34,12 +35,12 @@ export const ArgPredicateInput = z
   });
 
 export const PolicyRuleInput = z.strictObject({
-  name: z.string().trim().min(1).max(100),
+  name: SingleLineText.trim().min(1).max(100),
   /** the queue (id or name) the rule belongs to; null or omitted: every queue (admins only) */
-  queue: z.string().min(1).max(200).nullish(),
+  queue: SingleLineText.min(1).max(200).nullish(),
   effect: z.enum(POLICY_EFFECTS),
   /** only this agent's calls: agent key id or name */
-  agent: z.string().min(1).max(200).nullish(),
+  agent: SingleLineText.min(1).max(200).nullish(),
   /** a glob over the tool name (`*` for any run of characters) */
   toolPattern: ToolPattern.nullish(),
   /** every one must hold */
@@ -47,7 +48,7 @@ export const PolicyRuleInput = z.strictObject({
   /** the call's cost estimate above this */
   costAbove: z.number().min(0).nullish(),
   /** told to the agent when the rule blocks a call */
-  reason: z.string().trim().max(1000).nullish(),
+  reason: MultiLineText.trim().max(1000).nullish(),
   enabled: z.boolean().default(true),
 });
 export type PolicyRuleInput = z.infer<typeof PolicyRuleInput>;
@@ -66,11 +67,11 @@ export const PolicyRuleMove = z.strictObject({
 
 export const PolicyTryInput = z.strictObject({
   /** the queue whose rules (with the global ones) apply */
-  queue: z.string().min(1).max(200),
+  queue: SingleLineText.min(1).max(200),
   /** the agent (key id or name); omitted: rules that name an agent do not match */
-  agent: z.string().min(1).max(200).nullish(),
+  agent: SingleLineText.min(1).max(200).nullish(),
   call: z.strictObject({
-    toolName: z.string().min(1).max(200),
+    toolName: SingleLineText.min(1).max(200),
     args: z.record(z.string(), z.unknown()),
     costEstimate: z.number().nonnegative().optional(),
   }),

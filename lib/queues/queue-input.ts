@@ -4,16 +4,17 @@ import type { Executor } from "@/db/client";
 import { queues } from "@/db/schema";
 import { InvalidRequestError } from "@/lib/errors";
 import { findQueueFor, type Manager } from "./queue-access";
+import { SingleLineText } from "@/lib/text/stored-text";
 
 // The settings fields that creating and editing a queue share, and their cross-row checks.
 
-export const QueueName = z.string().trim().min(1).max(100);
+export const QueueName = SingleLineText.trim().min(1).max(100);
 export const RequiredApprovals = z.int().min(1).max(20);
 export const DefaultTimeoutSecs = z
   .int()
   .min(1)
   .max(30 * 24 * 3600);
-export const EscalationQueueId = z.string().min(1).max(200).nullable();
+export const EscalationQueueId = SingleLineText.min(1).max(200).nullable();
 /** the Slack channel its cards are posted to (a channel id such as C0123ABCD); null: none */
 export const SlackChannelId = z
   .string()

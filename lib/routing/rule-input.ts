@@ -1,11 +1,12 @@
 import { z } from "zod";
+import { SingleLineText } from "@/lib/text/stored-text";
 
 export const RoutingRuleInput = z.object({
-  name: z.string().trim().min(1).max(100),
+  name: SingleLineText.trim().min(1).max(100),
   /** the queue to send matching batches to: id or name */
-  queue: z.string().min(1).max(200),
+  queue: SingleLineText.min(1).max(200),
   /** only this agent's batches: agent key id or name; omit for any agent */
-  agent: z.string().min(1).max(200).nullish(),
+  agent: SingleLineText.min(1).max(200).nullish(),
   /** a glob over tool names (`*` for any run of characters), matched by any call */
   toolPattern: z
     .string()

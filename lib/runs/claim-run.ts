@@ -11,9 +11,10 @@ import { ConflictError } from "@/lib/errors";
 import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
 import { isoTime, newSecret, sha256Hex } from "@/lib/ids";
+import { SingleLineText } from "@/lib/text/stored-text";
 
 export const ClaimRunInput = z.object({
-  workerId: z.string().min(1).max(200),
+  workerId: SingleLineText.min(1).max(200),
   leaseSecs: z.int().min(5).max(3600).default(60),
 });
 export type ClaimRunInput = z.infer<typeof ClaimRunInput>;

@@ -8,10 +8,11 @@ import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
 import { whileHeld } from "./claim-guard";
+import { SingleLineText } from "@/lib/text/stored-text";
 
 export const CompleteRunInput = z.object({
   /** required once the run was claimed; a run that never paused is held by its creator */
-  claimToken: z.string().min(1).max(200).optional(),
+  claimToken: SingleLineText.min(1).max(200).optional(),
   outcome: z.enum(["completed", "failed"]),
   result: z.unknown().optional(),
   error: z.unknown().optional(),

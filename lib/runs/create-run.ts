@@ -18,10 +18,11 @@ import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
 import { newId } from "@/lib/ids";
 import { checkCallbackTargetResolves } from "@/lib/webhooks/callback-target";
+import { SingleLineText } from "@/lib/text/stored-text";
 
 export const CreateRunInput = z.object({
-  externalId: z.string().min(1).max(200).optional(),
-  conversationId: z.string().min(1).max(200).optional(),
+  externalId: SingleLineText.min(1).max(200).optional(),
+  conversationId: SingleLineText.min(1).max(200).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   /** the run's first pause, created in the same transaction */
   batch: CreateBatchInput.optional(),

@@ -7,9 +7,10 @@ import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { commit } from "@/lib/events/transact";
 import { isoTime } from "@/lib/ids";
 import { whileHeld } from "./claim-guard";
+import { SingleLineText } from "@/lib/text/stored-text";
 
 export const HeartbeatInput = z.object({
-  claimToken: z.string().min(1).max(200),
+  claimToken: SingleLineText.min(1).max(200),
   leaseSecs: z.int().min(5).max(3600).default(60),
 });
 export type HeartbeatInput = z.infer<typeof HeartbeatInput>;

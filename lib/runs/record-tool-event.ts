@@ -9,13 +9,14 @@ import { eventRow } from "@/lib/events/append-event";
 import { toWireEvent, type WireEvent } from "@/lib/events/wire";
 import { commit } from "@/lib/events/transact";
 import { whileHeld } from "./claim-guard";
+import { SingleLineText } from "@/lib/text/stored-text";
 
 export const RecordToolEventInput = z
   .object({
     /** required once the run was claimed; a run that never paused is held by its creator */
-    claimToken: z.string().min(1).max(200).optional(),
+    claimToken: SingleLineText.min(1).max(200).optional(),
     type: z.enum(["tool.completed", "tool.failed", "action.reverted"]),
-    toolCallId: z.string().min(1).max(200),
+    toolCallId: SingleLineText.min(1).max(200),
     result: z.unknown().optional(),
     error: z.unknown().optional(),
     /** how to undo this action later (kept for rollback) */

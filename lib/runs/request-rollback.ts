@@ -10,8 +10,9 @@ import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
 import { readRollbackOffer } from "./rollback-offer";
+import { MultiLineText } from "@/lib/text/stored-text";
 
-export const RequestRollbackInput = z.object({ reason: z.string().max(4000).optional() });
+export const RequestRollbackInput = z.object({ reason: MultiLineText.max(4000).optional() });
 export type RequestRollbackInput = z.infer<typeof RequestRollbackInput>;
 
 /**

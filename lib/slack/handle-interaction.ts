@@ -17,6 +17,7 @@ import {
   rejectModal,
 } from "./render-message";
 import { reviewerForSlackUser } from "./slack-users";
+import { MultiLineText } from "@/lib/text/stored-text";
 
 // What a click in Slack does, once the request's signature has been checked (the route does that
 // before anything else). The Slack user must be an active Countersign reviewer of the card's
@@ -51,7 +52,7 @@ const ViewSubmission = z.object({
     state: z.object({
       values: z.record(
         z.string(),
-        z.record(z.string(), z.object({ value: z.string().max(4000).nullish() })),
+        z.record(z.string(), z.object({ value: MultiLineText.max(4000).nullish() })),
       ),
     }),
   }),

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Executor } from "@/db/client";
 import { appSettings } from "@/db/schema";
 import { openSecret } from "@/lib/auth/sealed-secrets";
+import { SingleLineText } from "@/lib/text/stored-text";
 
 // Single sign-on (OpenID Connect) as an admin configured it, kept in one app_settings row so every
 // instance over the database sees a change at once, without a restart (lib/auth/better-auth.ts
@@ -53,17 +54,20 @@ export const IssuerUrl = z
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 export const SsoGroupRole = z.strictObject({
-  group: z.string().trim().min(1).max(200),
-  queueId: z.string().min(1).max(200),
+  group: SingleLineText.trim().min(1).max(200),
+  queueId: SingleLineText.min(1).max(200),
   role: z.enum(SSO_QUEUE_ROLES),
 });
 export type SsoGroupRole = z.infer<typeof SsoGroupRole>;
 
 export const SsoSettingsInput = z.strictObject({
   enabled: z.boolean(),
-  displayName: z.string().trim().min(1).max(60).describe('shown as "Sign in with <displayName>"'),
+  displayName: SingleLineText.trim()
+    .min(1)
+    .max(60)
+    .describe('shown as "Sign in with <displayName>"'),
   issuer: IssuerUrl.describe("the OpenID Connect issuer; its discovery document must answer"),
-  clientId: z.string().trim().min(1).max(300),
+  clientId: SingleLineText.trim().min(1).max(300),
   clientSecret: z
     .string()
     .min(1)
@@ -77,7 +81,7 @@ export const SsoSettingsInput = z.strictObject({
     .max(50)
     .default([])
     .describe("people with a verified email in these domains get an account at first sign-in"),
-  groupsClaim: z.string().trim().min(1).max(100).default("groups"),
+  groupsClaim: SingleLineText.trim().min(1).max(100).default("groups"),
   groupRoles: z.array(SsoGroupRole).max(100).default([]),
 });
 export type SsoSettingsInput = z.input<typeof SsoSettingsInput>;

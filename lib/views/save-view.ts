@@ -16,10 +16,11 @@ import {
   ViewFilters,
   type SavedViewResult,
 } from "./view-access";
+import { SingleLineText } from "@/lib/text/stored-text";
 
 export const SaveViewInput = z.strictObject({
-  queueId: z.string().min(1).max(200),
-  name: z.string().trim().min(1).max(60),
+  queueId: SingleLineText.min(1).max(200),
+  name: SingleLineText.trim().min(1).max(60),
   filters: ViewFilters,
 });
 export type SaveViewInput = z.infer<typeof SaveViewInput>;

@@ -6,14 +6,15 @@ import type { SavedViewResource } from "@/lib/api/resource-schemas";
 import { NotFoundError } from "@/lib/errors";
 import { isoTime } from "@/lib/ids";
 import { canManage, roleIn, type Manager } from "@/lib/queues/queue-access";
+import { SingleLineText } from "@/lib/text/stored-text";
 
 // Saved views belong to a queue and are shared by its members. Unlike queue settings, an
 // installation admin gets no view of queues they are not in: the views filter the queue page,
 // which only shows the reviewer's own queues.
 
 export const ViewFilters = z.strictObject({
-  agent: z.string().trim().min(1).max(200).optional(),
-  tool: z.string().trim().min(1).max(200).optional(),
+  agent: SingleLineText.trim().min(1).max(200).optional(),
+  tool: SingleLineText.trim().min(1).max(200).optional(),
   kind: z.enum(["action", "plan"]).optional(),
   status: z.enum(["pending", "decided", "cancelled", "all"]).optional(),
 });

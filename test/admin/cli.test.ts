@@ -138,6 +138,22 @@ describe("npm run admin", () => {
         /No reviewer/,
       ],
       [["frobnicate", "now"], /Unknown command/],
+      // issue 24: stored text refuses control characters, from the CLI as from the API
+      [["queue", "create", "Ops\u001b[31m"], /name: must not contain control characters/],
+      [
+        [
+          "reviewer",
+          "create",
+          "--email",
+          "a@b.co",
+          "--name",
+          "N\u0007",
+          "--password",
+          "long enough",
+        ],
+        /name: must not contain control characters/,
+      ],
+      [["agent", "create", "--name", "Bot\u0085", "--queue", "refunds"], /name: must not contain/],
     ];
     // (all at once: none of them may write, so they cannot interfere)
     const answers = await Promise.all(cases.map(([args]) => admin(...args)));

@@ -307,3 +307,33 @@ export const garbageId = fc.oneof(
   ),
   fc.string({ minLength: 1, maxLength: 80 }).map(encodeURIComponent),
 );
+
+/** A well-formed string with no control characters (any script, emoji, combining marks). */
+const cleanText = fc
+  .string({ unit: "grapheme", maxLength: 20 })
+  .map((s) => s.replace(/[\u0000-\u001f\u007f-\u009f]/g, ""));
+
+/** `bad` put into a clean string between two code points. */
+const splicedInto = (bad: fc.Arbitrary<string>) =>
+  fc.tuple(cleanText, bad, fc.nat()).map(([text, inner, at]) => {
+    const points = Array.from(text);
+    const cut = at % (points.length + 1);
+    return [...points.slice(0, cut), inner, ...points.slice(cut)].join("");
+  });
+
+/**
+ * A text no stored text may hold (issue 24): a control character that even multi-line text
+ * refuses (C0 but tab, line feed and carriage return; DEL; C1), or an unpaired surrogate.
+ */
+export const unstorableText: fc.Arbitrary<{ text: string; kind: "control" | "surrogate" }> =
+  fc.oneof(
+    splicedInto(
+      fc
+        .oneof(fc.integer({ min: 0, max: 0x1f }), fc.integer({ min: 0x7f, max: 0x9f }))
+        .filter((c) => c !== 0x09 && c !== 0x0a && c !== 0x0d)
+        .map((c) => String.fromCharCode(c)),
+    ).map((text) => ({ text, kind: "control" as const })),
+    splicedInto(fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c))).map(
+      (text) => ({ text, kind: "surrogate" as const }),
+    ),
+  );

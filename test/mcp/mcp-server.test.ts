@@ -458,6 +458,11 @@ describe("tool errors", () => {
     expect(missing.result.isError).toBe(true);
     expect(missing.text).toBe("Batch not found. (not_found)");
 
+    // issue 24: stored texts refuse control characters, here too
+    const nul = await call(mcp, "request_approval", { ...refund, conversationId: "thread\u0000" });
+    expect(nul.result.isError).toBe(true);
+    expect(nul.text).toMatch(/must not contain control characters at conversationId/);
+
     // the connection still works after all of that
     const fine = await call(mcp, "request_approval", refund);
     expect(fine.approval.status).toBe("pending");

@@ -5,6 +5,7 @@ import { actionError, type ActionResult } from "@/app/action-result";
 import { setAgentMode, type AgentKeyView } from "@/lib/agents/agent-keys";
 import { parseInput } from "@/lib/api/parse";
 import { assertJsonDepth } from "@/lib/http/json-depth";
+import { assertWellFormedText } from "@/lib/text/stored-text";
 import { createPolicyRule } from "@/lib/policies/create-policy-rule";
 import { deletePolicyRule } from "@/lib/policies/delete-policy-rule";
 import type { PolicyRuleView } from "@/lib/policies/list-policy-rules";
@@ -75,6 +76,7 @@ export async function tryPolicyAction(
     const reviewer = await actionReviewer();
     // A trial call's args are walked like an agent's (canonical JSON): capped as the API caps them.
     assertJsonDepth(input, "(body)");
+    assertWellFormedText(input);
     return { ok: true, result: await tryPolicy(reviewer, input) };
   } catch (error) {
     return actionError(error);
