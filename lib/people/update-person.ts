@@ -11,6 +11,7 @@ import { commit } from "@/lib/events/transact";
 import { requireAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { loadPerson, type PersonView } from "./list-people";
 import { findPersonFor, peopleManagerOf, stillManagesPeople } from "./people-access";
+import { retireOpenLinks } from "./person-links";
 
 export const PersonName = z.string().trim().min(1).max(100);
 
@@ -94,6 +95,9 @@ export async function updatePerson(
           now,
           userId,
         ),
+        // …and every open invite or reset link retired: one issued before, kept, would set the
+        // password once they are reactivated (issue 24).
+        retireOpenLinks(userId, now),
       );
       if (isAdmin) await refuseLastActiveAdmin(userId, user.name);
       events.push({
