@@ -9,7 +9,7 @@ import { redeemLink } from "@/lib/people/person-links";
 import { updatePerson } from "@/lib/people/update-person";
 import { OPERATOR } from "@/lib/queues/queue-access";
 import { makeQueue, makeReviewer, type TestReviewer } from "@/test/support/factories";
-import { apiClient } from "@/test/support/http";
+import { sessionClient } from "@/test/support/sessions";
 import { startTestIdp, type IdpUser, type TestIdp } from "@/test/support/oidc-idp";
 import { baseURL, signIn } from "./support/fixtures";
 import { shot, shotsWanted } from "./support/screenshots";
@@ -33,7 +33,10 @@ test.beforeAll(async () => {
   const home = await makeQueue();
   mappedQueue = await makeQueue();
   admin = await makeReviewer({ name: "Ada Admin", queues: [{ name: home.name, role: "admin" }] });
-  const saved = await apiClient(baseURL, admin.token).raw("/sso", {
+  // SSO settings are saved from a signed-in session only (lib/auth/require-session.ts)
+  const saved = await (
+    await sessionClient(baseURL, admin.email)
+  ).raw("/sso", {
     method: "PUT",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(settings()),

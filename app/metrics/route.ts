@@ -1,5 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import { assertNotLimited, recordFailure } from "@/lib/auth/bearer-failures";
 import { setting } from "@/lib/config/settings";
+import { RateLimitedError } from "@/lib/errors";
+import { clientAddress } from "@/lib/http/client-address";
 import { metrics } from "@/lib/metrics/metrics";
 
 export const dynamic = "force-dynamic";
@@ -8,6 +11,12 @@ export const dynamic = "force-dynamic";
 // monitoring, not part of the agent API. It answers only a scraper that sends
 // `Authorization: Bearer <METRICS_TOKEN>`; with no METRICS_TOKEN set the endpoint is off and
 // answers 404, so an installation that never configured monitoring exposes nothing new.
+//
+// A wrong token counts as a bearer guess from the client's address (lib/auth/bearer-failures.ts,
+// the same count as unknown agent keys and reviewer tokens): past BEARER_FAILURES_PER_WINDOW the
+// address is answered 429 until the window ends, the right token included (so the block confirms
+// no guess). The token itself is at least 32 characters (lib/config/settings.ts refuses to start
+// with a shorter one).
 
 /** METRICS_TOKEN: the bearer token a scraper must send; unset or empty turns /metrics off. */
 function metricsToken(): string | null {
@@ -33,8 +42,19 @@ function sameToken(sent: string, expected: string): boolean {
 export async function GET(request: Request) {
   const expected = metricsToken();
   if (!expected) return plain(404, "Not found: metrics are off (set METRICS_TOKEN to serve them).");
+  const address = clientAddress(request.headers);
+  try {
+    await assertNotLimited(address);
+  } catch (error) {
+    if (!(error instanceof RateLimitedError)) throw error;
+    return plain(429, error.message, {
+      "retry-after": String(error.retryAfterSecs),
+    });
+  }
   const sent = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "")?.[1];
   if (!sent || !sameToken(sent, expected)) {
+    // a token sent and wrong is a guess; no token at all is a misconfigured scraper, not counted
+    if (sent) await recordFailure(address);
     return plain(401, "Unauthorized: send Authorization: Bearer <METRICS_TOKEN>.", {
       "www-authenticate": 'Bearer realm="metrics"',
     });

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { eq, inArray } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import { getDb } from "@/db/client";
-import { agentKeyQueues, agentKeys, queues, users } from "@/db/schema";
-import { insertRows, untilWritten } from "@/db/write-batch";
+import { agentKeyQueues, agentKeys, queueMembers, queues, users } from "@/db/schema";
+import { guard, insertRows, untilWritten } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import { AGENT_KEY_PREFIX } from "@/lib/auth/actor";
 import { InvalidRequestError } from "@/lib/errors";
@@ -77,14 +77,29 @@ export async function createAgentKey(caller: QueueCaller, body: unknown): Promis
       );
     let ownerUserId: string | null = null;
     if (input.ownerEmail) {
+      // A lead names an owner among the members of the queues they lead: someone outside them is
+      // answered as an address with no account (issue 24), or the answer would say who has it.
       const [owner] = await db
         .select({ id: users.id })
         .from(users)
         .where(eq(users.email, input.ownerEmail));
-      if (!owner)
-        throw new InvalidRequestError(`No reviewer has the email ${input.ownerEmail}.`, [
-          { path: "ownerEmail", message: "unknown reviewer" },
-        ]);
+      const [member] =
+        owner && led
+          ? await db
+              .select({ queueId: queueMembers.queueId })
+              .from(queueMembers)
+              .where(
+                and(eq(queueMembers.userId, owner.id), inArray(queueMembers.queueId, [...led])),
+              )
+              .limit(1)
+          : [owner];
+      if (!owner || !member)
+        throw new InvalidRequestError(
+          led
+            ? `No member of the queues you lead has the email ${input.ownerEmail}.`
+            : `No reviewer has the email ${input.ownerEmail}.`,
+          [{ path: "ownerEmail", message: "unknown reviewer" }],
+        );
       ownerUserId = owner.id;
     }
     const id = newId();
@@ -93,6 +108,16 @@ export async function createAgentKey(caller: QueueCaller, body: unknown): Promis
     const now = Date.now();
     await commit([
       ...queueIds.flatMap((queueId) => [...stillManages(manager, queueId), stillOpen(queueId)]),
+      // the owner a lead named is still a member of one of the queues they lead
+      ...(led && ownerUserId
+        ? [
+            guard(
+              `exists (select 1 from queue_members where user_id = ? and queue_id in (${[...led].map(() => "?").join(", ")}))`,
+              ownerUserId,
+              ...led,
+            ),
+          ]
+        : []),
       insertRows(agentKeys, [
         {
           id,

@@ -71,7 +71,9 @@ type Operation = {
   tag: keyof typeof TAGS;
   summary: string;
   description?: string;
-  auth: "agent" | "reviewer" | "either";
+  /** "session": a signed-in reviewer's session cookie only, never a key or token (what leads to a
+   * new credential: lib/auth/require-session.ts) */
+  auth: "agent" | "reviewer" | "session" | "either";
   body?: z.ZodType;
   query?: z.ZodObject;
   idempotent?: boolean;
@@ -232,7 +234,7 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       tag: "Runs",
       summary: "Ask for the run's reported actions to be reverted",
       description:
-        "The next claim lists the reported actions that carry revert data, newest first; a finished run becomes ready so a worker can claim it.",
+        "The next claim lists the reported actions that carry revert data, newest first; a finished run becomes ready so a worker can claim it. 409 run_terminal for a cancelled run, for a finished run whose every reported action was already reverted (nothing left to roll back), and, for a reviewer, where no worker could perform it (MCP run, revoked agent key, never claimed).",
       auth: "either",
       params: ["runId"],
       body: RequestRollbackInput,
@@ -571,8 +573,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       tag: "Agents",
       summary: "Create an agent key (admins; leads within the queues they lead)",
       description:
-        "defaultQueue and queues are queue ids; every one must be open and managed by the caller (400 otherwise). The secret `key` is in this answer only: only its hash is kept. Writes an agent.created event.",
-      auth: "reviewer",
+        "defaultQueue and queues are queue ids; every one must be open and managed by the caller (400 otherwise). The secret `key` is in this answer only: only its hash is kept. From a signed-in session only (a key or token is 403). Writes an agent.created event.",
+      auth: "session",
       body: CreateAgentKeyInput,
       ok: { status: 201, schema: "CreatedAgentKey" },
       errors: [400, 401, 403, 413, 415],
@@ -584,8 +586,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       tag: "Agents",
       summary: "Give an agent key a new secret; the old one keeps working for graceSecs",
       description:
-        "graceSecs defaults to 86400 (24 h); 0 stops the old secret at once. A secret still in the grace of an earlier rotation stops at once. The new secret is in this answer only. A revoked key is 409 key_revoked. Writes an agent.rotated event.",
-      auth: "reviewer",
+        "graceSecs defaults to 86400 (24 h); 0 stops the old secret at once. A secret still in the grace of an earlier rotation stops at once. The new secret is in this answer only. From a signed-in session only (a key or token is 403). A revoked key is 409 key_revoked. Writes an agent.rotated event.",
+      auth: "session",
       params: ["agentId"],
       body: RotateAgentKeyInput,
       ok: { status: 200, schema: "RotatedAgentKey" },
@@ -620,8 +622,9 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       operationId: "createReviewerToken",
       tag: "Access",
       summary: "Create a personal token for the caller; the secret is in this answer only",
-      description: "Writes a reviewer_token.created event.",
-      auth: "reviewer",
+      description:
+        "From a signed-in session only: a key or token is 403 (a token must not mint its own successor). Writes a reviewer_token.created event.",
+      auth: "session",
       body: CreateReviewerTokenInput,
       ok: { status: 201, schema: "CreatedReviewerToken" },
       errors: [400, 401, 403, 413, 415],
@@ -695,8 +698,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       tag: "People",
       summary: "Invite someone by a one-time link, or (admins) create them with a password",
       description:
-        "Without `password` the answer carries `invite.url`, shown this once: opening it lets them set a password (7 days, one use). A lead invites only into the queues they lead, as reviewer or lead. An email already used is 409 already_exists. Writes a person.invited (or person.created) event and a member.added per queue.",
-      auth: "reviewer",
+        "Without `password` the answer carries `invite.url`, shown this once: opening it lets them set a password (7 days, one use). A lead invites only into the queues they lead, as reviewer or lead. An email already used is 409 already_exists (with the person's id; for a lead, when the address belongs to someone outside the queues they lead, with `current: null` and a message that names no one). From a signed-in session only (a key or token is 403). Writes a person.invited (or person.created) event and a member.added per queue.",
+      auth: "session",
       body: InvitePersonInput,
       ok: { status: 201, schema: "InvitedPerson" },
       errors: [400, 401, 403, 409, 413, 415],
@@ -708,7 +711,7 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       tag: "People",
       summary: "Rename, deactivate or reactivate someone (admins)",
       description:
-        "A rename changes no past decision: decisions and votes keep the name (and email) recorded when they were made. Deactivating ends every session of theirs and revokes their personal tokens in the same write; they cannot sign in until reactivated (their tokens stay revoked). Nobody deactivates themselves (403), and the last active admin cannot be deactivated (409 last_admin). Writes person.renamed / person.deactivated / person.reactivated events.",
+        "A rename changes no past decision: decisions and votes keep the name (and email) recorded when they were made. Deactivating ends every session of theirs, revokes their personal tokens and retires their open invite and reset links in the same write; they cannot sign in until reactivated (their tokens stay revoked). Nobody deactivates themselves (403), and the last active admin cannot be deactivated (409 last_admin). Writes person.renamed / person.deactivated / person.reactivated events.",
       auth: "reviewer",
       params: ["userId"],
       body: UpdatePersonInput,
@@ -722,8 +725,8 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       tag: "People",
       summary: "A one-time password reset link (admins; leads for members of only their queues)",
       description:
-        "The link is in this answer only; it works once, for 24 hours, and replaces any earlier unused one. Using it ends every session of theirs. A lead may not reset an admin's password, nor that of someone who belongs to a queue the lead does not lead (403). Writes a person.password_reset_issued event.",
-      auth: "reviewer",
+        "The link is in this answer only; it works once, for 24 hours, and replaces any earlier unused one. Using it ends every session of theirs and revokes every personal token of theirs. From a signed-in session only (a key or token is 403: it would mint its own successor). A lead may not reset an admin's password, nor that of someone who belongs to a queue the lead does not lead (403). Writes a person.password_reset_issued event.",
+      auth: "session",
       params: ["userId"],
       ok: { status: 201, schema: "OneTimeLink" },
       errors: [401, 403, 404],
@@ -837,7 +840,7 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       summary: "Replace the single sign-on settings (admins)",
       description:
         "The issuer's discovery document (<issuer>/.well-known/openid-configuration) must answer and name the same issuer, or the answer is 400 and nothing is written. clientSecret is write-only: leave it out to keep the stored one. Only an existing, active person (matched by an email the provider verified) signs in, or anyone with a verified email in allowedDomains; groupRoles grant queue roles from the groupsClaim at each sign-in. Writes an sso.settings_updated event.",
-      auth: "reviewer",
+      auth: "session",
       body: SsoSettingsInput,
       ok: { status: 200, schema: "SsoSettings" },
       errors: [400, 401, 403, 413, 415],
@@ -964,7 +967,9 @@ export function openApiDocument() {
           ? [{ agentKey: [] }]
           : op.auth === "reviewer"
             ? [{ reviewerToken: [] }, { session: [] }]
-            : [{ agentKey: [] }, { reviewerToken: [] }, { session: [] }];
+            : op.auth === "session"
+              ? [{ session: [] }]
+              : [{ agentKey: [] }, { reviewerToken: [] }, { session: [] }];
       paths[path]![method] = {
         operationId: op.operationId,
         tags: [op.tag],

@@ -309,10 +309,15 @@ export const SETTINGS = {
     description: "how long one Slack Web API call may take",
   },
   METRICS_TOKEN: {
-    schema: text(),
+    // a short token is guessed (wrong ones are rate limited as bearer guesses, but slowly is enough)
+    schema: z
+      .string()
+      .trim()
+      .min(32, "must be at least 32 characters (openssl rand -hex 32 makes one)")
+      .optional(),
     shown: "—",
     description:
-      "the bearer token a Prometheus scraper sends to `GET /metrics`; unset, `/metrics` answers `404` (see Metrics)",
+      "the bearer token a Prometheus scraper sends to `GET /metrics`, at least 32 characters (`openssl rand -hex 32`); unset, `/metrics` answers `404` (see Metrics)",
     secret: true,
   },
   COUNTERSIGN_URL: {

@@ -14,6 +14,7 @@ import { loadPerson, type PersonView } from "./list-people";
 import {
   peopleManagerOf,
   requireGrantable,
+  sees,
   stillManagesPeople,
   type Membership,
 } from "./people-access";
@@ -60,10 +61,18 @@ export async function invitePerson(
       .select({ id: users.id })
       .from(users)
       .where(eq(users.email, input.email));
-    if (existing)
+    if (existing) {
+      // A lead learns nothing of people outside their queues (issue 24): no id, no name.
+      if (!(await sees(db, manager, existing.id)))
+        throw new ConflictError(
+          "already_exists",
+          "This email cannot be invited: it has an account outside the queues you lead. Ask an admin.",
+          null,
+        );
       throw new ConflictError("already_exists", `Someone with the email ${input.email} exists.`, {
         id: existing.id,
       });
+    }
     const ids = memberships.map((m) => m.queueId);
     const open = ids.length ? await db.select().from(queues).where(inArray(queues.id, ids)) : [];
     memberships.forEach((m, i) => {

@@ -47,6 +47,19 @@ export async function findPersonFor(
   return { user, memberships };
 }
 
+/** Whether the caller may see `userId` (an admin: anyone; a lead: members of their queues). */
+export async function sees(db: Executor, manager: PeopleManager, userId: string): Promise<boolean> {
+  const led = manager.ledQueueIds;
+  if (!led) return true;
+  if (led.length === 0) return false;
+  const [row] = await db
+    .select({ queueId: queueMembers.queueId })
+    .from(queueMembers)
+    .where(and(eq(queueMembers.userId, userId), inArray(queueMembers.queueId, led)))
+    .limit(1);
+  return row !== undefined;
+}
+
 /** A lead may reset only someone all of whose memberships they lead, and who is no admin. */
 export function requireResettable(manager: PeopleManager, memberships: Membership[]): void {
   const led = manager.ledQueueIds;

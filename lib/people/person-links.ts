@@ -14,6 +14,7 @@ import {
 import { parseInput } from "@/lib/api/parse";
 import { publicBaseUrl } from "@/lib/api/views";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
+import { recheckCredentials } from "@/lib/auth/credential-watch";
 import { ConflictError, ForbiddenError, NotFoundError } from "@/lib/errors";
 import { eventRows, type EventActor } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/transact";
@@ -45,6 +46,16 @@ const PATHS: Record<PersonLinkKind, string> = {
 export type IssuedLink = { url: string; expiresAt: string };
 
 export const NewPassword = z.string().min(8, "must be at least 8 characters").max(128);
+
+/** Ends every open (unused, unexpired) link of `userId`, of every kind, as of `now`. */
+export function retireOpenLinks(userId: string, now: number): Statement {
+  return statement(
+    "update person_links set expires_at = ? where user_id = ? and used_at is null and expires_at > ?",
+    now,
+    userId,
+    now,
+  );
+}
 
 /**
  * The statements that issue a link for `userId` (and retire their older unused links of the same
@@ -149,8 +160,10 @@ export const RedeemLinkInput = z.strictObject({
 });
 
 /**
- * Sets the password a link was for and uses the link up; every session of the person ends (a
- * reset is often because someone else knew the old password). The caller signs in afterwards.
+ * Sets the password a link was for and uses the link up; every session of the person ends and
+ * every personal token of theirs is revoked, in the same batch (a reset is often because someone
+ * else held the account: a token they minted must not outlive it, issue 24). The caller signs in
+ * afterwards.
  */
 export async function redeemLink(input: unknown): Promise<{ email: string }> {
   const { token, password } = parseInput(RedeemLinkInput, input);
@@ -207,6 +220,11 @@ export async function redeemLink(input: unknown): Promise<{ email: string }> {
           ]
         : []),
       statement("delete from session where user_id = ?", user.id),
+      statement(
+        "update reviewer_tokens set revoked_at = ? where user_id = ? and revoked_at is null",
+        now,
+        user.id,
+      ),
       eventRows({
         type: link.kind === "invite" ? "person.invite_accepted" : "person.password_reset_used",
         queueId: null,
@@ -217,6 +235,8 @@ export async function redeemLink(input: unknown): Promise<{ email: string }> {
     ]);
     return user.email;
   });
+  // the revoked tokens' open streams end now, not at the next periodic check
   forgetCachedActors();
+  void recheckCredentials();
   return { email };
 }

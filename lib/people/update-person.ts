@@ -12,6 +12,7 @@ import { requireAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { loadPerson, type PersonView } from "./list-people";
 import { findPersonFor, peopleManagerOf, stillManagesPeople } from "./people-access";
 import { SingleLineText } from "@/lib/text/stored-text";
+import { retireOpenLinks } from "./person-links";
 
 export const PersonName = SingleLineText.trim().min(1).max(100);
 
@@ -95,6 +96,9 @@ export async function updatePerson(
           now,
           userId,
         ),
+        // …and every open invite or reset link retired: one issued before, kept, would set the
+        // password once they are reactivated (issue 24).
+        retireOpenLinks(userId, now),
       );
       if (isAdmin) await refuseLastActiveAdmin(userId, user.name);
       events.push({

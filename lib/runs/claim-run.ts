@@ -138,6 +138,17 @@ async function notClaimable(run: Run): Promise<ConflictError> {
 
 /** Reported actions that carry `revert` data and were not reverted yet, newest first. */
 export async function actionsToRevert(db: Executor, runId: string): Promise<RollbackAction[]> {
+  return (await revertableActions(db, runId)).left;
+}
+
+/**
+ * The run's reported actions that carry `revert` data: how many there are, and those not
+ * reverted yet (newest first). Every one reverted means a rollback has nothing left to do.
+ */
+export async function revertableActions(
+  db: Executor,
+  runId: string,
+): Promise<{ reported: number; left: RollbackAction[] }> {
   const rows = await db
     .select()
     .from(events)
@@ -148,8 +159,8 @@ export async function actionsToRevert(db: Executor, runId: string): Promise<Roll
   const reverted = new Set(
     rows.filter((r) => r.type === "action.reverted").map((r) => String(r.data.toolCallId)),
   );
-  return rows
-    .filter((r) => r.type === "tool.completed" && r.data.revert != null)
+  const revertable = rows.filter((r) => r.type === "tool.completed" && r.data.revert != null);
+  const left = revertable
     .filter((r) => !reverted.has(String(r.data.toolCallId)))
     .map((r) => ({
       toolCallId: String(r.data.toolCallId),
@@ -158,4 +169,5 @@ export async function actionsToRevert(db: Executor, runId: string): Promise<Roll
       reportedAt: isoTime(r.at),
       seq: r.seq,
     }));
+  return { reported: revertable.length, left };
 }

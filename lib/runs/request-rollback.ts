@@ -36,16 +36,17 @@ export async function requestRollback(
       );
     }
     // A reviewer is not offered what no worker will perform (see rollback-offer.ts); the agent
-    // asking for its own run's rollback is that worker, alive.
-    if (actor.kind === "reviewer") {
-      const offer = await readRollbackOffer(db, run);
-      if (!offer.available) {
-        throw new ConflictError(
-          "run_terminal",
-          offer.reason,
-          await loadRunView(db, run.id, { withBatches: false }),
-        );
-      }
+    // asking for its own run's rollback is that worker, alive. Nobody is offered a rollback of a
+    // finished run whose every reported action was already reverted: the claim would list none.
+    // (A finished run reports nothing new until it is claimed, which moves its status and
+    // updated_at: the write's compare-and-swap below re-checks what this read.)
+    const offer = await readRollbackOffer(db, run);
+    if (!offer.available && (actor.kind === "reviewer" || offer.nothingLeft)) {
+      throw new ConflictError(
+        "run_terminal",
+        offer.reason,
+        await loadRunView(db, run.id, { withBatches: false }),
+      );
     }
     const now = Date.now();
     const finished = run.status === "completed" || run.status === "failed";

@@ -1,12 +1,20 @@
 import { eq } from "drizzle-orm";
 import type { Executor } from "@/db/client";
 import { agentKeys, type Run } from "@/db/schema";
+import { revertableActions } from "./claim-run";
 
 // A rollback request is only a flag on the run: a worker performs it when it next claims the run
 // (claim-run.ts hands it the reported actions to revert). Offering "Request rollback" where no
-// worker will ever claim the run promised an undo that nothing would perform.
+// worker will ever claim the run promised an undo that nothing would perform; so did offering it
+// again once a finished run's every reported action was reverted (issue 24).
 
-export type RollbackOffer = { available: true } | { available: false; reason: string };
+/** The run's reported actions that carry `revert` data, and how many are not reverted yet. */
+export type RevertCounts = { reported: number; left: number };
+
+export type RollbackOffer =
+  | { available: true }
+  /** nothingLeft: a finished run whose every reported action was reverted (refused to agents too) */
+  | { available: false; reason: string; nothingLeft?: true };
 
 /**
  * Whether a worker can act on a rollback of `run`, from what the database knows: how the run was
@@ -15,6 +23,7 @@ export type RollbackOffer = { available: true } | { available: false; reason: st
 export function rollbackOffer(
   run: Pick<Run, "status" | "origin" | "claimedAt">,
   agent: { name: string; revokedAt: number | null },
+  actions: RevertCounts,
 ): RollbackOffer {
   if (run.status === "cancelled") {
     return { available: false, reason: "A cancelled run cannot be rolled back." };
@@ -33,6 +42,14 @@ export function rollbackOffer(
     };
   }
   const finished = run.status === "completed" || run.status === "failed";
+  // A run under way may still report actions; a finished one reports none until it is claimed.
+  if (finished && actions.reported > 0 && actions.left === 0) {
+    return {
+      available: false,
+      reason: `Nothing left to roll back: ${actions.reported === 1 ? "the one action" : `all ${actions.reported} actions`} this run reported with revert data ${actions.reported === 1 ? "was" : "were"} already reverted.`,
+      nothingLeft: true,
+    };
+  }
   if (finished && run.claimedAt === null) {
     return {
       available: false,
@@ -43,11 +60,17 @@ export function rollbackOffer(
   return { available: true };
 }
 
-/** rollbackOffer for a run as stored, reading its agent key. */
+/** rollbackOffer for a run as stored, reading its agent key and its reported actions. */
 export async function readRollbackOffer(db: Executor, run: Run): Promise<RollbackOffer> {
-  const [agent] = await db
-    .select({ name: agentKeys.name, revokedAt: agentKeys.revokedAt })
-    .from(agentKeys)
-    .where(eq(agentKeys.id, run.agentKeyId));
-  return rollbackOffer(run, agent ?? { name: "unknown", revokedAt: Date.now() });
+  const [[agent], actions] = await Promise.all([
+    db
+      .select({ name: agentKeys.name, revokedAt: agentKeys.revokedAt })
+      .from(agentKeys)
+      .where(eq(agentKeys.id, run.agentKeyId)),
+    revertableActions(db, run.id),
+  ]);
+  return rollbackOffer(run, agent ?? { name: "unknown", revokedAt: Date.now() }, {
+    reported: actions.reported,
+    left: actions.left.length,
+  });
 }

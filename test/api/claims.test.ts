@@ -10,6 +10,7 @@ import {
 } from "../support/api-fixtures";
 import { apiClient, refundBatch, type ApiClient } from "../support/http";
 import type { TestServer } from "../support/server";
+import { sessionCookie } from "../support/sessions";
 
 // The worker side: POST /runs/{id}/claim, heartbeat, events, complete, rollback, and leases.
 
@@ -519,6 +520,62 @@ describe("POST /runs/{runId}/rollback", () => {
       outcome: "completed",
     });
     expect(reverted.body).toMatchObject({ status: "completed", rollbackRequestedAt: null });
+  });
+});
+
+describe("a rollback with nothing left to revert (issue 24)", () => {
+  it("is 409 run_terminal once every reported action was reverted, and the run page offers nothing", async () => {
+    const t = await makeQuickTeam();
+    const agent = apiClient(server.baseUrl, t.agent.key);
+    const reviewer = apiClient(server.baseUrl, t.reviewer.token);
+    const { run, claim } = await claimedRun(agent, reviewer);
+    await agent.post(`/runs/${run.id}/events`, {
+      claimToken: claim.claimToken,
+      type: "tool.completed",
+      toolCallId: "t1",
+      revert: { undo: 1 },
+    });
+    await agent.post(`/runs/${run.id}/complete`, {
+      claimToken: claim.claimToken,
+      outcome: "completed",
+    });
+    expect((await reviewer.post(`/runs/${run.id}/rollback`, { reason: "undo" })).status).toBe(202);
+    const reclaim = await agent.post(`/runs/${run.id}/claim`, { workerId: "reverter" });
+    expect(reclaim.body.rollback).toHaveLength(1);
+    await agent.post(`/runs/${run.id}/events`, {
+      claimToken: reclaim.body.claimToken,
+      type: "action.reverted",
+      toolCallId: "t1",
+    });
+    const reverted = await agent.post(`/runs/${run.id}/complete`, {
+      claimToken: reclaim.body.claimToken,
+      outcome: "completed",
+    });
+    expect(reverted.body).toMatchObject({ status: "completed", rollbackRequestedAt: null });
+
+    // Nothing is left: a second request, by the reviewer or by the agent, changes nothing.
+    const before = await writeSnapshot();
+    for (const caller of [reviewer, agent]) {
+      const again = await caller.post(`/runs/${run.id}/rollback`, { reason: "again" });
+      expect(again.status, JSON.stringify(again.body)).toBe(409);
+      expect(again.body.error).toMatchObject({
+        code: "run_terminal",
+        message:
+          "Nothing left to roll back: the one action this run reported with revert data was already reverted.",
+        current: { id: run.id, status: "completed", rollbackRequestedAt: null },
+      });
+    }
+    expect(await writeSnapshot()).toEqual(before);
+
+    // The run page says so instead of offering "Request rollback…".
+    const page = await fetch(`${server.baseUrl}/runs/${run.id}`, {
+      headers: { cookie: await sessionCookie(server.baseUrl, t.reviewer.email) },
+    });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('data-testid="rollback-unavailable"');
+    expect(html).toContain("Nothing left to roll back");
+    expect(html).not.toContain("Request rollback…");
   });
 });
 

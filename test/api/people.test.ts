@@ -5,7 +5,7 @@ import { events, users } from "@/db/schema";
 import { pausedRun, startApiServer } from "@/test/support/api-fixtures";
 import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "@/test/support/factories";
 import { apiClient, refundBatch, type ApiClient } from "@/test/support/http";
-import { sessionCookie, signInRequest } from "@/test/support/sessions";
+import { sessionClient, sessionCookie, signInRequest } from "@/test/support/sessions";
 import { sleep, waitUntil } from "@/test/support/polling";
 import { openSse } from "@/test/support/sse";
 import type { TestServer } from "@/test/support/server";
@@ -29,8 +29,9 @@ beforeAll(async () => {
   otherQueue = await makeQueue();
   admin = await makeReviewer({ name: "Ada Admin", queues: [{ name: queue.name, role: "admin" }] });
   lead = await makeReviewer({ name: "Lee Lead", queues: [{ name: queue.name, role: "lead" }] });
-  asAdmin = apiClient(server.baseUrl, admin.token);
-  asLead = apiClient(server.baseUrl, lead.token);
+  // signed in: invites and reset links are made from a session only (lib/auth/require-session.ts)
+  asAdmin = await sessionClient(server.baseUrl, admin.email);
+  asLead = await sessionClient(server.baseUrl, lead.email);
   agent = apiClient(server.baseUrl, (await makeAgentKey({ queues: [queue.name] })).key);
 }, 60_000);
 afterAll(() => server?.stop());

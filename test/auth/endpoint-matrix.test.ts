@@ -14,6 +14,7 @@ import { makeAgentKey, makeQueue, type TestReviewer } from "../support/factories
 import { apiClient, refundBatch, type ApiClient } from "../support/http";
 import { startTestIdp, type TestIdp } from "../support/oidc-idp";
 import type { TestServer } from "../support/server";
+import { sessionClient } from "../support/sessions";
 
 // Issue 7: the authorization matrix over EVERY endpoint of the API — each operation the server's
 // own OpenAPI document lists, called by every kind of caller, with the status each must get. An
@@ -43,6 +44,8 @@ beforeAll(async () => {
     SLACK_BOT_TOKEN: "xoxb-endpoint-matrix",
     SLACK_SIGNING_SECRET: "endpoint-matrix-signing-secret",
     SLACK_API_URL: "http://127.0.0.1:9/api/",
+    // the session-only rows sign the matrix's reviewers in afresh for each fixture
+    SIGN_IN_ATTEMPTS_PER_MINUTE: "1000",
   });
   idp = await startTestIdp({ redirectUri: `${server.baseUrl}/api/auth/callback/sso` });
   ({ people } = await makeCallerReviewers());
@@ -71,7 +74,7 @@ const unique = () => Math.random().toString(36).slice(2, 10);
  * owner paused on a one-call batch (or decided and claimed, for the worker endpoints), and one of
  * each thing an endpoint can act on.
  */
-async function fixture(stage: "pending" | "claimed") {
+async function fixture(stage: "pending" | "claimed", session = false) {
   const queue = await makeQueue();
   await addMembership(queue.id, people.reviewer.id, "reviewer");
   await addMembership(queue.id, people.lead.id, "lead");
@@ -134,6 +137,13 @@ async function fixture(stage: "pending" | "claimed") {
     view,
     clients: {
       ...reviewerClients,
+      // signed in afresh: "sign out everywhere" (below) ends the earlier sessions
+      ...(session && {
+        nonMember: await sessionClient(server.baseUrl, people.nonMember.email),
+        reviewer: await sessionClient(server.baseUrl, people.reviewer.email),
+        lead: await sessionClient(server.baseUrl, people.lead.email),
+        admin: await sessionClient(server.baseUrl, people.admin.email),
+      }),
       owner,
       peerAgent: apiClient(server.baseUrl, peerKey.key),
     } satisfies Record<Caller, ApiClient>,
@@ -147,6 +157,11 @@ type Row = {
   stage?: "pending" | "claimed";
   request: (f: Fixture) => [path: string, body?: unknown];
   expected: Record<Caller, number>;
+  /**
+   * Leads to a new credential, so it takes a signed-in session only (lib/auth/require-session.ts):
+   * the reviewers call it with their session cookie here, and every key or token is 403 (below).
+   */
+  session?: true;
 };
 
 // Who may do what. Agents act only on their own runs (another agent's run does not exist for
@@ -249,16 +264,15 @@ const MATRIX: Row[] = [
   // queues; a reviewer manages their own tokens and sessions, an admin anyone's tokens
   { operation: "GET /agents", request: () => ["/agents"], expected: but(ADMIN_ONLY, { lead: 200 }) },
   { operation: "POST /agents", request: (f) => ["/agents", { name: `a-${unique()}`, defaultQueue: f.queue.id }],
-    expected: but(ADMIN_ONLY, { lead: 201, admin: 201 }) },
+    expected: but(ADMIN_ONLY, { lead: 201, admin: 201 }), session: true },
   { operation: "POST /agents/{agentId}/rotate", request: (f) => [`/agents/${f.agentId}/rotate`, { graceSecs: 60 }],
-    expected: but(ADMIN_ONLY, { lead: 200 }) },
+    expected: but(ADMIN_ONLY, { lead: 200 }), session: true },
   { operation: "POST /agents/{agentId}/revoke", request: (f) => [`/agents/${f.agentId}/revoke`],
     expected: but(ADMIN_ONLY, { lead: 200 }) },
   { operation: "GET /reviewer-tokens", request: () => ["/reviewer-tokens"], expected: REVIEWER_LIST },
-  // made from a signed-in session only: every caller here holds a key or token (a token minting its
-  // successor would outlive its own revocation); test/trust/attack-replay.test.ts makes one with a session
+  // every reviewer makes their own (a token minting its successor would outlive its own revocation)
   { operation: "POST /reviewer-tokens", request: () => ["/reviewer-tokens", {}],
-    expected: { none: 401, owner: 403, peerAgent: 403, nonMember: 403, reviewer: 403, lead: 403, admin: 403 } },
+    expected: { none: 401, owner: 403, peerAgent: 403, nonMember: 201, reviewer: 201, lead: 201, admin: 201 }, session: true },
   { operation: "POST /reviewer-tokens/{tokenId}/revoke", request: (f) => [`/reviewer-tokens/${f.targetTokenId}/revoke`],
     // another reviewer's token does not exist for them
     expected: { none: 401, owner: 403, peerAgent: 403, nonMember: 404, reviewer: 404, lead: 404, admin: 200 } },
@@ -280,16 +294,16 @@ const MATRIX: Row[] = [
   // passwords of their queues' members; renaming and deactivating are the admins'
   { operation: "GET /people", request: () => ["/people"], expected: but(ADMIN_ONLY, { lead: 200 }) },
   { operation: "POST /people", request: (f) => ["/people", { email: `p-${unique()}@example.com`, name: "Pia", queues: [{ queueId: f.queue.id }] }],
-    expected: but(ADMIN_ONLY, { lead: 201, admin: 201 }) },
+    expected: but(ADMIN_ONLY, { lead: 201, admin: 201 }), session: true },
   { operation: "PATCH /people/{userId}", request: (f) => [`/people/${f.target.id}`, { name: `Tess ${unique()}` }], expected: ADMIN_ONLY },
   { operation: "POST /people/{userId}/password-reset", request: (f) => [`/people/${f.target.id}/password-reset`],
-    expected: but(ADMIN_ONLY, { lead: 201, admin: 201 }) },
+    expected: but(ADMIN_ONLY, { lead: 201, admin: 201 }), session: true },
 
   // single sign-on (issue 16): installation-wide, admins only
   { operation: "GET /sso", request: () => ["/sso"], expected: ADMIN_ONLY },
   { operation: "PUT /sso",
     request: () => ["/sso", { enabled: true, displayName: "Acme SSO", issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }],
-    expected: ADMIN_ONLY },
+    expected: ADMIN_ONLY, session: true },
 ];
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
@@ -335,6 +349,19 @@ describe("the endpoint matrix", () => {
     );
     expect(listed.length).toBeGreaterThan(40);
     expect(MATRIX.map((row) => row.operation).sort()).toEqual([...listed].sort());
+    // the rows marked `session` are the operations the document secures with a session only
+    const sessionOnly = Object.entries(
+      document.paths as Record<string, Record<string, { security?: unknown }>>,
+    ).flatMap(([path, item]) =>
+      METHODS.filter(
+        (m) => JSON.stringify(item[m]?.security) === JSON.stringify([{ session: [] }]),
+      ).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    expect(
+      MATRIX.filter((row) => row.session)
+        .map((row) => row.operation)
+        .sort(),
+    ).toEqual(sessionOnly.sort());
   });
 
   const cases = MATRIX.flatMap((row) =>
@@ -345,8 +372,8 @@ describe("the endpoint matrix", () => {
   const fixtures = new Map<string, Fixture>();
   it.each(cases)(
     "$operation as $caller → $status",
-    async ({ operation, stage, request, caller, status }) => {
-      const f = fixtures.get(operation) ?? (await fixture(stage ?? "pending"));
+    async ({ operation, stage, request, caller, status, session }) => {
+      const f = fixtures.get(operation) ?? (await fixture(stage ?? "pending", session));
       fixtures.set(operation, f);
       const [path, body] = request(f);
       const method = operation.split(" ")[0]!;
@@ -361,6 +388,27 @@ describe("the endpoint matrix", () => {
       }
     },
   );
+});
+
+// What leads to a new credential answers every key and token 403 (issue 24: a reviewer token issued
+// a reset link for its own account, signed in with it and minted new tokens), whoever holds it.
+describe("the session-only operations", () => {
+  const holders = CALLERS.filter((caller) => caller !== "none");
+  const cases = MATRIX.filter((row) => row.session).flatMap((row) =>
+    holders.map((caller) => ({ ...row, caller })),
+  );
+  // refusals write nothing, so a row's holders share one fixture
+  const fixtures = new Map<string, Fixture>();
+  it.each(cases)("$operation with the key or token of $caller → 403", async (row) => {
+    const f = fixtures.get(row.operation) ?? (await fixture(row.stage ?? "pending"));
+    fixtures.set(row.operation, f);
+    const [path, body] = row.request(f);
+    const before = await writeSnapshot();
+    const answer = await send(f.clients[row.caller], row.operation.split(" ")[0]!, path, body);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(403);
+    expect(answer.body.error.code).toBe("forbidden");
+    expect(await writeSnapshot()).toEqual(before);
+  });
 });
 
 // Slack's interaction endpoint is not in the OpenAPI document: Slack calls it, signed with the

@@ -12,7 +12,7 @@ import { decideOverApi, pauseNewRun } from "../support/flows";
 import { apiClient, refundBatch } from "../support/http";
 import { waitUntil } from "../support/polling";
 import { startServer, type TestServer } from "../support/server";
-import { signInRequest } from "../support/sessions";
+import { sessionClient, signInRequest } from "../support/sessions";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver";
 
 // Issue 14, finding 8 (part): the webhook signing secrets and the session-signing secret were
@@ -131,7 +131,8 @@ describe("a server with COUNTERSIGN_SECRET_KEY", () => {
 
   it("seals the secret of a key an admin creates through the API", async () => {
     const admin = await makeReviewer({ queues: [{ name: team.queue.name, role: "admin" }] });
-    const created = await apiClient(server.baseUrl, admin.token).post("/agents", {
+    const asAdmin = await sessionClient(server.baseUrl, admin.email);
+    const created = await asAdmin.post("/agents", {
       name: `Sealed bot ${randomBytes(3).toString("hex")}`,
       defaultQueue: team.queue.id,
     });

@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET } from "@/app/metrics/route";
 import { approveBatch, pausedRun, startApiServer } from "@/test/support/api-fixtures";
+import { freshDatabase } from "@/test/support/database";
+import { startServer } from "@/test/support/server";
 import { makeAgentKey, makeQueue, makeReviewer } from "@/test/support/factories";
 import { apiClient, refundBatch } from "@/test/support/http";
 import type { TestServer } from "@/test/support/server";
@@ -9,7 +11,8 @@ import type { TestServer } from "@/test/support/server";
 // /metrics: off without METRICS_TOKEN, refused without the token, and with it the text exposition
 // format holding every metric the README documents, whose values follow a real decision.
 
-const TOKEN = "metrics-test-token-0123456789";
+// at least 32 characters: a shorter METRICS_TOKEN stops the start (below)
+const TOKEN = "metrics-test-token-0123456789abcdef";
 let server: TestServer;
 
 beforeAll(async () => {
@@ -89,5 +92,33 @@ describe("/metrics", () => {
     expect(sample(after.text, depth)).toBe(0);
     expect(sample(after.text, "countersign_webhook_backlog")).toBe(0);
     expect(after.text).toContain('countersign_stream_connections{kind="reviewer"} 0');
+  });
+
+  it("refuses to start with a METRICS_TOKEN under 32 characters, saying so", async () => {
+    await expect(
+      startServer({
+        databaseUrl: await freshDatabase("metrics-short-token"),
+        env: { METRICS_TOKEN: "only-thirty-one-characters-long" },
+      }),
+    ).rejects.toThrow(/METRICS_TOKEN: must be at least 32 characters/);
+  }, 60_000);
+
+  // Last: it blocks this address's bearer requests for the rest of the window.
+  it("answers 429 once wrong tokens pass the bearer-guess limit, the right token included (issue 24)", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push((await scrape(`guess-${i}-${TOKEN}`)).status);
+    // BEARER_FAILURES_PER_WINDOW (30) wrong tokens from this address in all, two of them above
+    const blockedFrom = statuses.indexOf(429);
+    expect(blockedFrom, statuses.join(" ")).toBeGreaterThan(0);
+    expect(blockedFrom).toBeLessThanOrEqual(30);
+    expect(statuses.slice(0, blockedFrom).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(blockedFrom).every((s) => s === 429)).toBe(true);
+    // the block confirms no guess: the right token waits out the window too
+    const right = await fetch(`${server.baseUrl}/metrics`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(right.status).toBe(429);
+    expect(Number(right.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await right.text()).not.toContain("countersign_");
   });
 });

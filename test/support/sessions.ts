@@ -1,6 +1,8 @@
 // Signing a test reviewer in to the web app, as the browser does, for tests that call pages,
 // server actions or the API with the session cookie.
 
+import { apiClient, type ApiClient } from "./http";
+
 /** The factories' password for every test reviewer. */
 export const TEST_PASSWORD = "correct horse battery";
 
@@ -26,4 +28,22 @@ export async function sessionCookie(
     .getSetCookie()
     .map((c) => c.split(";")[0])
     .join("; ");
+}
+
+/**
+ * An API client signed in as `email` (the session cookie, from the app's own origin), as the web
+ * app calls the API: what creates credentials (links, keys, tokens, SSO) takes a session only.
+ */
+export async function sessionClient(baseUrl: string, email: string): Promise<ApiClient> {
+  const session = { cookie: await sessionCookie(baseUrl, email), origin: baseUrl };
+  const client = apiClient(baseUrl);
+  return {
+    get: (path, headers = {}) => client.get(path, { ...session, ...headers }),
+    post: (path, body, headers = {}) => client.post(path, body, { ...session, ...headers }),
+    raw: (path, init = {}) =>
+      client.raw(path, {
+        ...init,
+        headers: { ...session, ...(init.headers as Record<string, string> | undefined) },
+      }),
+  };
 }

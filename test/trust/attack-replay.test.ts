@@ -5,7 +5,7 @@ import { agentKeys, reviewerTokens } from "@/db/schema";
 import { startApiServer } from "@/test/support/api-fixtures";
 import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "@/test/support/factories";
 import { apiClient, type ApiClient } from "@/test/support/http";
-import { sessionCookie, signInRequest } from "@/test/support/sessions";
+import { sessionClient, sessionCookie, signInRequest } from "@/test/support/sessions";
 import type { TestServer } from "@/test/support/server";
 
 // Issue 14: holes found by replaying the attack against the fixed build from outside — a lead's
@@ -26,8 +26,9 @@ beforeAll(async () => {
   otherQueue = await makeQueue();
   admin = await makeReviewer({ queues: [{ name: queue.name, role: "admin" }] });
   lead = await makeReviewer({ queues: [{ name: queue.name, role: "lead" }] });
-  asAdmin = apiClient(server.baseUrl, admin.token);
-  asLead = apiClient(server.baseUrl, lead.token);
+  // signed in: links, keys and tokens are made from a session only (lib/auth/require-session.ts)
+  asAdmin = await sessionClient(server.baseUrl, admin.email);
+  asLead = await sessionClient(server.baseUrl, lead.email);
 }, 60_000);
 afterAll(() => server?.stop());
 
@@ -78,9 +79,9 @@ describe("a lead's one-time links are checked again when used", () => {
   it("refuses a lead's link once the lead was deactivated", async () => {
     const shortLead = await makeReviewer({ queues: [{ name: queue.name, role: "lead" }] });
     const person = await makeReviewer({ queues: [{ name: queue.name }] });
-    const reset = await apiClient(server.baseUrl, shortLead.token).post(
-      `/people/${person.id}/password-reset`,
-    );
+    const reset = await (
+      await sessionClient(server.baseUrl, shortLead.email)
+    ).post(`/people/${person.id}/password-reset`);
     expect(reset.status).toBe(201);
     expect((await patch(asAdmin, `/people/${shortLead.id}`, { active: false })).status).toBe(200);
     const { redeemLink } = await import("@/lib/people/person-links");

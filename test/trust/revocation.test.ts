@@ -6,7 +6,7 @@ import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "../sup
 import { apiClient, refundBatch, type ApiClient } from "../support/http";
 import { sleep, waitUntil } from "../support/polling";
 import { startServer, type TestServer } from "../support/server";
-import { sessionCookie } from "../support/sessions";
+import { sessionClient, sessionCookie } from "../support/sessions";
 import { openSse, type SseClient } from "../support/sse";
 import { freshDatabase } from "../support/database";
 import { pausedRun } from "../support/api-fixtures";
@@ -19,6 +19,8 @@ let server: TestServer;
 let queue: { id: string; name: string };
 let admin: TestReviewer;
 let asAdmin: ApiClient;
+/** keys are created and rotated from a signed-in session only (lib/auth/require-session.ts) */
+let asAdminSession: ApiClient;
 const opened: SseClient[] = [];
 
 beforeAll(async () => {
@@ -27,6 +29,7 @@ beforeAll(async () => {
   admin = await makeReviewer({ name: "Ada Admin", queues: [{ name: queue.name, role: "admin" }] });
   server = await startServer({ databaseUrl });
   asAdmin = apiClient(server.baseUrl, admin.token);
+  asAdminSession = await sessionClient(server.baseUrl, admin.email);
 }, 60_000);
 afterEach(() => opened.splice(0).forEach((client) => client.close()));
 afterAll(() => server?.stop());
@@ -104,14 +107,14 @@ describe("agent keys", () => {
       queueId: null,
     });
     // A revoked key cannot be rotated back to life.
-    const rotated = await asAdmin.post(`/agents/${agent.id}/rotate`, {});
+    const rotated = await asAdminSession.post(`/agents/${agent.id}/rotate`, {});
     expect(rotated.status).toBe(409);
     expect(rotated.body.error.code).toBe("key_revoked");
   });
 
   it("rotation: the old key works during its grace period and stops after it; its stream ends", async () => {
     const { agent, run } = await agentWithPausedRun();
-    const rotated = await asAdmin.post(`/agents/${agent.id}/rotate`, { graceSecs: 3 });
+    const rotated = await asAdminSession.post(`/agents/${agent.id}/rotate`, { graceSecs: 3 });
     expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
     const newKey: string = rotated.body.key;
     expect(newKey).toMatch(/^cs_agent_/);
@@ -130,7 +133,7 @@ describe("agent keys", () => {
 
   it("rotation with no grace stops the old key at once", async () => {
     const { agent, run } = await agentWithPausedRun();
-    const rotated = await asAdmin.post(`/agents/${agent.id}/rotate`, { graceSecs: 0 });
+    const rotated = await asAdminSession.post(`/agents/${agent.id}/rotate`, { graceSecs: 0 });
     expect(rotated.status).toBe(200);
     expect((await apiClient(server.baseUrl, agent.key).get(`/runs/${run.id}`)).status).toBe(401);
     expect((await apiClient(server.baseUrl, rotated.body.key).get(`/runs/${run.id}`)).status).toBe(
@@ -139,7 +142,7 @@ describe("agent keys", () => {
   });
 
   it("a key created over the API works at once, and its last use is recorded", async () => {
-    const created = await asAdmin.post("/agents", {
+    const created = await asAdminSession.post("/agents", {
       name: "Made in the app",
       defaultQueue: queue.id,
       ownerEmail: admin.email,

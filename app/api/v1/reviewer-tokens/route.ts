@@ -1,6 +1,6 @@
 import { createReviewerToken } from "@/lib/reviewer-tokens/create-reviewer-token";
 import { listReviewerTokens } from "@/lib/reviewer-tokens/reviewer-tokens";
-import { ForbiddenError } from "@/lib/errors";
+import { requireSignedIn } from "@/lib/auth/require-session";
 import { apiRoute, json } from "@/lib/http/api-route";
 import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
@@ -13,10 +13,7 @@ export const GET = apiRoute(async ({ actor, request }) => {
 
 export const POST = apiRoute(async ({ actor, body, credential }) => {
   // A token must not mint its own successor: revoking a leaked token would then not end the access.
-  if (credential.kind !== "session")
-    throw new ForbiddenError(
-      "Personal tokens are created from a signed-in session, not with a token.",
-    );
+  requireSignedIn(credential, "Personal tokens are created");
   return json(await createReviewerToken(actor, body), 201);
 });
 
