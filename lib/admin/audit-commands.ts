@@ -1,0 +1,30 @@
+import { getClient } from "@/db/client";
+import { describeVerdict, chainRows, verifyChain } from "@/lib/audit/verify-chain";
+import { UsageError } from "./cli-support";
+
+export const AUDIT_CLI_USAGE = `  audit verify      walk the event log's hash chain; exit 1 naming the first row that does not match
+  audit verify-export <file> [--public-key KEY]
+                    check a history or audit export and its signed head, without the database`;
+
+/** A check that failed: printed as is, and the command exits 1. */
+export class VerificationFailed extends Error {}
+
+export async function runAuditCommand(
+  verb: string | undefined,
+  rest: string[],
+  values: { "public-key"?: string },
+): Promise<string> {
+  if (verb === "verify") {
+    if (rest.length > 0) throw new UsageError("audit verify takes no arguments.");
+    const client = getClient();
+    const columns = await client.execute("select name from pragma_table_info('events')");
+    if (!columns.rows.some((row) => row[0] === "hash"))
+      throw new VerificationFailed(
+        "The event log has no hash chain yet: start the server (or npm run db:migrate) once to upgrade the database.",
+      );
+    const verdict = await verifyChain(chainRows(client));
+    if (!verdict.ok) throw new VerificationFailed(describeVerdict(verdict));
+    return describeVerdict(verdict);
+  }
+  throw new UsageError(`Unknown command 'audit ${verb ?? ""}'.`);
+}
