@@ -1,5 +1,6 @@
 import { getClient } from "@/db/client";
 import { describeVerdict, chainRows, verifyChain } from "@/lib/audit/verify-chain";
+import { verifyExportFile } from "@/lib/audit/verify-export";
 import { UsageError } from "./cli-support";
 
 export const AUDIT_CLI_USAGE = `  audit verify      walk the event log's hash chain; exit 1 naming the first row that does not match
@@ -25,6 +26,12 @@ export async function runAuditCommand(
     const verdict = await verifyChain(chainRows(client));
     if (!verdict.ok) throw new VerificationFailed(describeVerdict(verdict));
     return describeVerdict(verdict);
+  }
+  if (verb === "verify-export") {
+    if (rest.length !== 1) throw new UsageError("audit verify-export takes one file.");
+    const verdict = verifyExportFile(rest[0]!, values["public-key"]);
+    if (!verdict.ok) throw new VerificationFailed(verdict.message);
+    return verdict.message;
   }
   throw new UsageError(`Unknown command 'audit ${verb ?? ""}'.`);
 }
