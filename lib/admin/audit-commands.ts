@@ -3,7 +3,9 @@ import { describeVerdict, chainRows, verifyChain } from "@/lib/audit/verify-chai
 import { verifyExportFile } from "@/lib/audit/verify-export";
 import { UsageError } from "./cli-support";
 
-export const AUDIT_CLI_USAGE = `  audit verify      walk the event log's hash chain; exit 1 naming the first row that does not match
+export const AUDIT_CLI_USAGE = `  audit verify [--anchor SEQ:HASH]...
+                    walk the event log's hash chain; exit 1 naming the first row that does not match
+                    (or a head the server logged that the chain no longer holds)
   audit verify-export <file> [--public-key KEY]
                     check a history or audit export and its signed head, without the database`;
 
@@ -13,7 +15,7 @@ export class VerificationFailed extends Error {}
 export async function runAuditCommand(
   verb: string | undefined,
   rest: string[],
-  values: { "public-key"?: string },
+  values: { "public-key"?: string; anchor?: string[] },
 ): Promise<string> {
   if (verb === "verify") {
     if (rest.length > 0) throw new UsageError("audit verify takes no arguments.");
@@ -23,7 +25,13 @@ export async function runAuditCommand(
       throw new VerificationFailed(
         "The event log has no hash chain yet: start the server (or npm run db:migrate) once to upgrade the database.",
       );
-    const verdict = await verifyChain(chainRows(client));
+    const anchors = (values.anchor ?? []).map((text) => {
+      const match = /^(\d+):([0-9a-f]{64})$/.exec(text.trim());
+      if (!match)
+        throw new UsageError(`--anchor takes SEQ:HASH (as the server logs them), not '${text}'.`);
+      return { seq: Number(match[1]), hash: match[2]! };
+    });
+    const verdict = await verifyChain(chainRows(client), anchors);
     if (!verdict.ok) throw new VerificationFailed(describeVerdict(verdict));
     return describeVerdict(verdict);
   }

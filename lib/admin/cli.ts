@@ -161,6 +161,7 @@ async function run(argv: string[]): Promise<string> {
       prefix: { type: "string" },
       grace: { type: "string" },
       "public-key": { type: "string" },
+      anchor: { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
       ...POLICY_OPTIONS,
     },

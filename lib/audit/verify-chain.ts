@@ -59,8 +59,14 @@ function blobOrValue(value: unknown): ChainedValue {
   return value as ChainedValue;
 }
 
+/** A head recorded elsewhere (the server's log, an export): that row must still carry that hash. */
+export type Anchor = { seq: number; hash: string };
+
 /** Walks the chain; stops at the first row that does not match, saying what it looks like. */
-export async function verifyChain(rows: AsyncIterable<ChainRow>): Promise<ChainVerdict> {
+export async function verifyChain(
+  rows: AsyncIterable<ChainRow>,
+  anchors: Anchor[] = [],
+): Promise<ChainVerdict> {
   let previous: { seq: number; hash: string } = { seq: 0, hash: GENESIS_HASH };
   let count = 0;
   let suspect: { row: ChainRow; before: { seq: number; hash: string } } | null = null;
@@ -73,10 +79,26 @@ export async function verifyChain(rows: AsyncIterable<ChainRow>): Promise<ChainV
       suspect = { row, before: previous };
       continue;
     }
+    const anchor = anchors.find((a) => a.seq === row.seq);
+    if (anchor && anchor.hash !== row.hash)
+      return {
+        ok: false,
+        count,
+        seq: row.seq,
+        problem: `does not carry the hash recorded for it (${anchor.hash}): the chain was rebuilt from here or before`,
+      };
     count++;
     previous = { seq: row.seq, hash: row.hash };
   }
   if (suspect) return { ok: false, count, ...explain(suspect.row, suspect.before, null) };
+  const beyond = anchors.find((a) => a.seq > previous.seq);
+  if (beyond)
+    return {
+      ok: false,
+      count,
+      seq: beyond.seq,
+      problem: `was recorded (hash ${beyond.hash}) but the log now ends at seq ${previous.seq}: its newest rows were deleted`,
+    };
   return { ok: true, count, head: previous };
 }
 

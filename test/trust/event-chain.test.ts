@@ -227,6 +227,58 @@ describe("tampering", () => {
   });
 });
 
+describe("anchors: heads recorded outside the database", () => {
+  // What the chain alone cannot show: the newest rows deleted, or the whole chain recomputed
+  // after an edit. A head the server logged (lib/audit/chain-head.ts) shows both.
+  const rechain = readFileSync(
+    join(process.cwd(), "db/migrations/0019_event_chain.sql"),
+    "utf8",
+  ).split("--> statement-breakpoint")[1]!;
+
+  async function copyWith(change: (client: Client) => Promise<void>) {
+    const dir = mkdtempSync(join(tmpdir(), "countersign-anchor-"));
+    const url = `file:${join(dir, "copy.db")}`;
+    await getClient().execute("pragma wal_checkpoint(truncate)");
+    cpSync(file(databaseUrl), file(url));
+    const client = createClient({ url });
+    await change(client);
+    client.close();
+    return { url, dir };
+  }
+
+  it("catch deleted newest rows and a recomputed chain that verify alone accepts", async () => {
+    const result = await verdict();
+    if (!result.ok) throw new Error("the log must verify");
+    const head = `${result.head.seq}:${result.head.hash}`;
+    expect((await runAdminCli(databaseUrl, "audit", "verify", "--anchor", head)).code).toBe(0);
+
+    const truncated = await copyWith(async (c) => {
+      await c.execute("delete from events where seq > (select max(seq) - 2 from events)");
+    });
+    expect((await runAdminCli(truncated.url, "audit", "verify")).code).toBe(0);
+    const cut = await runAdminCli(truncated.url, "audit", "verify", "--anchor", head);
+    expect(cut.code).toBe(1);
+    expect(cut.stderr).toContain(`event seq ${result.head.seq} was recorded`);
+    expect(cut.stderr).toContain("its newest rows were deleted");
+
+    const rebuilt = await copyWith(async (c) => {
+      await c.execute("update events set data = '{\"rewritten\":true}' where seq = 4");
+      await c.execute(rechain);
+    });
+    expect((await runAdminCli(rebuilt.url, "audit", "verify")).code).toBe(0);
+    const caught = await runAdminCli(rebuilt.url, "audit", "verify", "--anchor", head);
+    expect(caught.code).toBe(1);
+    expect(caught.stderr).toContain(
+      `event seq ${result.head.seq} does not carry the hash recorded`,
+    );
+
+    const bad = await runAdminCli(databaseUrl, "audit", "verify", "--anchor", "12:nothex");
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("--anchor takes SEQ:HASH");
+    for (const { dir } of [truncated, rebuilt]) rmSync(dir, { recursive: true, force: true });
+  });
+});
+
 describe("an upgraded database", () => {
   it("chains the rows written before the chain existed, and new rows chain onto them", async () => {
     // The migrations up to 0018 (before the chain), some events, then the real migrations.
