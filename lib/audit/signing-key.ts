@@ -7,7 +7,7 @@ import {
   type KeyObject,
 } from "node:crypto";
 import { eq } from "drizzle-orm";
-import { getDb } from "@/db/client";
+import { databaseUrl, getDb } from "@/db/client";
 import { appSettings } from "@/db/schema";
 import { statement, writeBatch } from "@/db/write-batch";
 import { requireReviewer, type Actor } from "@/lib/auth/actor";
@@ -33,7 +33,7 @@ let cached: { url: string; key: Promise<AuditSigningKey> } | undefined;
 
 /** The signing key, generated and stored on first use (every instance then reads the same one). */
 export function auditSigningKey(): Promise<AuditSigningKey> {
-  const url = process.env.DATABASE_URL ?? "";
+  const url = databaseUrl();
   if (cached?.url !== url) {
     const key = loadOrCreate();
     cached = { url, key };
