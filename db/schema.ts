@@ -513,6 +513,10 @@ export const events = sqliteTable(
     actorId: text("actor_id"),
     actorName: text("actor_name"),
     data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    // The hash chain (lib/events/event-chain.ts): SHA3-256 of the previous row's hash and this
+    // row's content, written by the INSERT itself. Null only in a row that did not come through
+    // eventRows (which `audit verify` reports).
+    hash: text("hash"),
   },
   (t) => [
     // run streams and timelines replay one run's events

@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { randomUUID } from "node:crypto";
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "./support/test";
@@ -78,6 +79,19 @@ test("an admin creates an agent key (its secret shown once), and revokes it", as
   await expect(audit.nth(1)).toContainText(`Rotated agent key '${name}'`);
   await expect(audit.nth(2)).toContainText(`Created agent key '${name}'`);
   await shot(page, "agent-keys-audit", { fullPage: true });
+
+  // The export: the same events with their chain hashes, ending with the signed chain head.
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("link", { name: "Export JSON" }).click(),
+  ]);
+  expect(download.suggestedFilename()).toMatch(/^countersign-audit-\d{4}-\d{2}-\d{2}\.json$/);
+  const exported = JSON.parse(await readFile((await download.path())!, "utf8"));
+  const revoked = exported.events.find(
+    (e: { type: string; data: string }) => e.type === "agent.revoked" && e.data.includes(name),
+  );
+  expect(revoked.hash).toMatch(/^[0-9a-f]{64}$/);
+  expect(exported.chainHead.seq).toBeGreaterThanOrEqual(revoked.seq);
 });
 
 test("a reviewer makes and revokes a personal token, then signs out everywhere", async ({

@@ -107,9 +107,11 @@ test("history shows who decided what and why; filters narrow it; CSV export down
   const csv = await readFile((await download.path())!, "utf8");
   const lines = csv.trimEnd().split("\r\n");
   expect(lines[0]).toBe(
-    "decidedAt,queue,agent,runId,batchId,kind,toolName,outcome,source,decidedBy,decidedById,decidedByEmail,reason,edited,args,editedArgs,callId,toolCallId,requestedAt,batchStatus,batchOutcome,planSummary,editedPlanSummary",
+    "decidedAt,queue,agent,runId,batchId,kind,toolName,outcome,source,decidedBy,decidedById,decidedByEmail,reason,edited,args,editedArgs,callId,toolCallId,requestedAt,batchStatus,batchOutcome,planSummary,editedPlanSummary,chainSeq,chainHash",
   );
-  expect(lines).toHaveLength(2);
+  // the header, the one row, and the signed chain head (npm run admin -- audit verify-export)
+  expect(lines).toHaveLength(3);
+  expect(lines[2]).toMatch(/^#chain-head,\d+,[0-9a-f]{64},/);
   expect(lines[1]).toContain(seeded.wipe.batch.id);
   expect(lines[1]).toContain(",delete_files,rejected,reviewer,Sam Reviewer,");
   // the formula is defused: a leading quote, inside an RFC 4180 quoted field
@@ -165,7 +167,7 @@ test("history pages with a cursor link and exports JSON", async ({ page }) => {
     page.getByRole("link", { name: "Export JSON" }).click(),
   ]);
   expect(download.suggestedFilename()).toMatch(/^countersign-history-\d{4}-\d{2}-\d{2}\.json$/);
-  const exported = JSON.parse(await readFile((await download.path())!, "utf8"));
+  const exported = JSON.parse(await readFile((await download.path())!, "utf8")).batches;
   expect(exported.map((b: { id: string }) => b.id)).toEqual(decided);
 });
 

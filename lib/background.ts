@@ -8,6 +8,7 @@ import { slackConfigured } from "@/lib/slack/config";
 import { deliverSlack } from "@/lib/slack/deliver-slack";
 import { planSlack } from "@/lib/slack/plan-slack";
 import { deliverDueWebhooks } from "@/lib/webhooks/deliver-webhooks";
+import { logChainHead } from "@/lib/audit/chain-head";
 import { setting } from "@/lib/config/settings";
 import { log } from "@/lib/log/logger";
 
@@ -45,7 +46,9 @@ export async function startBackgroundWork(): Promise<void> {
   const tailer = getTailer();
   await tailer.position(); // start following the event log
   await sweepOnce();
+  await logChainHead();
   const stops = [
+    every(setting("AUDIT_HEAD_LOG_MS"), () => logChainHead(), "Logging the chain head"),
     every(setting("SWEEP_INTERVAL_MS"), () => sweepOnce(), "The deadline sweeper"),
     every(setting("WEBHOOK_POLL_MS"), () => deliverDueWebhooks(), "Webhook delivery"),
     every(

@@ -5,6 +5,7 @@ import { users } from "@/db/schema";
 import { hashStoredSessionTokens } from "@/lib/auth/hashed-session-tokens";
 import { prepareSetupCode } from "@/lib/auth/setup-code";
 import { sealStoredSecrets } from "@/lib/auth/seal-stored-secrets";
+import { auditSigningKey } from "@/lib/audit/signing-key";
 import { configuredAllowList } from "@/lib/webhooks/callback-target";
 import { publicBaseUrl } from "./api/views";
 import { beginShutdown } from "./shutdown";
@@ -18,6 +19,7 @@ export async function startServer(): Promise<void> {
   await migrateDatabase();
   await hashStoredSessionTokens();
   await refuseToStartUnless(sealStoredSecrets); // names a key the stored secrets need
+  await refuseToStartUnless(auditSigningKey); // generated at the first start, sealed
   await startBackgroundWork();
   // On SIGTERM/SIGINT Next.js stops once open requests finish: end streams and long-polls.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, beginShutdown);

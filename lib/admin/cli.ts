@@ -19,6 +19,7 @@ import { updateQueue } from "@/lib/queues/update-queue";
 import { createReviewer, queueIdByName, userIdByEmail } from "./admin-verbs";
 import { AGENT_CLI_USAGE, runAgentCommand, runTokenCommand } from "./credential-commands";
 import { PEOPLE_CLI_USAGE, runPeopleCommand } from "./people-commands";
+import { AUDIT_CLI_USAGE, runAuditCommand, VerificationFailed } from "./audit-commands";
 import { backupDatabase, restoreDatabase } from "./backup";
 import { configReport } from "@/lib/config/check-config";
 import { loadEnvFiles } from "@/lib/config/load-env";
@@ -50,6 +51,7 @@ ${AGENT_CLI_USAGE}
 ${POLICY_USAGE}
   backup <file>     a consistent copy of the embedded database, taken while the server runs
   restore <file>    replace the embedded database with a backup (stop the server first)
+${AUDIT_CLI_USAGE}
 
 Works on DATABASE_URL (now ${databaseUrlForDisplay()}), from the environment or .env as the server reads it.`;
 
@@ -158,6 +160,8 @@ async function run(argv: string[]): Promise<string> {
       position: { type: "string" },
       prefix: { type: "string" },
       grace: { type: "string" },
+      "public-key": { type: "string" },
+      anchor: { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
       ...POLICY_OPTIONS,
     },
@@ -173,6 +177,8 @@ async function run(argv: string[]): Promise<string> {
     if (!file || rest.length > 0) throw new UsageError(`${noun} takes one file.`);
     return noun === "backup" ? backupDatabase(file) : restoreDatabase(file);
   }
+  // Read-only, and before migrating: a check must not change what it checks.
+  if (noun === "audit") return runAuditCommand(verb, rest, values);
   await migrateDatabase();
 
   switch (`${noun} ${verb}`) {
@@ -327,7 +333,8 @@ run(process.argv.slice(2))
     closeDb();
   })
   .catch((error) => {
-    if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
+    if (error instanceof VerificationFailed) console.error(error.message);
+    else if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
     else if (error instanceof ApiError) {
       const issues = (error.extra.issues as { path: string; message: string }[] | undefined) ?? [];
       console.error(

@@ -33,6 +33,7 @@ import {
 import { CreateAgentKeyInput } from "@/lib/agents/create-agent-key";
 import { RotateAgentKeyInput } from "@/lib/agents/rotate-agent-key";
 import { AuditQuery } from "@/lib/audit/list-audit";
+import { ExportAuditQuery } from "@/lib/audit/export-audit";
 import { InsightsQuery } from "@/lib/insights/insights-query";
 import { InvitePersonInput } from "@/lib/people/invite-person";
 import { UpdatePersonInput } from "@/lib/people/update-person";
@@ -296,14 +297,24 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       tag: "History",
       summary: "The filtered history as a download: CSV (one row per call) or JSON (batches)",
       description:
-        "Content-Disposition: attachment; filename=countersign-history-YYYY-MM-DD.csv|json. Streamed, newest decision first, and capped at 50,000 calls (whole batches): X-Countersign-Export-Limit gives the cap, X-Countersign-Export-Truncated says whether it was reached (the file name then ends in -partial). CSV cells that start with = + - @ are prefixed with a single quote so spreadsheets do not run them.",
+        "Content-Disposition: attachment; filename=countersign-history-YYYY-MM-DD.csv|json. JSON is {batches, chainHead}; each batch carries `chain` {seq, hash} and each CSV row `chainSeq` and `chainHash`: the event that recorded its current state. The file ends with the event log's chain head signed with the server's Ed25519 key (CSV: a last line starting `#chain-head`), checked by `npm run admin -- audit verify-export FILE`. Streamed, newest decision first, and capped at 50,000 calls (whole batches): X-Countersign-Export-Limit gives the cap, X-Countersign-Export-Truncated says whether it was reached (the file name then ends in -partial). CSV cells that start with = + - @ are prefixed with a single quote so spreadsheets do not run them.",
       auth: "reviewer",
       query: ExportHistoryQuery,
       ok: { status: 200, schema: "HistoryExport", description: "The file" },
       content: {
         "text/csv": { schema: { type: "string" } },
         "application/json": {
-          schema: { type: "array", items: { $ref: "#/components/schemas/Batch" } },
+          schema: {
+            type: "object",
+            properties: {
+              batches: { type: "array", items: { $ref: "#/components/schemas/Batch" } },
+              chainHead: {
+                type: "object",
+                description:
+                  "the event log's chain head, signed (lib/audit/signed-export.ts): check with `npm run admin -- audit verify-export FILE`",
+              },
+            },
+          },
         },
       },
       errors: [400, 401, 403, 404],
@@ -667,6 +678,34 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       query: AuditQuery,
       ok: { status: 200, schema: "AuditLog" },
       errors: [400, 401, 403],
+    },
+  },
+  "/audit/export": {
+    get: {
+      operationId: "exportAudit",
+      tag: "Audit",
+      summary:
+        "The audit view's events as a download (admins), oldest first, each with its place in the event log's hash chain",
+      description:
+        "Content-Disposition: attachment; filename=countersign-audit-YYYY-MM-DD.csv|json. Each row: seq, time, at (ms), type, runId, batchId, callId, queueId, actorKind, actorId, actorName, data (the stored JSON text), prevHash and hash, so each row's hash can be recomputed from the file. The file ends with the chain head signed with the server's Ed25519 key (CSV: a last line `#chain-head,seq,hash,signedAt,bodySha256,publicKey,signature`; JSON: a `chainHead` field after `events`). Check it with `npm run admin -- audit verify-export FILE`.",
+      auth: "reviewer",
+      query: ExportAuditQuery,
+      ok: { status: 200, schema: "AuditExport", description: "The file" },
+      content: {
+        "text/csv": { schema: { type: "string" } },
+        "application/json": { schema: { type: "object" } },
+      },
+      errors: [400, 401, 403],
+    },
+  },
+  "/audit/public-key": {
+    get: {
+      operationId: "getAuditPublicKey",
+      tag: "Audit",
+      summary: "The Ed25519 public key that signs the chain head of history and audit exports",
+      auth: "reviewer",
+      ok: { status: 200, schema: "AuditPublicKey" },
+      errors: [401, 403],
     },
   },
   "/insights": {

@@ -473,6 +473,15 @@ export const resourceSchemas = {
   }),
   OneTimeLink: OneTimeLinkResource,
   Insights: InsightsResource,
+  AuditPublicKey: z.object({
+    algorithm: z.literal("Ed25519"),
+    publicKey: z
+      .string()
+      .describe(
+        "the raw 32-byte public key, base64: pass it to `audit verify-export --public-key`",
+      ),
+    keyId: z.string().describe("the first 16 hex digits of the key's SHA-256, to compare by eye"),
+  }),
   AuditLog: z.object({
     events: z.array(AuditEntryResource),
     nextCursor: z.int().nullable().describe("pass as ?before= for older events; null: no more"),

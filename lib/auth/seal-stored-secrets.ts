@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { inArray } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { agentKeys, appSettings } from "@/db/schema";
 import { updateRow, writeBatch, type Statement } from "@/db/write-batch";
@@ -12,6 +12,13 @@ import {
 } from "./sealed-secrets";
 
 export const AUTH_SECRET_SETTING = "auth_secret";
+/** The audit export signing key (lib/audit/signing-key.ts; named here, as lib/audit imports this folder). */
+const AUDIT_KEY_SETTING = "audit_signing_key";
+/** The settings that hold a sealed secret, and the place each is bound to. */
+const SEALED_SETTINGS: Record<string, string> = {
+  [AUTH_SECRET_SETTING]: SECRET_PLACES.authSecret,
+  [AUDIT_KEY_SETTING]: SECRET_PLACES.auditSigningKey,
+};
 
 /**
  * At start-up: checks that every stored secret opens with the configured keys (a server that
@@ -26,9 +33,9 @@ export async function sealStoredSecrets(): Promise<number> {
   const [webhookSecrets, authSecrets] = await Promise.all([
     db.select({ id: agentKeys.id, stored: agentKeys.webhookSecret }).from(agentKeys),
     db
-      .select({ stored: appSettings.value })
+      .select({ key: appSettings.key, stored: appSettings.value })
       .from(appSettings)
-      .where(eq(appSettings.key, AUTH_SECRET_SETTING)),
+      .where(inArray(appSettings.key, Object.keys(SEALED_SETTINGS))),
   ]);
   const rewrites: Statement[] = [];
   const reseal = (stored: string, place: string, write: (sealed: string) => Statement) => {
@@ -41,15 +48,9 @@ export async function sealStoredSecrets(): Promise<number> {
       updateRow(agentKeys, { webhookSecret: sealed }, "id = ? and webhook_secret = ?", id, stored),
     );
   }
-  for (const { stored } of authSecrets) {
-    reseal(stored, SECRET_PLACES.authSecret, (sealed) =>
-      updateRow(
-        appSettings,
-        { value: sealed },
-        "key = ? and value = ?",
-        AUTH_SECRET_SETTING,
-        stored,
-      ),
+  for (const { key, stored } of authSecrets) {
+    reseal(stored, SEALED_SETTINGS[key]!, (sealed) =>
+      updateRow(appSettings, { value: sealed }, "key = ? and value = ?", key, stored),
     );
   }
   // The single sign-on client secret sits inside its setting's JSON (lib/sso/sso-settings.ts).

@@ -102,4 +102,5 @@ export function openSecret(stored: string, place: string, keys = configuredSecre
 export const SECRET_PLACES = {
   webhookSecret: (agentKeyId: string) => `agent_keys.webhook_secret:${agentKeyId}`,
   authSecret: "app_settings.auth_secret",
+  auditSigningKey: "app_settings.audit_signing_key",
 } as const;

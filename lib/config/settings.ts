@@ -220,6 +220,12 @@ export const SETTINGS = {
     shown: "`1000`",
     description: "deadline and lease sweeper interval",
   },
+  AUDIT_HEAD_LOG_MS: {
+    schema: wholeNumber(300_000),
+    shown: "`300000`",
+    description:
+      "how often the server logs the event log's chain head (seq and hash) when it moved: an anchor kept outside the database (`audit verify`)",
+  },
   WEBHOOK_POLL_MS: {
     schema: wholeNumber(500),
     shown: "`500`",

@@ -1,7 +1,9 @@
 import type { ResultSet } from "@libsql/client";
+import { sql, type SQL } from "drizzle-orm";
 import type { Executor } from "@/db/client";
-import { events, type ActorKind, type EventRow } from "@/db/schema";
-import { insertRows, type Statement } from "@/db/write-batch";
+import type { ActorKind, EventRow } from "@/db/schema";
+import type { Statement } from "@/db/write-batch";
+import { chainedInsert } from "./event-chain";
 
 export type EventActor = { kind: ActorKind; id: string | null; name: string | null };
 
@@ -18,7 +20,7 @@ export type NewEvent = {
   at?: number;
 };
 
-/** An event as the row it is written as (its `seq` comes from the database). */
+/** An event as the row it is written as (its `seq` and `hash` come from the database). */
 export const eventRow = (event: NewEvent) => ({
   type: event.type,
   at: event.at ?? Date.now(),
@@ -34,36 +36,63 @@ export const eventRow = (event: NewEvent) => ({
 
 /** Appends one row to the event log inside the caller's transaction; returns its `seq`. */
 export async function appendEvent(tx: Executor, event: NewEvent): Promise<number> {
-  const [row] = await tx.insert(events).values(eventRow(event)).returning({ seq: events.seq });
-  return row!.seq;
+  const [row] = await tx.all<[number]>(asDrizzle(eventRows(event)));
+  return Number(row![0]);
 }
 
 /** Appends several rows, in order, in one statement. */
 export async function appendEvents(tx: Executor, batch: NewEvent[]): Promise<void> {
-  if (batch.length > 0) await tx.insert(events).values(batch.map(eventRow));
+  if (batch.length > 0) await tx.run(asDrizzle(eventRows(...batch)));
 }
 
 /** The rows each event INSERT of a write batch carries, to hand them to the streams once committed. */
 const rowsOfStatement = new WeakMap<Statement, ReturnType<typeof eventRow>[]>();
 
-/** The INSERT of event rows, to send inside a write batch (db/write-batch.ts). */
+/**
+ * The INSERT of event rows, to send inside a write batch (db/write-batch.ts). Each row is chained
+ * to the one before it in the same statement (lib/events/event-chain.ts), and answers `seq, hash`.
+ */
 export function eventRows(...batch: NewEvent[]): Statement {
   const rows = batch.map(eventRow);
-  const statement = insertRows(events, rows, " returning seq");
+  const statement = chainedInsert(
+    rows.map((row) => [
+      row.type,
+      row.at,
+      row.runId,
+      row.batchId,
+      row.callId,
+      row.queueId,
+      row.actorKind,
+      row.actorId,
+      row.actorName,
+      JSON.stringify(row.data),
+    ]),
+  );
   rowsOfStatement.set(statement, rows);
   return statement;
 }
 
 /**
- * The event rows a committed write batch appended, with the `seq` each got, in `seq` order: what
- * the streams need, without reading the rows back. (One INSERT gives its rows increasing `seq`s
- * in the order of its VALUES; RETURNING promises no order, so the `seq`s are sorted first.)
+ * The event rows a committed write batch appended, with the `seq` and chain `hash` each got, in
+ * `seq` order: what the streams need, without reading the rows back. (One INSERT gives its rows
+ * increasing `seq`s in the order of its VALUES; RETURNING promises no order, so they are sorted.)
  */
 export function eventsWritten(statements: Statement[], results: ResultSet[]): EventRow[] {
   return statements.flatMap((statement, i) => {
     const rows = rowsOfStatement.get(statement);
     if (!rows) return [];
-    const seqs = results[i]!.rows.map((r) => Number(r[0])).sort((a, b) => a - b);
-    return rows.map((row, j) => ({ ...row, seq: seqs[j]! }));
+    const written = results[i]!.rows.map((r) => ({ seq: Number(r[0]), hash: String(r[1]) }));
+    written.sort((a, b) => a.seq - b.seq);
+    return rows.map((row, j) => ({ ...row, ...written[j]! }));
   });
+}
+
+/** A `?`-placeholder statement as drizzle SQL, for the callers that write inside a transaction. */
+function asDrizzle(statement: Statement): SQL {
+  const parts = statement.sql.split("?");
+  return sql.join(
+    parts.flatMap((part, i) =>
+      i < statement.args.length ? [sql.raw(part), sql`${statement.args[i]}`] : [sql.raw(part)],
+    ),
+  );
 }

@@ -13,6 +13,8 @@ import {
   withoutEmptyValues,
 } from "./list-history";
 import { setting } from "@/lib/config/settings";
+import { csvHeadLine, ExportSigner, jsonHeadField } from "@/lib/audit/signed-export";
+import { latestEvents, type ChainPlace } from "@/lib/audit/chain-places";
 
 // The filtered history as a file to download: CSV (one row per call) or JSON (the batches as the
 // API shows them). Streamed a page at a time, and capped so one request cannot walk the whole log.
@@ -56,6 +58,9 @@ export const CSV_COLUMNS = [
   "batchOutcome",
   "planSummary",
   "editedPlanSummary",
+  // The event that recorded the row's current state: its place in the event log's hash chain.
+  "chainSeq",
+  "chainHash",
 ] as const;
 
 export type HistoryExport = {
@@ -88,7 +93,7 @@ export function csvLine(fields: string[]): string {
   return `${fields.map(csvField).join(",")}\r\n`;
 }
 
-function callRow(batch: BatchView, call: CallView): string[] {
+function callRow(batch: BatchView, call: CallView, place: ChainPlace | undefined): string[] {
   const decision = call.decision;
   const edited = decision?.editedArgs !== null && decision?.editedArgs !== undefined;
   const cancelled = batch.status === "cancelled" && !decision;
@@ -119,6 +124,8 @@ function callRow(batch: BatchView, call: CallView): string[] {
     batch.outcome ?? "",
     batch.plan?.summary ?? "",
     edited ? editedPlanSummary(batch, decision!.editedArgs) : "",
+    place ? String(place.seq) : "",
+    place?.hash ?? "",
   ];
 }
 
@@ -129,8 +136,13 @@ function editedPlanSummary(batch: BatchView, editedArgs: unknown): string {
   return typeof summary === "string" && summary !== batch.plan?.summary ? summary : "";
 }
 
-export function batchCsvLines(batch: BatchView): string {
-  return batch.calls.map((call) => csvLine(callRow(batch, call))).join("");
+export function batchCsvLines(
+  batch: BatchView,
+  places: Map<string, ChainPlace> = new Map(),
+): string {
+  return batch.calls
+    .map((call) => csvLine(callRow(batch, call, places.get(call.id) ?? places.get(batch.id))))
+    .join("");
 }
 
 async function countMatchingCalls(db: Executor, where: SQL): Promise<number> {
@@ -160,38 +172,43 @@ export async function exportHistory(
   const csv = input.format === "csv";
   const day = now.toISOString().slice(0, 10);
 
-  const encoder = new TextEncoder();
+  const signer = new ExportSigner("history");
   let cursor: Parameters<typeof historyPage>[2] = null;
   let exportedCalls = 0;
   let exportedBatches = 0;
   let done = scope === null;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(encoder.encode(csv ? csvLine([...CSV_COLUMNS]) : "["));
+      controller.enqueue(signer.body(csv ? csvLine([...CSV_COLUMNS]) : '{"batches":['));
     },
     // One page per pull: the client's reading speed paces the queries.
     async pull(controller) {
       if (done) {
-        if (!csv) controller.enqueue(encoder.encode(exportedBatches ? "\n]\n" : "]\n"));
+        // The signed chain head (lib/audit/signed-export.ts) closes the file.
+        if (!csv) controller.enqueue(signer.body(exportedBatches ? "\n]" : "]"));
+        const head = await signer.head();
+        controller.enqueue(Buffer.from(csv ? csvHeadLine(head) : jsonHeadField(head)));
         controller.close();
         return;
       }
       const page = await historyPage(db, scope!, cursor, PAGE_SIZE);
       let chunk = "";
-      for (const batch of await loadBatchViews(db, page.ids, "reviewer", { emails: true })) {
+      const views = await loadBatchViews(db, page.ids, "reviewer", { emails: true });
+      const places = await latestEvents(views);
+      for (const batch of views) {
         if (exportedCalls + batch.calls.length > callLimit) {
           done = true;
           break;
         }
         exportedCalls += batch.calls.length;
         chunk += csv
-          ? batchCsvLines(batch)
-          : `${exportedBatches ? "," : ""}\n${JSON.stringify(batch)}`;
+          ? batchCsvLines(batch, places)
+          : `${exportedBatches ? "," : ""}\n${JSON.stringify({ ...batch, chain: places.get(batch.id) ?? null })}`;
         exportedBatches++;
       }
       cursor = page.next;
       if (!cursor) done = true;
-      if (chunk) controller.enqueue(encoder.encode(chunk));
+      if (chunk) controller.enqueue(signer.body(chunk));
     },
     cancel() {
       done = true;

@@ -5,6 +5,8 @@ import * as agentRotate from "@/app/api/v1/agents/[agentId]/rotate/route";
 import * as agent from "@/app/api/v1/agents/[agentId]/route";
 import * as agents from "@/app/api/v1/agents/route";
 import * as audit from "@/app/api/v1/audit/route";
+import * as auditExport from "@/app/api/v1/audit/export/route";
+import * as auditPublicKey from "@/app/api/v1/audit/public-key/route";
 import * as batchCancel from "@/app/api/v1/batches/[batchId]/cancel/route";
 import * as batchDecision from "@/app/api/v1/batches/[batchId]/decision/route";
 import * as batchReviewClaim from "@/app/api/v1/batches/[batchId]/review-claim/route";
@@ -89,6 +91,8 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/agents/[agentId]/revoke": agentRevoke,
   "/api/v1/agents/[agentId]/rotate": agentRotate,
   "/api/v1/audit": audit,
+  "/api/v1/audit/export": auditExport,
+  "/api/v1/audit/public-key": auditPublicKey,
   "/api/v1/batches/[batchId]": batch,
   "/api/v1/batches/[batchId]/cancel": batchCancel,
   "/api/v1/batches/[batchId]/decision": batchDecision,

@@ -1,11 +1,10 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
-import { events } from "@/db/schema";
-import { insertRows, untilWritten } from "@/db/write-batch";
+import { untilWritten } from "@/db/write-batch";
 import { findRunFor } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
-import { eventRow } from "@/lib/events/append-event";
+import { eventRows, eventsWritten, type NewEvent } from "@/lib/events/append-event";
 import { toWireEvent, type WireEvent } from "@/lib/events/wire";
 import { commit } from "@/lib/events/transact";
 import { whileHeld } from "./claim-guard";
@@ -39,7 +38,7 @@ export async function recordToolEvent(
   return untilWritten(async () => {
     const run = await findRunFor(getDb(), agent, runId);
     const now = Date.now();
-    const event = eventRow({
+    const event: NewEvent = {
       type: input.type,
       runId: run.id,
       queueId: run.queueId,
@@ -51,11 +50,11 @@ export async function recordToolEvent(
         ...(input.revert !== undefined && { revert: input.revert }),
       },
       at: now,
-    });
+    };
     // The run is touched (its updatedAt) only to hold the claim's condition in the same batch.
     const held = await whileHeld(run, input.claimToken, {}, now);
-    const results = await commit([...held, insertRows(events, [event], " returning seq")]);
-    const seq = Number(results[held.length]!.rows[0]!.seq);
-    return toWireEvent({ ...event, seq });
+    const insert = eventRows(event);
+    const results = await commit([...held, insert]);
+    return toWireEvent(eventsWritten([insert], [results[held.length]!])[0]!);
   });
 }

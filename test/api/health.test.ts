@@ -28,6 +28,8 @@ describe("GET /api/v1/openapi.json", () => {
         "/agents/{agentId}/revoke",
         "/agents/{agentId}/rotate",
         "/audit",
+        "/audit/export",
+        "/audit/public-key",
         "/batches/{batchId}",
         "/batches/{batchId}/cancel",
         "/batches/{batchId}/decision",

@@ -422,6 +422,8 @@ const COLUMNS = [
   "batchOutcome",
   "planSummary",
   "editedPlanSummary",
+  "chainSeq",
+  "chainHash",
 ];
 
 /** ISO 8601 UTC with milliseconds, as every time in an export is written */
@@ -431,8 +433,11 @@ async function exportCsv(client: ApiClient, query = "") {
   const response = await client.raw(`/history/export?format=csv${query}`);
   const text = await response.text();
   expect(response.status, text).toBe(200);
-  const [header, ...rows] = parseCsv(text);
+  const [header, ...lines] = parseCsv(text);
   expect(header).toEqual(COLUMNS);
+  // the last line is the signed chain head (test/trust/signed-exports.test.ts checks it)
+  expect(lines.at(-1)![0]).toBe("#chain-head");
+  const rows = lines.slice(0, -1);
   return {
     response,
     text,
@@ -484,6 +489,9 @@ describe("GET /history/export", () => {
       batchOutcome: "approved",
       planSummary: "",
       editedPlanSummary: "",
+      // the call's last event: its place in the event log's hash chain
+      chainSeq: expect.stringMatching(/^\d+$/),
+      chainHash: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     expect(rows[0]).toMatchObject({ source: "timeout", decidedBy: "", kind: "action" });
     expect(rows[3]).toMatchObject({ kind: "plan", decidedBy: "Dana Reviewer" });
@@ -538,7 +546,7 @@ describe("GET /history/export", () => {
     });
 
     // JSON: every time, however deep, to the millisecond
-    const json = await (await asDana.raw("/history/export?format=json")).json();
+    const json = (await (await asDana.raw("/history/export?format=json")).json()).batches;
     const times: string[] = [];
     const walk = (value: unknown, key = "") => {
       if (typeof value === "string" && /(At|^at)$/.test(key)) times.push(value);
@@ -591,11 +599,14 @@ describe("GET /history/export", () => {
     expect(response.headers.get("content-disposition")).toBe(
       `attachment; filename="countersign-history-${today}.json"`,
     );
-    const exported = await response.json();
+    const { batches: exported, chainHead } = await response.json();
+    expect(chainHead).toMatchObject({ seq: expect.any(Number), hash: expect.any(String) });
     const listed = (await asDana.get("/history")).body.batches;
     // An auditor's file names each decider and voter by id, name and email as recorded then.
     const emails = new Map([dana, sam].map((r) => [r.id, r.email]));
-    const withoutEmails = exported.map((batch: any) => ({
+    // each batch also names its last event's place in the hash chain
+    for (const batch of exported) expect(batch.chain.hash).toMatch(/^[0-9a-f]{64}$/);
+    const withoutEmails = exported.map(({ chain: _chain, ...batch }: any) => ({
       ...batch,
       calls: batch.calls.map((call: any) => {
         const { email: decider, ...by } = call.decision?.by ?? {};
@@ -613,7 +624,7 @@ describe("GET /history/export", () => {
     expect(withoutEmails).toEqual(listed);
 
     const empty = await asOlga.raw("/history/export?format=json&outcome=rejected");
-    expect(await empty.json()).toEqual([]);
+    expect((await empty.json()).batches).toEqual([]);
   });
 
   it("refuses a bad format or filter before sending anything, and agent keys", async () => {
@@ -645,7 +656,7 @@ describe("GET /history/export", () => {
       expect(response.headers.get("content-disposition")).toMatch(/-partial\.csv"$/);
       // b7, b6, b5, b4: four calls; b3's two more would pass five
       expect([...new Set(rows.map((r) => r.batchId))]).toEqual(newestFirst().slice(0, 4));
-      const json = await (await client.raw("/history/export?format=json")).json();
+      const json = (await (await client.raw("/history/export?format=json")).json()).batches;
       expect(json.map((b: { id: string }) => b.id)).toEqual(newestFirst().slice(0, 4));
     } finally {
       await capped.stop();

@@ -237,7 +237,7 @@ describe("the history's days are the viewer's days", () => {
       "/history/export?format=json&from=2026-03-08&to=2026-03-08&timeZone=Asia/Kolkata",
     );
     expect(file.status).toBe(200);
-    const names = ((await file.json()) as { id: string }[]).map((b) => idOf[b.id]).sort();
+    const names = ((await file.json()).batches as { id: string }[]).map((b) => idOf[b.id]).sort();
     expect(names).toEqual(["kolkataDay8First", "kolkataDay8Last"]);
     const refused = await asDana.get("/history?from=2026-03-08&timeZone=Mars/Base");
     expect(refused.status).toBe(400);

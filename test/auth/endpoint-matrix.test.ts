@@ -278,6 +278,8 @@ const MATRIX: Row[] = [
     expected: { none: 401, owner: 403, peerAgent: 403, nonMember: 404, reviewer: 404, lead: 404, admin: 200 } },
   { operation: "POST /sessions/revoke-all", request: () => ["/sessions/revoke-all", {}], expected: REVIEWER_LIST },
   { operation: "GET /audit", request: () => ["/audit"], expected: ADMIN_ONLY },
+  { operation: "GET /audit/export", request: () => ["/audit/export?format=json"], expected: ADMIN_ONLY },
+  { operation: "GET /audit/public-key", request: () => ["/audit/public-key"], expected: REVIEWER_LIST },
   // insights are for leads (their queues) and admins: a reviewer who leads nothing is refused
   { operation: "GET /insights", request: (f) => [`/insights?queue=${f.queue.id}`], expected: but(LEAD_MANAGES, { nonMember: 403 }) },
 

@@ -159,10 +159,13 @@ describe("key, token and audit pages (issue 14)", () => {
     expect(admin.html).toContain(made.body.reviewerToken.tokenPrefix);
     expect(admin.status).toBe(200);
     expect(admin.html).toContain('data-testid="audit-row"');
+    // the signed exports (GET /audit/export): links for admins only
+    expect(admin.html).toContain("/api/v1/audit/export?format=csv");
     for (const who of ["reviewer", "lead", "outsider"]) {
       const answer = await page("/audit", who);
       expect(answer.html, who).toContain("Only an admin sees the audit log");
       expect(answer.html, who).not.toContain('data-testid="audit-row"');
+      expect(answer.html, who).not.toContain("/api/v1/audit/export");
     }
   });
 });

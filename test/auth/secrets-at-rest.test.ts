@@ -1,9 +1,10 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { createHmac, createPrivateKey, createPublicKey, randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { agentKeys, appSettings } from "@/db/schema";
+import { auditSigningKey } from "@/lib/audit/signing-key";
 import { sealStoredSecrets } from "@/lib/auth/seal-stored-secrets";
 import { openSecret, parseSecretKey, sealSecret, SECRET_PLACES } from "@/lib/auth/sealed-secrets";
 import { freshDatabase } from "../support/database";
@@ -100,6 +101,24 @@ describe("a server with COUNTERSIGN_SECRET_KEY", () => {
     expect(openSecret(setting!.value, SECRET_PLACES.authSecret, [key])).toBe(plainAuthSecret);
   });
 
+  it("generates the key that signs exports at the first start, sealed, and serves its public half", async () => {
+    const [stored] = await getDb()
+      .select()
+      .from(appSettings)
+      .where(eq(appSettings.key, "audit_signing_key"));
+    expect(stored!.value).toMatch(/^enc:v1:/);
+    const pkcs8 = openSecret(stored!.value, SECRET_PLACES.auditSigningKey, [key]);
+    const publicKey = createPublicKey(
+      createPrivateKey({ key: Buffer.from(pkcs8, "base64"), format: "der", type: "pkcs8" }),
+    )
+      .export({ format: "der", type: "spki" })
+      .subarray(-32)
+      .toString("base64");
+    const served = await apiClient(server.baseUrl, team.reviewer.token).get("/audit/public-key");
+    expect(served.status).toBe(200);
+    expect(served.body).toMatchObject({ algorithm: "Ed25519", publicKey });
+  });
+
   it("still signs webhooks that verify with the agent's secret", async () => {
     const { batch } = await pauseNewRun(
       apiClient(server.baseUrl, team.agent.key),
@@ -165,10 +184,11 @@ describe("rotating COUNTERSIGN_SECRET_KEY", () => {
     process.env.COUNTERSIGN_SECRET_KEY = keyText;
     try {
       const agent = await makeAgentKey({ queues: [(await makeTeam()).queue.name] });
+      await auditSigningKey(); // generated, sealed with the old key
       const newKeyText = randomBytes(32).toString("base64");
       process.env.COUNTERSIGN_SECRET_KEY = newKeyText;
       process.env.COUNTERSIGN_OLD_SECRET_KEYS = keyText;
-      expect(await sealStoredSecrets()).toBeGreaterThanOrEqual(2); // both agents of the file
+      expect(await sealStoredSecrets()).toBeGreaterThanOrEqual(3); // both agents, the signing key
       const [row] = await getDb()
         .select({ stored: agentKeys.webhookSecret })
         .from(agentKeys)
@@ -178,6 +198,11 @@ describe("rotating COUNTERSIGN_SECRET_KEY", () => {
       expect(openSecret(row!.stored, SECRET_PLACES.webhookSecret(agent.id), [newKey])).toBe(
         agent.webhookSecret,
       );
+      const [signingKey] = await getDb()
+        .select()
+        .from(appSettings)
+        .where(eq(appSettings.key, "audit_signing_key"));
+      expect(signingKey!.value).toMatch(new RegExp(`^enc:v1:${newKey.id}:`));
       expect(await sealStoredSecrets()).toBe(0); // nothing left to redo
     } finally {
       delete process.env.COUNTERSIGN_SECRET_KEY;

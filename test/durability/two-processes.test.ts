@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runAdminCli } from "../support/admin-cli";
 import { getDb } from "@/db/client";
 import { events } from "@/db/schema";
 import { freshDatabase } from "../support/database";
@@ -147,5 +148,17 @@ describe("two servers over one database file", () => {
     const settled = await getDb().select().from(events).where(eq(events.batchId, batch.id));
     expect(settled.filter((e) => e.type === "batch.expired")).toHaveLength(1);
     expect(settled.filter((e) => e.type === "call.decided")).toHaveLength(1);
+  });
+
+  it("writes one unbroken hash chain of the event log from both processes (no fork)", async () => {
+    // everything above raced two writers over one file; racing pauses once more, on both
+    await Promise.all(
+      [one, two, one, two, one, two].map((server) =>
+        pauseNewRun(as(server, agent.key), refundBatch()),
+      ),
+    );
+    const verified = await runAdminCli(process.env.DATABASE_URL!, "audit", "verify");
+    expect(verified.stderr).toBe("");
+    expect(verified.code).toBe(0);
   });
 });

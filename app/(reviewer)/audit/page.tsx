@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import credentials from "@/components/credentials/credentials.module.css";
 import styles from "@/components/queue-settings/queue-settings.module.css";
+import historyStyles from "@/components/history/history.module.css";
 import { describeTrustEvent } from "@/lib/audit/describe-event";
 import { listAuditEvents } from "@/lib/audit/list-audit";
 import { ForbiddenError } from "@/lib/errors";
@@ -20,7 +21,7 @@ export default async function AuditPage({
   const reviewer = await currentReviewer();
   const { before } = await searchParams;
   const renderedAt = renderTime();
-  const header = (
+  const header = (admin: boolean) => (
     <header className={styles.header}>
       <div>
         <h1 className={styles.title}>Audit</h1>
@@ -29,6 +30,21 @@ export default async function AuditPage({
           memberships, newest first.
         </p>
       </div>
+      {admin && (
+        // Each file ends with the event log's chain head, signed: `npm run admin -- audit verify-export`.
+        <div className={historyStyles.exports}>
+          {(["csv", "json"] as const).map((format) => (
+            <a
+              key={format}
+              href={`/api/v1/audit/export?format=${format}`}
+              className={historyStyles.exportLink}
+              download
+            >
+              Export {format.toUpperCase()}
+            </a>
+          ))}
+        </div>
+      )}
     </header>
   );
   let page;
@@ -38,14 +54,14 @@ export default async function AuditPage({
     if (!(error instanceof ForbiddenError)) throw error;
     return (
       <>
-        {header}
+        {header(false)}
         <p className={styles.lead}>Only an admin sees the audit log.</p>
       </>
     );
   }
   return (
     <>
-      {header}
+      {header(true)}
       {page.events.length === 0 ? (
         <div className={styles.empty}>
           <p className={styles.emptyTitle}>Nothing here</p>
