@@ -1,9 +1,7 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createClient, type Client } from "@libsql/client";
-import { drizzle } from "drizzle-orm/libsql";
-import { migrate } from "drizzle-orm/libsql/migrator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeDb, getClient, getDb } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
@@ -18,7 +16,7 @@ import { completeRun } from "@/lib/runs/complete-run";
 import { createRun } from "@/lib/runs/create-run";
 import { recordToolEvent } from "@/lib/runs/record-tool-event";
 import { runAdminCli } from "../support/admin-cli";
-import { freshDatabase } from "../support/database";
+import { databaseBeforeMigration, freshDatabase } from "../support/database";
 import { makeAgentKey, makeQueue, makeReviewer } from "../support/factories";
 
 // The event log's hash chain (lib/events/event-chain.ts) and `audit verify`
@@ -282,17 +280,7 @@ describe("anchors: heads recorded outside the database", () => {
 describe("an upgraded database", () => {
   it("chains the rows written before the chain existed, and new rows chain onto them", async () => {
     // The migrations up to 0018 (before the chain), some events, then the real migrations.
-    const dir = mkdtempSync(join(tmpdir(), "countersign-upgrade-"));
-    const migrations = join(dir, "migrations");
-    cpSync(join(process.cwd(), "db", "migrations"), migrations, { recursive: true });
-    rmSync(join(migrations, "0019_event_chain.sql"));
-    const journalFile = join(migrations, "meta", "_journal.json");
-    const journal = JSON.parse(readFileSync(journalFile, "utf8"));
-    journal.entries = journal.entries.filter((e: { idx: number }) => e.idx < 19);
-    writeFileSync(journalFile, JSON.stringify(journal));
-    const url = `file:${join(dir, "old.db")}`;
-    const old = createClient({ url });
-    await migrate(drizzle(old), { migrationsFolder: migrations });
+    const { dir, url, client: old } = await databaseBeforeMigration(19);
     for (let i = 1; i <= 30; i++)
       await old.execute({
         sql: "insert into events (type, at, queue_id, actor_kind, actor_name, data) values (?, ?, ?, 'system', ?, ?)",
