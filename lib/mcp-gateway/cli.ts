@@ -1,0 +1,102 @@
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { readFileSync } from "node:fs";
+import { HELP, parseArgs, type GatewayOptions, type Upstream } from "./args.js";
+import { CountersignGate } from "./countersign-gate.js";
+import { Relay, type RelayFacts } from "./relay.js";
+
+// countersign-mcp-gateway: serves the MCP client over stdio, relays to the upstream server, and
+// puts every tools/call to Countersign first. stdout is the MCP channel: diagnostics go to stderr.
+
+const log = (line: string) => process.stderr.write(`countersign-mcp-gateway: ${line}\n`);
+
+/** Runs the gateway; resolves with the exit code. */
+export async function main(argv: string[], env = process.env): Promise<number> {
+  const parsed = parseArgs(argv, env);
+  if (parsed.kind === "help") {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (parsed.kind === "version") {
+    process.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  if (parsed.kind === "error") {
+    log(`${parsed.message}\nRun countersign-mcp-gateway --help for usage.`);
+    return 2;
+  }
+  return serve(parsed.options, env);
+}
+
+async function serve(options: GatewayOptions, env: NodeJS.ProcessEnv): Promise<number> {
+  const upstream = upstreamTransport(options.upstream, env);
+  // What the relay learns from initialize (both sides' names), read by the gate for its cards.
+  const facts: RelayFacts = { clientInfo: null, serverInfo: null };
+  const gate = new CountersignGate(
+    { baseUrl: options.countersignUrl, apiKey: options.agentKey },
+    () => ({
+      server: options.name ?? facts.serverInfo?.name ?? upstreamLabel(options.upstream),
+      serverVersion: facts.serverInfo?.version ?? null,
+      client: facts.clientInfo?.name ?? null,
+      clientVersion: facts.clientInfo?.version ?? null,
+      upstreamTransport:
+        options.upstream.kind === "stdio" ? "stdio" : options.upstream.sse ? "sse" : "http",
+    }),
+    { queue: options.queue, timeoutSecs: options.timeoutSecs },
+  );
+  const relay = new Relay(new StdioServerTransport(), upstream, gate, {
+    facts,
+    upstreamTimeoutMs: options.upstreamTimeoutMs,
+    log,
+  });
+  try {
+    await relay.start();
+  } catch (error) {
+    log(`could not start the upstream MCP server: ${(error as Error).message}`);
+    return 1;
+  }
+  const stop = () => void upstream.close().catch(() => {});
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+
+  const side = await relay.closed;
+  if (side === "upstream") log("the upstream MCP server exited");
+  await relay.drain();
+  await gate.close(side === "upstream" ? { failed: "The upstream MCP server exited." } : {});
+  await upstream.close().catch(() => {});
+  return side === "upstream" ? 1 : 0;
+}
+
+function upstreamTransport(upstream: Upstream, env: NodeJS.ProcessEnv): Transport {
+  if (upstream.kind === "stdio") {
+    // The upstream gets the gateway's environment (its own tokens, PATH …) but never the agent key.
+    const childEnv: Record<string, string> = {};
+    for (const [name, value] of Object.entries(env)) {
+      if (value !== undefined && name !== "COUNTERSIGN_AGENT_KEY") childEnv[name] = value;
+    }
+    return new StdioClientTransport({
+      command: upstream.command,
+      args: upstream.args,
+      env: childEnv,
+      stderr: "inherit",
+    });
+  }
+  const requestInit = { headers: upstream.headers };
+  return upstream.sse
+    ? new SSEClientTransport(upstream.url, { requestInit })
+    : new StreamableHTTPClientTransport(upstream.url, { requestInit });
+}
+
+function upstreamLabel(upstream: Upstream): string {
+  return upstream.kind === "stdio" ? upstream.command : upstream.url.host;
+}
+
+function version(): string {
+  const manifest = JSON.parse(
+    readFileSync(new URL("../package.json", import.meta.url), "utf8"),
+  ) as { version: string };
+  return manifest.version;
+}

@@ -1,0 +1,321 @@
+import {
+  callRejectionMessage,
+  Countersign,
+  CountersignError,
+  type Batch,
+  type BatchInput,
+  type RunSession,
+} from "@countersign/sdk";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { randomUUID } from "node:crypto";
+
+// The Countersign side of the gateway: one run per MCP session (created at its first tools/call),
+// one batch per call, the run taken back after each decision so the upstream's outcome is
+// reported on it as `tool.completed` / `tool.failed`, and the run completed when the session ends.
+// Calls go one at a time (RunSession.exclusive): a run holds one pause at a time, and a pause
+// ends the claim the previous call's report needs.
+
+export type SessionFacts = {
+  /** the upstream's name on cards and in policies (`--name`, else its serverInfo.name) */
+  server: string;
+  serverVersion: string | null;
+  /** the MCP client's name and version from its initialize */
+  client: string | null;
+  clientVersion: string | null;
+  upstreamTransport: "stdio" | "http" | "sse";
+};
+
+export type GatedCall = {
+  toolName: string;
+  args: Record<string, unknown>;
+  /** the tool as the upstream lists it (schema, description, annotations), when it does */
+  tool: Tool | null;
+  signal: AbortSignal;
+  /** what the model's client is told while the call waits (progress) */
+  onStatus: (message: string) => void;
+};
+
+/** Thrown when the MCP client cancelled the call: no answer is sent for a cancelled request. */
+export class CallCancelled extends Error {}
+
+/** The largest result text reported to Countersign (the run page shows it; the client gets all). */
+const REPORT_TEXT_LIMIT = 2000;
+
+export class CountersignGate {
+  readonly client: Countersign;
+  private session: Promise<RunSession> | null = null;
+  /** calls of this session in the gate now (they go one at a time) */
+  private calls = 0;
+  private readonly workerId = `mcp-gateway-${randomUUID().slice(0, 8)}`;
+
+  constructor(
+    options: { baseUrl: string; apiKey: string },
+    private readonly facts: () => SessionFacts,
+    private readonly settings: { queue: string | null; timeoutSecs: number | null },
+  ) {
+    // A few quick retries: when Countersign is down, the model hears so within seconds (fail
+    // closed) rather than after the SDK's default backoff.
+    this.client = new Countersign({
+      ...options,
+      retry: { retries: 2, minDelayMs: 200, maxDelayMs: 1000 },
+      requestTimeoutMs: 15_000,
+    });
+  }
+
+  /** The session's run, created on first use; a failed creation is tried again next call. */
+  private runSession(): Promise<RunSession> {
+    if (!this.session) {
+      const facts = this.facts();
+      this.session = this.client
+        .startRun(
+          {
+            metadata: {
+              via: "countersign-mcp-gateway",
+              mcp: {
+                server: facts.server,
+                serverVersion: facts.serverVersion,
+                client: facts.client,
+                clientVersion: facts.clientVersion,
+                upstreamTransport: facts.upstreamTransport,
+              },
+            },
+          },
+          { workerId: this.workerId, leaseSecs: 300 },
+        )
+        .catch((error: unknown) => {
+          this.session = null;
+          throw error;
+        });
+    }
+    return this.session;
+  }
+
+  /**
+   * Puts one tools/call to Countersign and, when it is approved, runs `forward` with exactly the
+   * approved arguments and reports what the upstream answered. Resolves with the result for the
+   * MCP client (`isError` when refused or when Countersign could not be asked); throws
+   * CallCancelled when the client cancelled, and rethrows what `forward` threw.
+   */
+  async call(
+    call: GatedCall,
+    forward: (args: Record<string, unknown>) => Promise<CallToolResult>,
+  ): Promise<CallToolResult> {
+    let session: RunSession;
+    try {
+      session = await this.runSession();
+    } catch (error) {
+      return notAsked(error);
+    }
+    if (this.calls > 0) call.onStatus("Waiting for an earlier call of this session to be decided.");
+    this.calls++;
+    return session
+      .exclusive(async () => {
+        if (call.signal.aborted) throw new CallCancelled();
+        const toolCallId = `${call.toolName.slice(0, 100)}-${randomUUID().slice(0, 12)}`;
+        let paused: Batch;
+        try {
+          paused = await this.pause(session, call, toolCallId);
+        } catch (error) {
+          if (call.signal.aborted) throw new CallCancelled();
+          return notAsked(error);
+        }
+        const settled = paused.status === "pending" ? await this.wait(paused, call) : paused;
+        const decided = settled.calls.find((c) => c.toolCallId === toolCallId) ?? null;
+        if (decided?.status !== "approved") {
+          return refused(callRejectionMessage(decided, settled, { nameReviewer: true }));
+        }
+        // The upstream's outcome is reported on the run, which needs it back from the decision.
+        try {
+          await session.takeBack();
+        } catch (error) {
+          return notAsked(
+            error,
+            "The call was approved, but the gateway could not take the run back",
+          );
+        }
+        const edited = decided.decision?.editedArgs;
+        const runArgs = isObject(edited) ? edited : call.args;
+        const changed = isObject(edited) ? changedKeys(call.args, edited) : [];
+        let result: CallToolResult;
+        try {
+          result = await forward(runArgs);
+        } catch (error) {
+          await session
+            .reportToolFailure(toolCallId, error instanceof Error ? error : String(error))
+            .catch(warn("could not report the failure"));
+          throw error;
+        }
+        const summary = reportedResult(result);
+        await (
+          result.isError
+            ? session.reportToolFailure(toolCallId, summary)
+            : session.reportToolResult(toolCallId, summary)
+        ).catch(warn("could not report the result"));
+        if (changed.length === 0) return result;
+        const by = decided.decision?.by?.name ?? "A reviewer";
+        return {
+          ...result,
+          content: [
+            ...(result.content ?? []),
+            {
+              type: "text" as const,
+              text: `Note: ${by} changed ${changed.map((k) => `'${k}'`).join(", ")} before approving; the tool ran with these arguments: ${JSON.stringify(runArgs)}`,
+            },
+          ],
+        };
+      })
+      .finally(() => this.calls--);
+  }
+
+  private async pause(session: RunSession, call: GatedCall, toolCallId: string): Promise<Batch> {
+    const batch = batchInput(call, toolCallId, this.facts(), this.settings);
+    try {
+      return await session.pause(batch, { signal: call.signal });
+    } catch (error) {
+      // A tool schema this server cannot use for checking edits must not block the tool: the call
+      // is asked without it (edits then go unchecked, as for any call without a schema).
+      if (
+        CountersignError.is(error, "invalid_request") &&
+        error.issues.some((issue) => issue.path.includes("inputSchema"))
+      ) {
+        const [first] = batch.calls!;
+        return session.pause(
+          { ...batch, calls: [{ ...first!, inputSchema: undefined }] },
+          { signal: call.signal },
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Waits for the decision; a cancelled MCP request withdraws its card. */
+  private async wait(paused: Batch, call: GatedCall): Promise<Batch> {
+    call.onStatus(
+      `Waiting for approval in queue '${paused.queue.name}' on Countersign: ${paused.reviewUrl}`,
+    );
+    try {
+      // Outages while waiting are waited out by the SDK: the card is still in the queue.
+      return await this.client.waitForDecision(paused.id, {
+        signal: call.signal,
+        runId: paused.runId,
+      });
+    } catch (error) {
+      if (!call.signal.aborted) throw error;
+      await this.client
+        .cancelBatch(paused.id, { reason: "The MCP client cancelled the tool call." })
+        .catch(warn(`could not withdraw batch ${paused.id}`));
+      throw new CallCancelled();
+    }
+  }
+
+  /** Ends the session's run (completed), if one was started. */
+  async close(outcome: { failed?: string } = {}): Promise<void> {
+    if (!this.session) return;
+    const session = await this.session.catch(() => null);
+    if (!session || session.finished) return;
+    try {
+      // A run whose last batch settled without a claim (a refusal) is taken back to be ended.
+      if (session.claim?.state !== "held") await session.takeBack().catch(() => {});
+      await (outcome.failed === undefined
+        ? session.complete({ via: "countersign-mcp-gateway" })
+        : session.fail(new Error(outcome.failed)));
+    } catch (error) {
+      warn("could not end the run")(error);
+    } finally {
+      session.release();
+    }
+  }
+}
+
+function batchInput(
+  call: GatedCall,
+  toolCallId: string,
+  facts: SessionFacts,
+  settings: { queue: string | null; timeoutSecs: number | null },
+): BatchInput {
+  const tool = call.tool;
+  const description = tool?.description?.trim() || null;
+  const annotations = tool?.annotations ?? null;
+  const title = annotations?.title ?? tool?.title ?? null;
+  const risks: string[] = [];
+  // MCP's default for a tool that is not read-only is "may be destructive".
+  if (annotations && annotations.readOnlyHint !== true && annotations.destructiveHint !== false)
+    risks.push(`The MCP server marks ${call.toolName} as possibly destructive.`);
+  if (annotations?.openWorldHint === true)
+    risks.push(`${call.toolName} reaches outside systems (the server marks it open-world).`);
+  const from = `MCP server '${facts.server}'${facts.client ? `, client ${facts.client}` : ""}`;
+  const summary = `${title ?? call.toolName} via ${from}${description ? `: ${description}` : ""}`;
+  return {
+    calls: [
+      {
+        toolCallId,
+        toolName: call.toolName,
+        args: call.args,
+        inputSchema: tool?.inputSchema as Record<string, unknown> | undefined,
+        summary: summary.slice(0, 4000),
+        risks: risks.length > 0 ? risks : undefined,
+        metadata: {
+          mcp: {
+            server: facts.server,
+            tool: `${facts.server}.${call.toolName}`,
+            client: facts.client,
+            ...(description ? { description: description.slice(0, 2000) } : {}),
+            ...(annotations ? { annotations } : {}),
+          },
+        },
+      },
+    ],
+    ...(settings.queue ? { queue: settings.queue } : {}),
+    ...(settings.timeoutSecs ? { timeoutSecs: settings.timeoutSecs } : {}),
+  };
+}
+
+/** Countersign could not be asked: fail closed, and say why. */
+function notAsked(
+  error: unknown,
+  lead = "Countersign could not be asked for approval",
+): CallToolResult {
+  const why =
+    error instanceof CountersignError
+      ? `${error.message}${error.status ? ` (HTTP ${error.status} ${error.code})` : ` (${error.code})`}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
+  return refused(`${lead}: ${why}. The call was not forwarded to the tool; nothing ran.`);
+}
+
+function refused(text: string): CallToolResult {
+  return { isError: true, content: [{ type: "text", text }] };
+}
+
+/** The upstream's answer as reported on the run: its text, capped. */
+function reportedResult(result: CallToolResult): Record<string, unknown> {
+  const text = (result.content ?? [])
+    .map((part) =>
+      part.type === "text"
+        ? part.text
+        : `[${part.type}${"uri" in part ? ` ${String(part.uri)}` : ""}]`,
+    )
+    .join("\n");
+  return {
+    isError: result.isError === true,
+    text: text.length > REPORT_TEXT_LIMIT ? `${text.slice(0, REPORT_TEXT_LIMIT)}…` : text,
+    ...(text.length > REPORT_TEXT_LIMIT ? { truncated: true, length: text.length } : {}),
+  };
+}
+
+function changedKeys(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...keys].filter((key) => JSON.stringify(before[key]) !== JSON.stringify(after[key]));
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function warn(what: string) {
+  return (error: unknown) =>
+    process.stderr.write(
+      `countersign-mcp-gateway: ${what}: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+}
