@@ -78,6 +78,25 @@ export function throughGateway(options: {
   );
 }
 
+/** The MCP client through the gateway to any upstream command (`upstream`: its argv). */
+export function gatewayInFrontOf(options: {
+  countersignUrl: string;
+  agentKey: string;
+  upstream: string[];
+  extra?: string[];
+}): Promise<Connected> {
+  return connect(process.execPath, [
+    GATEWAY_BIN,
+    "--url",
+    options.countersignUrl,
+    "--key",
+    options.agentKey,
+    ...(options.extra ?? []),
+    "--",
+    ...options.upstream,
+  ]);
+}
+
 /** The same client connected to server-filesystem directly: what the gateway must look like. */
 export function direct(root: string): Promise<Connected> {
   return connect(process.execPath, [FILESYSTEM_SERVER, root]);
