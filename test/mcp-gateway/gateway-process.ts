@@ -1,6 +1,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ListRootsRequestSchema,
+  type ClientCapabilities,
+} from "@modelcontextprotocol/sdk/types.js";
 import { pathToFileURL } from "node:url";
 import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,7 +30,34 @@ export function filesystemRoot(): string {
 
 export type Connected = { client: Client; stderr: () => string; close: () => Promise<void> };
 
-async function connect(command: string, args: string[], roots: string[] = []) {
+export type ClientSetup = {
+  /** roots the client offers (a server that asks, roots/list, gets these) */
+  roots?: string[];
+  /** more of the client's capabilities (e.g. sampling), with `setup` adding their handlers */
+  capabilities?: ClientCapabilities;
+  setup?: (client: Client) => void;
+};
+
+export function newClient({ roots = [], capabilities = {}, setup }: ClientSetup = {}): Client {
+  const client = new Client(
+    { name: "gateway-test-client", version: "1.2.3" },
+    {
+      capabilities: {
+        ...capabilities,
+        ...(roots.length > 0 ? { roots: { listChanged: true } } : {}),
+      },
+    },
+  );
+  // The server asks for these (roots/list, a server→client request) right after initialize.
+  if (roots.length > 0)
+    client.setRequestHandler(ListRootsRequestSchema, () => ({
+      roots: roots.map((root) => ({ uri: pathToFileURL(root).href, name: "test root" })),
+    }));
+  setup?.(client);
+  return client;
+}
+
+async function connect(command: string, args: string[], options: ClientSetup = {}) {
   const transport = new StdioClientTransport({
     command,
     args,
@@ -36,15 +66,7 @@ async function connect(command: string, args: string[], roots: string[] = []) {
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk) => (stderr += chunk));
-  const client = new Client(
-    { name: "gateway-test-client", version: "1.2.3" },
-    roots.length > 0 ? { capabilities: { roots: { listChanged: true } } } : {},
-  );
-  // The server asks for these (roots/list, a server→client request) right after initialize.
-  if (roots.length > 0)
-    client.setRequestHandler(ListRootsRequestSchema, () => ({
-      roots: roots.map((root) => ({ uri: pathToFileURL(root).href, name: "test root" })),
-    }));
+  const client = newClient(options);
   await client.connect(transport);
   return { client, stderr: () => stderr, close: () => client.close() };
 }
@@ -74,7 +96,7 @@ export function throughGateway(options: {
       FILESYSTEM_SERVER,
       options.root,
     ],
-    options.roots,
+    { roots: options.roots },
   );
 }
 
@@ -82,19 +104,24 @@ export function throughGateway(options: {
 export function gatewayInFrontOf(options: {
   countersignUrl: string;
   agentKey: string;
+  /** the upstream command's argv; empty with --upstream-url in `extra` */
   upstream: string[];
   extra?: string[];
+  client?: ClientSetup;
 }): Promise<Connected> {
-  return connect(process.execPath, [
-    GATEWAY_BIN,
-    "--url",
-    options.countersignUrl,
-    "--key",
-    options.agentKey,
-    ...(options.extra ?? []),
-    "--",
-    ...options.upstream,
-  ]);
+  return connect(
+    process.execPath,
+    [
+      GATEWAY_BIN,
+      "--url",
+      options.countersignUrl,
+      "--key",
+      options.agentKey,
+      ...(options.extra ?? []),
+      ...(options.upstream.length > 0 ? ["--", ...options.upstream] : []),
+    ],
+    options.client,
+  );
 }
 
 /** The same client connected to server-filesystem directly: what the gateway must look like. */
