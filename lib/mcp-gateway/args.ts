@@ -19,6 +19,8 @@ export type GatewayOptions = {
   timeoutSecs: number | null;
   /** how long a forwarded call may take upstream before it is failed */
   upstreamTimeoutMs: number;
+  /** serve streamable HTTP at http://host:port/mcp instead of stdio */
+  listen: { host: string; port: number } | null;
 };
 
 export type ParseResult =
@@ -42,12 +44,18 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
   let queue: string | null = null;
   let timeoutSecs: number | null = null;
   let upstreamTimeoutSecs = DEFAULT_UPSTREAM_TIMEOUT_SECS;
+  let listen: { host: string; port: number } | null = null;
+  let listenAny = false;
   const headers: Record<string, string> = {};
 
   for (let i = 0; i < flags.length; i++) {
     const flag = flags[i]!;
     if (flag === "--help" || flag === "-h") return { kind: "help" };
     if (flag === "--version") return { kind: "version" };
+    if (flag === "--listen-any") {
+      listenAny = true;
+      continue;
+    }
     // `--flag=value` and `--flag value` both work.
     const eq = flag.startsWith("--") ? flag.indexOf("=") : -1;
     const nameOf = eq === -1 ? flag : flag.slice(0, eq);
@@ -97,6 +105,15 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
         timeoutSecs = secs;
         break;
       }
+      case "--listen": {
+        // HOST:PORT, [v6]:PORT, or a bare PORT (loopback)
+        const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(value);
+        const port = Number(match?.[2]);
+        if (!match || port > 65535)
+          return error(`--listen is HOST:PORT (e.g. 127.0.0.1:8931), got '${value}'`);
+        listen = { host: (match[1] ?? "127.0.0.1").replace(/^\[|\]$/g, ""), port };
+        break;
+      }
       case "--upstream-timeout": {
         const secs = Number(value);
         if (!Number.isFinite(secs) || secs <= 0)
@@ -144,6 +161,12 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
     upstream = { kind: "stdio", command: command[0]!, args: command.slice(1) };
   }
 
+  if (listen && !listenAny && !isLoopback(listen.host))
+    return error(
+      `--listen ${listen.host} is not a loopback address: anyone who reaches it could use the upstream server under your agent key. Add --listen-any if that is what you want.`,
+    );
+  if (listenAny && !listen) return error("--listen-any goes with --listen HOST:PORT");
+
   return {
     kind: "run",
     options: {
@@ -154,6 +177,7 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
       queue,
       timeoutSecs,
       upstreamTimeoutMs: upstreamTimeoutSecs * 1000,
+      listen,
     },
   };
 }
@@ -167,7 +191,12 @@ const VALUE_FLAGS = new Set([
   "--queue",
   "--timeout",
   "--upstream-timeout",
+  "--listen",
 ]);
+
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
 
 function error(message: string): ParseResult {
   return { kind: "error", message };
@@ -196,6 +225,9 @@ Options:
   --queue QUEUE             the queue cards go to (default: the agent key's)
   --timeout SECS            the decision's deadline (default: the queue's)
   --upstream-timeout SECS   how long a forwarded call may run upstream (default ${DEFAULT_UPSTREAM_TIMEOUT_SECS})
+  --listen HOST:PORT        serve MCP clients over streamable HTTP at http://HOST:PORT/mcp instead of
+                            stdio (each client session gets its own upstream and run); loopback only
+  --listen-any              allow --listen on an address other than loopback
   --help, --version
 
 The MCP client talks to the gateway over stdio, so its config launches the gateway in place of

@@ -6,6 +6,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { readFileSync } from "node:fs";
 import { HELP, parseArgs, type GatewayOptions, type Upstream } from "./args.js";
 import { CountersignGate } from "./countersign-gate.js";
+import { listenHttp } from "./listen.js";
 import { Relay, type RelayFacts } from "./relay.js";
 
 // countersign-mcp-gateway: serves the MCP client over stdio, relays to the upstream server, and
@@ -31,7 +32,20 @@ export async function main(argv: string[], env = process.env): Promise<number> {
   return serve(parsed.options, env);
 }
 
-async function serve(options: GatewayOptions, env: NodeJS.ProcessEnv): Promise<number> {
+/** One MCP client session: its upstream, its run, the relay between them. */
+export type Session = {
+  /** stops the upstream (the session then ends as when it exits) */
+  stop: () => void;
+  /** resolves once the session ended and its run was closed: 0 client left, 1 upstream exited */
+  ended: Promise<number>;
+};
+
+/** Starts a session for the client on `downstream` (stdio, or one HTTP session). */
+export async function openSession(
+  options: GatewayOptions,
+  env: NodeJS.ProcessEnv,
+  downstream: Transport,
+): Promise<Session> {
   const upstream = upstreamTransport(options.upstream, env);
   // What the relay learns from initialize (both sides' names), read by the gate for its cards.
   const facts: RelayFacts = { clientInfo: null, serverInfo: null };
@@ -47,27 +61,36 @@ async function serve(options: GatewayOptions, env: NodeJS.ProcessEnv): Promise<n
     }),
     { queue: options.queue, timeoutSecs: options.timeoutSecs },
   );
-  const relay = new Relay(new StdioServerTransport(), upstream, gate, {
+  const relay = new Relay(downstream, upstream, gate, {
     facts,
     upstreamTimeoutMs: options.upstreamTimeoutMs,
     log,
   });
+  await relay.start();
+  const ended = (async () => {
+    const side = await relay.closed;
+    if (side === "upstream") log("the upstream MCP server exited");
+    await relay.drain();
+    await gate.close(side === "upstream" ? { failed: "The upstream MCP server exited." } : {});
+    await upstream.close().catch(() => {});
+    await downstream.close().catch(() => {});
+    return side === "upstream" ? 1 : 0;
+  })();
+  return { stop: () => void upstream.close().catch(() => {}), ended };
+}
+
+async function serve(options: GatewayOptions, env: NodeJS.ProcessEnv): Promise<number> {
+  if (options.listen) return listenHttp(options, env, openSession, log);
+  let session: Session;
   try {
-    await relay.start();
+    session = await openSession(options, env, new StdioServerTransport());
   } catch (error) {
     log(`could not start the upstream MCP server: ${(error as Error).message}`);
     return 1;
   }
-  const stop = () => void upstream.close().catch(() => {});
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
-
-  const side = await relay.closed;
-  if (side === "upstream") log("the upstream MCP server exited");
-  await relay.drain();
-  await gate.close(side === "upstream" ? { failed: "The upstream MCP server exited." } : {});
-  await upstream.close().catch(() => {});
-  return side === "upstream" ? 1 : 0;
+  process.once("SIGINT", session.stop);
+  process.once("SIGTERM", session.stop);
+  return session.ended;
 }
 
 function upstreamTransport(upstream: Upstream, env: NodeJS.ProcessEnv): Transport {

@@ -100,8 +100,11 @@ export class Relay {
     }
   }
 
-  private send(to: Transport, message: JSONRPCMessage) {
-    to.send(message).catch((error: Error) => this.options.log(`send failed: ${error.message}`));
+  /** `relatedRequestId`: over HTTP, the message goes on that request's stream. */
+  private send(to: Transport, message: JSONRPCMessage, relatedRequestId?: RequestId) {
+    to.send(message, relatedRequestId === undefined ? undefined : { relatedRequestId }).catch(
+      (error: Error) => this.options.log(`send failed: ${error.message}`),
+    );
   }
 
   private fromClient(message: JSONRPCMessage) {
@@ -171,7 +174,7 @@ export class Relay {
     const controller = new AbortController();
     const governed: GovernedCall = { controller, forwarded: false };
     this.governed.set(request.id, governed);
-    const progress = this.progress(params._meta?.progressToken);
+    const progress = this.progress(request.id, params._meta?.progressToken);
     try {
       if (typeof params.name !== "string") {
         this.answerError(request.id, ErrorCode.InvalidParams, "tools/call needs a tool name");
@@ -316,17 +319,21 @@ export class Relay {
   }
 
   /** Progress for a waiting call, when its client sent a token: the latest status, repeated. */
-  private progress(token: string | number | undefined) {
+  private progress(requestId: RequestId, token: string | number | undefined) {
     let timer: ReturnType<typeof setInterval> | undefined;
     let count = 0;
     let message = "";
     const tick = () => {
       if (token === undefined || this.clientGone) return;
-      this.send(this.downstream, {
-        jsonrpc: "2.0",
-        method: "notifications/progress",
-        params: { progressToken: token, progress: ++count, message },
-      });
+      this.send(
+        this.downstream,
+        {
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: { progressToken: token, progress: ++count, message },
+        },
+        requestId,
+      );
     };
     return {
       say: (status: string) => {

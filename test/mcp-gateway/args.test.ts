@@ -112,6 +112,34 @@ describe("parseArgs", () => {
     expect(problem(argv)).toMatch(message);
   });
 
+  it("takes --listen HOST:PORT on loopback, and elsewhere only with --listen-any", () => {
+    expect(options([...base, "--listen", "127.0.0.1:8931", "--", "srv"]).listen).toEqual({
+      host: "127.0.0.1",
+      port: 8931,
+    });
+    expect(options([...base, "--listen", "8931", "--", "srv"]).listen).toEqual({
+      host: "127.0.0.1",
+      port: 8931,
+    });
+    expect(options([...base, "--listen", "[::1]:0", "--", "srv"]).listen).toEqual({
+      host: "::1",
+      port: 0,
+    });
+    expect(options([...base, "--", "srv"]).listen).toBeNull();
+    expect(problem([...base, "--listen", "0.0.0.0:8931", "--", "srv"])).toMatch(
+      /--listen 0.0.0.0 is not a loopback address: .* Add --listen-any/,
+    );
+    expect(
+      options([...base, "--listen", "0.0.0.0:8931", "--listen-any", "--", "srv"]).listen,
+    ).toEqual({ host: "0.0.0.0", port: 8931 });
+    expect(problem([...base, "--listen", "host:99999", "--", "srv"])).toMatch(
+      /--listen is HOST:PORT/,
+    );
+    expect(problem([...base, "--listen-any", "--", "srv"])).toMatch(
+      /--listen-any goes with --listen/,
+    );
+  });
+
   it("answers --help and --version wherever they stand before --", () => {
     expect(parseArgs(["--help"], {}).kind).toBe("help");
     expect(parseArgs([...base, "-h", "--", "srv"], {}).kind).toBe("help");
