@@ -19,6 +19,8 @@ export type GatewayOptions = {
   timeoutSecs: number | null;
   /** how long a forwarded call may take upstream before it is failed */
   upstreamTimeoutMs: number;
+  /** answer a waiting call "still awaiting approval, call again" after this long (0: never; null: see GateSettings) */
+  answerWithinMs: number | null;
   /** serve streamable HTTP at http://host:port/mcp instead of stdio */
   listen: { host: string; port: number } | null;
 };
@@ -46,6 +48,7 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
   let upstreamTimeoutSecs = DEFAULT_UPSTREAM_TIMEOUT_SECS;
   let listen: { host: string; port: number } | null = null;
   let listenAny = false;
+  let answerWithinMs: number | null = null;
   const headers: Record<string, string> = {};
 
   for (let i = 0; i < flags.length; i++) {
@@ -114,6 +117,13 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
         listen = { host: (match[1] ?? "127.0.0.1").replace(/^\[|\]$/g, ""), port };
         break;
       }
+      case "--answer-within": {
+        const secs = Number(value);
+        if (!Number.isFinite(secs) || secs < 0)
+          return error(`--answer-within is seconds (0: never), got '${value}'`);
+        answerWithinMs = secs * 1000;
+        break;
+      }
       case "--upstream-timeout": {
         const secs = Number(value);
         if (!Number.isFinite(secs) || secs <= 0)
@@ -177,6 +187,7 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
       queue,
       timeoutSecs,
       upstreamTimeoutMs: upstreamTimeoutSecs * 1000,
+      answerWithinMs,
       listen,
     },
   };
@@ -192,6 +203,7 @@ const VALUE_FLAGS = new Set([
   "--timeout",
   "--upstream-timeout",
   "--listen",
+  "--answer-within",
 ]);
 
 export function isLoopback(host: string): boolean {
@@ -224,6 +236,10 @@ Options:
   --upstream-header 'N: v'  a header for every upstream HTTP request (repeatable)
   --queue QUEUE             the queue cards go to (default: the agent key's)
   --timeout SECS            the decision's deadline (default: the queue's)
+  --answer-within SECS      after this long a waiting call is answered "awaiting approval at URL,
+                            call again with the same arguments"; the card stays, and the identical
+                            call picks up its decision once (default: 50 for a client that sent no
+                            progress token, else no limit; 0: never)
   --upstream-timeout SECS   how long a forwarded call may run upstream (default ${DEFAULT_UPSTREAM_TIMEOUT_SECS})
   --listen HOST:PORT        serve MCP clients over streamable HTTP at http://HOST:PORT/mcp instead of
                             stdio (each client session gets its own upstream and run); loopback only

@@ -34,7 +34,7 @@ export async function main(argv: string[], env = process.env): Promise<number> {
 
 /** One MCP client session: its upstream, its run, the relay between them. */
 export type Session = {
-  /** stops the upstream (the session then ends as when it exits) */
+  /** ends the session as if its client left (SIGINT, SIGTERM) */
   stop: () => void;
   /** resolves once the session ended and its run was closed: 0 client left, 1 upstream exited */
   ended: Promise<number>;
@@ -59,7 +59,11 @@ export async function openSession(
       upstreamTransport:
         options.upstream.kind === "stdio" ? "stdio" : options.upstream.sse ? "sse" : "http",
     }),
-    { queue: options.queue, timeoutSecs: options.timeoutSecs },
+    {
+      queue: options.queue,
+      timeoutSecs: options.timeoutSecs,
+      answerWithinMs: options.answerWithinMs,
+    },
   );
   const relay = new Relay(downstream, upstream, gate, {
     facts,
@@ -76,7 +80,8 @@ export async function openSession(
     await downstream.close().catch(() => {});
     return side === "upstream" ? 1 : 0;
   })();
-  return { stop: () => void upstream.close().catch(() => {}), ended };
+  // Stopping the gateway ends the session as the client leaving would: its run is completed.
+  return { stop: () => void downstream.close().catch(() => {}), ended };
 }
 
 async function serve(options: GatewayOptions, env: NodeJS.ProcessEnv): Promise<number> {
@@ -90,6 +95,8 @@ async function serve(options: GatewayOptions, env: NodeJS.ProcessEnv): Promise<n
   }
   process.once("SIGINT", session.stop);
   process.once("SIGTERM", session.stop);
+  // The client closing our stdin is it leaving (the SDK's stdio transport does not report that).
+  process.stdin.once("end", session.stop);
   return session.ended;
 }
 

@@ -31,9 +31,34 @@ export type GatedCall = {
   /** the tool as the upstream lists it (schema, description, annotations), when it does */
   tool: Tool | null;
   signal: AbortSignal;
+  /** the client sent a progress token (so progress can keep it waiting) */
+  progress: boolean;
   /** what the model's client is told while the call waits (progress) */
   onStatus: (message: string) => void;
 };
+
+export type GateSettings = {
+  /** the queue (id or name) cards go to; null: the agent key's */
+  queue: string | null;
+  /** the decision's deadline on the server; null: the queue's */
+  timeoutSecs: number | null;
+  /**
+   * After this long a waiting call is answered "still awaiting approval at URL, call again" and its
+   * card stays. null: 50 s for a client that sent no progress token (it cannot be kept waiting, and
+   * MCP clients commonly give up at 60 s), no limit for one that did; 0: never.
+   */
+  answerWithinMs: number | null;
+};
+
+/** A card whose client was told to call again; the identical call picks up its decision once. */
+type Parked = {
+  batch: Batch;
+  toolCallId: string;
+  args: Record<string, unknown>;
+  settled: Promise<Batch>;
+};
+
+export const DEFAULT_ANSWER_WITHIN_MS = 50_000;
 
 /** Thrown when the MCP client cancelled the call: no answer is sent for a cancelled request. */
 export class CallCancelled extends Error {}
@@ -44,6 +69,9 @@ const REPORT_TEXT_LIMIT = 2000;
 export class CountersignGate {
   readonly client: Countersign;
   private session: Promise<RunSession> | null = null;
+  /** cards whose client got "still awaiting approval", by tool and canonical args */
+  private readonly parked = new Map<string, Parked>();
+  private readonly sessionEnd = new AbortController();
   /** calls of this session in the gate now (they go one at a time) */
   private calls = 0;
   private readonly workerId = `mcp-gateway-${randomUUID().slice(0, 8)}`;
@@ -51,7 +79,7 @@ export class CountersignGate {
   constructor(
     options: { baseUrl: string; apiKey: string },
     private readonly facts: () => SessionFacts,
-    private readonly settings: { queue: string | null; timeoutSecs: number | null },
+    private readonly settings: GateSettings,
   ) {
     // A few quick retries: when Countersign is down, the model hears so within seconds (fail
     // closed) rather than after the SDK's default backoff.
@@ -106,10 +134,31 @@ export class CountersignGate {
     } catch (error) {
       return notAsked(error);
     }
+    const key = callKey(call.toolName, call.args);
+    const parked = this.parked.get(key);
+    if (parked) return this.pickUp(session, key, parked, call, forward);
+
     if (this.calls > 0) call.onStatus("Waiting for an earlier call of this session to be decided.");
     this.calls++;
-    return session
+    const answer = deferred<CallToolResult>();
+    // Once the client has its answer (the deadline passed while queued), the call never starts.
+    let answered = false;
+    let started = false;
+    const deadline = this.deadline(call);
+    void deadline.promise.then(() => {
+      // A call already asked waits for its own card instead (wait() sees the deadline too).
+      if (answered || started) return;
+      answered = true;
+      answer.resolve(
+        refused(
+          "Not asked yet: an earlier call of this session is still awaiting approval on Countersign, and calls go one at a time. Nothing ran; call again later.",
+        ),
+      );
+    });
+    session
       .exclusive(async () => {
+        if (answered) return;
+        started = true;
         if (call.signal.aborted) throw new CallCancelled();
         const toolCallId = `${call.toolName.slice(0, 100)}-${randomUUID().slice(0, 12)}`;
         let paused: Batch;
@@ -117,54 +166,150 @@ export class CountersignGate {
           paused = await this.pause(session, call, toolCallId);
         } catch (error) {
           if (call.signal.aborted) throw new CallCancelled();
-          return notAsked(error);
+          answered = true;
+          return answer.resolve(notAsked(error));
         }
-        const settled = paused.status === "pending" ? await this.wait(paused, call) : paused;
-        const decided = settled.calls.find((c) => c.toolCallId === toolCallId) ?? null;
-        if (decided?.status !== "approved") {
-          return refused(callRejectionMessage(decided, settled, { nameReviewer: true }));
+        let settled = paused;
+        if (paused.status === "pending") {
+          const waited = await this.wait(paused, call, deadline.promise);
+          if (waited === "deadline") {
+            // The card stays in the queue; the identical call picks up its decision. The session
+            // waits for it meanwhile (a run holds one pause at a time).
+            const entry: Parked = {
+              batch: paused,
+              toolCallId,
+              args: call.args,
+              settled: this.settleInBackground(paused),
+            };
+            this.parked.set(key, entry);
+            answered = true;
+            answer.resolve(awaiting(call.toolName, paused));
+            await entry.settled.catch(() => {});
+            return;
+          }
+          settled = waited;
         }
-        // The upstream's outcome is reported on the run, which needs it back from the decision.
-        try {
-          await session.takeBack();
-        } catch (error) {
-          return notAsked(
-            error,
-            "The call was approved, but the gateway could not take the run back",
-          );
-        }
-        const edited = decided.decision?.editedArgs;
-        const runArgs = isObject(edited) ? edited : call.args;
-        const changed = isObject(edited) ? changedKeys(call.args, edited) : [];
-        let result: CallToolResult;
-        try {
-          result = await forward(runArgs);
-        } catch (error) {
-          await session
-            .reportToolFailure(toolCallId, error instanceof Error ? error : String(error))
-            .catch(warn("could not report the failure"));
-          throw error;
-        }
-        const summary = reportedResult(result);
-        await (
-          result.isError
-            ? session.reportToolFailure(toolCallId, summary)
-            : session.reportToolResult(toolCallId, summary)
-        ).catch(warn("could not report the result"));
-        if (changed.length === 0) return result;
-        const by = decided.decision?.by?.name ?? "A reviewer";
-        return {
-          ...result,
-          content: [
-            ...(result.content ?? []),
-            {
-              type: "text" as const,
-              text: `Note: ${by} changed ${changed.map((k) => `'${k}'`).join(", ")} before approving; the tool ran with these arguments: ${JSON.stringify(runArgs)}`,
-            },
-          ],
-        };
+        answered = true;
+        answer.resolve(await this.finish(session, settled, toolCallId, call.args, forward));
       })
+      .catch((error: unknown) => {
+        answered = true;
+        answer.reject(error);
+      })
+      .finally(() => {
+        deadline.cancel();
+        this.calls--;
+      });
+    return answer.promise;
+  }
+
+  /** The identical call again: answered from its parked card's decision (once), or still waiting. */
+  private async pickUp(
+    session: RunSession,
+    key: string,
+    parked: Parked,
+    call: GatedCall,
+    forward: (args: Record<string, unknown>) => Promise<CallToolResult>,
+  ): Promise<CallToolResult> {
+    call.onStatus(waitingStatus(parked.batch));
+    const deadline = this.deadline(call);
+    const cancelled = new Promise<"cancelled">((resolve) => {
+      if (call.signal.aborted) resolve("cancelled");
+      call.signal.addEventListener("abort", () => resolve("cancelled"), { once: true });
+    });
+    const first = await Promise.race([
+      parked.settled,
+      deadline.promise.then(() => "deadline" as const),
+      cancelled,
+    ]).finally(() => deadline.cancel());
+    if (first === "deadline") return awaiting(call.toolName, parked.batch);
+    if (this.parked.get(key) !== parked) {
+      // Another identical call used the decision meanwhile: this one is asked afresh.
+      return this.call(call, forward);
+    }
+    this.parked.delete(key);
+    if (first === "cancelled") {
+      await this.withdraw(parked.batch, "The MCP client cancelled the tool call.");
+      throw new CallCancelled();
+    }
+    this.calls++;
+    return session
+      .exclusive(() => this.finish(session, first, parked.toolCallId, parked.args, forward))
       .finally(() => this.calls--);
+  }
+
+  /** After the decision: a refusal, or the approved call forwarded and its outcome reported. */
+  private async finish(
+    session: RunSession,
+    settled: Batch,
+    toolCallId: string,
+    askedArgs: Record<string, unknown>,
+    forward: (args: Record<string, unknown>) => Promise<CallToolResult>,
+  ): Promise<CallToolResult> {
+    const decided = settled.calls.find((c) => c.toolCallId === toolCallId) ?? null;
+    if (decided?.status !== "approved") {
+      return refused(callRejectionMessage(decided, settled, { nameReviewer: true }));
+    }
+    // The upstream's outcome is reported on the run, which needs it back from the decision.
+    try {
+      if (session.claim?.state !== "held") await session.takeBack();
+    } catch (error) {
+      return notAsked(error, "The call was approved, but the gateway could not take the run back");
+    }
+    const edited = decided.decision?.editedArgs;
+    const runArgs = isObject(edited) ? edited : askedArgs;
+    const changed = isObject(edited) ? changedKeys(askedArgs, edited) : [];
+    let result: CallToolResult;
+    try {
+      result = await forward(runArgs);
+    } catch (error) {
+      await session
+        .reportToolFailure(toolCallId, error instanceof Error ? error : String(error))
+        .catch(warn("could not report the failure"));
+      throw error;
+    }
+    const summary = reportedResult(result);
+    await (
+      result.isError
+        ? session.reportToolFailure(toolCallId, summary)
+        : session.reportToolResult(toolCallId, summary)
+    ).catch(warn("could not report the result"));
+    if (changed.length === 0) return result;
+    const by = decided.decision?.by?.name ?? "A reviewer";
+    return {
+      ...result,
+      content: [
+        ...(result.content ?? []),
+        {
+          type: "text" as const,
+          text: `Note: ${by} changed ${changed.map((k) => `'${k}'`).join(", ")} before approving; the tool ran with these arguments: ${JSON.stringify(runArgs)}`,
+        },
+      ],
+    };
+  }
+
+  /** When the client gets an answer whatever happens: `--answer-within`, else (see GateSettings). */
+  private deadline(call: GatedCall): { promise: Promise<void>; cancel: () => void } {
+    const ms = this.settings.answerWithinMs ?? (call.progress ? null : DEFAULT_ANSWER_WITHIN_MS);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const promise = new Promise<void>((resolve) => {
+      if (ms !== null && ms > 0) timer = setTimeout(resolve, ms);
+    });
+    return { promise, cancel: () => clearTimeout(timer) };
+  }
+
+  /** Follows a parked card until it settles (aborted only when the session ends). */
+  private settleInBackground(batch: Batch): Promise<Batch> {
+    return this.client.waitForDecision(batch.id, {
+      runId: batch.runId,
+      signal: this.sessionEnd.signal,
+    });
+  }
+
+  private async withdraw(batch: Batch, reason: string): Promise<void> {
+    await this.client
+      .cancelBatch(batch.id, { reason })
+      .catch(warn(`could not withdraw batch ${batch.id}`));
   }
 
   private async pause(session: RunSession, call: GatedCall, toolCallId: string): Promise<Batch> {
@@ -188,28 +333,43 @@ export class CountersignGate {
     }
   }
 
-  /** Waits for the decision; a cancelled MCP request withdraws its card. */
-  private async wait(paused: Batch, call: GatedCall): Promise<Batch> {
-    call.onStatus(
-      `Waiting for approval in queue '${paused.queue.name}' on Countersign: ${paused.reviewUrl}`,
-    );
+  /**
+   * Waits for the decision, or the answer deadline ("deadline": the card stays pending). A
+   * cancelled MCP request withdraws its card.
+   */
+  private async wait(
+    paused: Batch,
+    call: GatedCall,
+    deadline: Promise<void>,
+  ): Promise<Batch | "deadline"> {
+    call.onStatus(waitingStatus(paused));
+    const stop = new AbortController();
+    const cancelled = () => stop.abort();
+    call.signal.addEventListener("abort", cancelled, { once: true });
+    void deadline.then(() => stop.abort("deadline"));
     try {
       // Outages while waiting are waited out by the SDK: the card is still in the queue.
       return await this.client.waitForDecision(paused.id, {
-        signal: call.signal,
+        signal: stop.signal,
         runId: paused.runId,
       });
     } catch (error) {
-      if (!call.signal.aborted) throw error;
-      await this.client
-        .cancelBatch(paused.id, { reason: "The MCP client cancelled the tool call." })
-        .catch(warn(`could not withdraw batch ${paused.id}`));
+      if (!stop.signal.aborted) throw error;
+      if (!call.signal.aborted) return "deadline";
+      await this.withdraw(paused, "The MCP client cancelled the tool call.");
       throw new CallCancelled();
+    } finally {
+      call.signal.removeEventListener("abort", cancelled);
     }
   }
 
   /** Ends the session's run (completed), if one was started. */
   async close(outcome: { failed?: string } = {}): Promise<void> {
+    // Nobody is left to pick up the cards still waiting: withdraw them.
+    const waiting = [...this.parked.values()];
+    this.parked.clear();
+    this.sessionEnd.abort();
+    await Promise.all(waiting.map((p) => this.withdraw(p.batch, "The MCP session ended.")));
     if (!this.session) return;
     const session = await this.session.catch(() => null);
     if (!session || session.finished) return;
@@ -231,7 +391,7 @@ function batchInput(
   call: GatedCall,
   toolCallId: string,
   facts: SessionFacts,
-  settings: { queue: string | null; timeoutSecs: number | null },
+  settings: GateSettings,
 ): BatchInput {
   const tool = call.tool;
   const description = tool?.description?.trim() || null;
@@ -268,6 +428,41 @@ function batchInput(
     ...(settings.queue ? { queue: settings.queue } : {}),
     ...(settings.timeoutSecs ? { timeoutSecs: settings.timeoutSecs } : {}),
   };
+}
+
+function waitingStatus(batch: Batch): string {
+  return `Waiting for approval in queue '${batch.queue.name}' on Countersign: ${batch.reviewUrl}`;
+}
+
+function awaiting(toolName: string, batch: Batch): CallToolResult {
+  return refused(
+    `This call is awaiting approval in queue '${batch.queue.name}' on Countersign: ${batch.reviewUrl} . It has not run. Call ${toolName} again with exactly the same arguments to pick up the decision (it is used once).`,
+  );
+}
+
+/** The tool and its arguments in canonical form (sorted keys): what "the identical call" means. */
+function callKey(toolName: string, args: Record<string, unknown>): string {
+  return `${toolName}\u0000${JSON.stringify(sortKeys(args))}`;
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
+  );
+}
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  return { promise, resolve, reject };
 }
 
 /** Countersign could not be asked: fail closed, and say why. */

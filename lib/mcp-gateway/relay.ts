@@ -197,6 +197,7 @@ export class Relay {
           args: args as Record<string, unknown>,
           tool,
           signal: controller.signal,
+          progress: params._meta?.progressToken !== undefined,
           onStatus: progress.say,
         },
         (approvedArgs) => {

@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 /** A queue with a reviewer and a lead, an agent key, and the MCP client through the gateway. */
-async function team(options: { roots?: string[] } = {}) {
+async function team(options: { roots?: string[]; extra?: string[] } = {}) {
   const t = await makeQuickTeam();
   const lead = await makeReviewer({
     name: "Lee Lead",
@@ -44,6 +44,7 @@ async function team(options: { roots?: string[] } = {}) {
     root,
     name: "filesystem",
     roots: options.roots,
+    extra: options.extra,
   });
   open.push(gateway);
   return {
@@ -260,6 +261,74 @@ describe("the gate", () => {
     );
     expect(withdrawn.cancelReason).toBe("The MCP client cancelled the tool call.");
     expect(existsSync(path)).toBe(false);
+  }, 60_000);
+});
+
+describe("long waits", () => {
+  it("answers 'awaiting approval, call again' in time, keeps the card, and the identical call picks up the decision once", async () => {
+    const { mcp, root, reviewerApi, queue, gateway } = await team({
+      extra: ["--answer-within", "1"],
+    });
+    const path = join(root, "later.txt");
+    const args = { path, content: "after lunch" };
+    const first = (await mcp.callTool({ name: "write_file", arguments: args })) as CallToolResult;
+    expect(first.isError).toBe(true);
+    const card = await pendingCard(reviewerApi, queue.id);
+    expect(textOf(first)).toBe(
+      `This call is awaiting approval in queue '${queue.name}' on Countersign: ${card.reviewUrl} . It has not run. Call write_file again with exactly the same arguments to pick up the decision (it is used once).`,
+    );
+    expect(existsSync(path)).toBe(false);
+
+    // Asked again before anyone decided: still the same card, still waiting (no second card).
+    const again = (await mcp.callTool({
+      name: "write_file",
+      arguments: { content: "after lunch", path }, // the same arguments, in another order
+    })) as CallToolResult;
+    expect(textOf(again)).toContain(card.reviewUrl);
+    const queued = await reviewerApi.get(`/queue?queue=${queue.id}&status=all`);
+    expect(queued.body.batches).toHaveLength(1);
+
+    const approved = await reviewerApi.post(`/calls/${card.calls[0].id}/decision`, {
+      outcome: "approve",
+      expectedRevision: card.calls[0].revision,
+    });
+    expect(approved.status).toBe(200);
+    await waitUntil(
+      async () => (await reviewerApi.get(`/batches/${card.id}`)).body.status === "decided",
+    );
+    const picked = (await mcp.callTool({ name: "write_file", arguments: args })) as CallToolResult;
+    expect(picked.isError).toBeFalsy();
+    expect(readFileSync(path, "utf8")).toBe("after lunch");
+
+    // Used once: the same call a third time is a new card.
+    const third = (await mcp.callTool({ name: "write_file", arguments: args })) as CallToolResult;
+    expect(textOf(third)).toMatch(/awaiting approval/);
+    const cards = await reviewerApi.get(`/queue?queue=${queue.id}&status=all`);
+    expect(cards.body.batches).toHaveLength(2);
+
+    // Another call meanwhile is not asked (the session's one pause is taken), and says so.
+    const other = (await mcp.callTool({
+      name: "write_file",
+      arguments: { path: join(root, "other.txt"), content: "x" },
+    })) as CallToolResult;
+    expect(other.isError).toBe(true);
+    expect(textOf(other)).toMatch(
+      /^Not asked yet: an earlier call of this session is still awaiting approval/,
+    );
+    expect(existsSync(join(root, "other.txt"))).toBe(false);
+
+    // The session ends: nobody is left to pick up the waiting card, so it is withdrawn.
+    const pending = await pendingCard(reviewerApi, queue.id);
+    await gateway.close();
+    await waitUntil(
+      async () => (await reviewerApi.get(`/batches/${pending.id}`)).body.status === "cancelled",
+      { timeoutMs: 10_000, what: "the parked card to be withdrawn when the session ends" },
+    );
+    // …and the session's run is over, completed.
+    await waitUntil(async () => (await rowsOf(card.runId)).run?.status === "completed", {
+      timeoutMs: 10_000,
+      what: "the session's run to be completed",
+    });
   }, 60_000);
 });
 
