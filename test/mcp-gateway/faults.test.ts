@@ -20,7 +20,8 @@ let server: TestServer;
 const open: Connected[] = [];
 
 beforeAll(async () => {
-  server = await startApiServer("mcp-gateway-faults");
+  // A small body limit, so an oversized call is cheap to make.
+  server = await startApiServer("mcp-gateway-faults", { MAX_BODY_BYTES: String(64 * 1024) });
 }, 60_000);
 afterAll(async () => {
   await Promise.all(open.map((connected) => connected.close().catch(() => {})));
@@ -67,6 +68,30 @@ async function runWith(agentKeyId: string, type: string) {
     { timeoutMs: 10_000, what: `a run with ${type}` },
   );
 }
+
+describe("oversized arguments", () => {
+  it("are refused with the contract's limit, never truncated or forwarded", async () => {
+    const { mcp, agent } = await gatewayToFaulty();
+    const result = (await mcp.callTool({
+      name: "echo",
+      arguments: { blob: "x".repeat(100_000) },
+    })) as { isError?: boolean; content: { type: string; text: string }[] };
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toMatch(
+      /^Countersign could not be asked for approval: .*\(HTTP 413 payload_too_large\)\. The call was not forwarded to the tool; nothing ran\.$/s,
+    );
+    // nothing reached the server: no call of the run was completed
+    const db = getDb();
+    const [run] = await db.select().from(runs).where(eq(runs.agentKeyId, agent.id));
+    const reported = run
+      ? await db
+          .select()
+          .from(events)
+          .where(and(eq(events.runId, run.id), eq(events.type, "tool.completed")))
+      : [];
+    expect(reported).toEqual([]);
+  });
+});
 
 describe("upstream faults", () => {
   it("passes a healthy call through (the allow rule works)", async () => {
