@@ -138,7 +138,14 @@ export class CountersignGate {
     const parked = this.parked.get(key);
     if (parked) return this.pickUp(session, key, parked, call, forward);
 
-    if (this.calls > 0) call.onStatus("Waiting for an earlier call of this session to be decided.");
+    // Said only when the wait is a real one: an earlier call may just be finishing its report.
+    const busy =
+      this.calls > 0
+        ? setTimeout(() => {
+            if (!started)
+              call.onStatus("Waiting for an earlier call of this session to be decided.");
+          }, 1_000)
+        : undefined;
     this.calls++;
     const answer = deferred<CallToolResult>();
     // Once the client has its answer (the deadline passed while queued), the call never starts.
@@ -190,13 +197,14 @@ export class CountersignGate {
           settled = waited;
         }
         answered = true;
-        answer.resolve(await this.finish(session, settled, toolCallId, call.args, forward));
+        await this.finish(session, settled, toolCallId, call.args, forward, answer.resolve);
       })
       .catch((error: unknown) => {
         answered = true;
         answer.reject(error);
       })
       .finally(() => {
+        clearTimeout(busy);
         deadline.cancel();
         this.calls--;
       });
@@ -233,29 +241,49 @@ export class CountersignGate {
       throw new CallCancelled();
     }
     this.calls++;
-    return session
-      .exclusive(() => this.finish(session, first, parked.toolCallId, parked.args, forward))
+    const answer = deferred<CallToolResult>();
+    session
+      .exclusive(() =>
+        this.finish(session, first, parked.toolCallId, parked.args, forward, answer.resolve),
+      )
+      .catch(answer.reject)
       .finally(() => this.calls--);
+    return answer.promise;
   }
 
-  /** After the decision: a refusal, or the approved call forwarded and its outcome reported. */
+  /**
+   * After the decision: a refusal, or the approved call forwarded and its outcome reported.
+   * `answer` gets the client's result as soon as there is one; the bookkeeping after it (taking the
+   * run back, reporting) still holds the session's lock but not the client.
+   */
   private async finish(
     session: RunSession,
     settled: Batch,
     toolCallId: string,
     askedArgs: Record<string, unknown>,
     forward: (args: Record<string, unknown>) => Promise<CallToolResult>,
-  ): Promise<CallToolResult> {
+    answer: (result: CallToolResult) => void,
+  ): Promise<void> {
     const decided = settled.calls.find((c) => c.toolCallId === toolCallId) ?? null;
     if (decided?.status !== "approved") {
-      return refused(callRejectionMessage(decided, settled, { nameReviewer: true }));
+      answer(refused(callRejectionMessage(decided, settled, { nameReviewer: true })));
+      // Taken back now, the run's next pause is one request rather than a refused one and two.
+      if (settled.status !== "cancelled" && session.claim?.state !== "held")
+        await session.takeBack().catch(() => {});
+      return;
     }
-    // The upstream's outcome is reported on the run, which needs it back from the decision.
-    try {
-      if (session.claim?.state !== "held") await session.takeBack();
-    } catch (error) {
-      return notAsked(error, "The call was approved, but the gateway could not take the run back");
-    }
+    // The outcome is reported on the run, which needs it back from the decision: taken while the
+    // call runs, so the client does not wait for it.
+    const claimed: Promise<boolean> =
+      session.claim?.state === "held"
+        ? Promise.resolve(true)
+        : session.takeBack().then(
+            () => true,
+            (error: unknown) => {
+              warn("could not take the run back to report on it")(error);
+              return false;
+            },
+          );
     const edited = decided.decision?.editedArgs;
     const runArgs = isObject(edited) ? edited : askedArgs;
     const changed = isObject(edited) ? changedKeys(askedArgs, edited) : [];
@@ -263,29 +291,34 @@ export class CountersignGate {
     try {
       result = await forward(runArgs);
     } catch (error) {
-      await session
-        .reportToolFailure(toolCallId, error instanceof Error ? error : String(error))
-        .catch(warn("could not report the failure"));
+      if (await claimed)
+        await session
+          .reportToolFailure(toolCallId, error instanceof Error ? error : String(error))
+          .catch(warn("could not report the failure"));
       throw error;
     }
+    const by = decided.decision?.by?.name ?? "A reviewer";
+    answer(
+      changed.length === 0
+        ? result
+        : {
+            ...result,
+            content: [
+              ...(result.content ?? []),
+              {
+                type: "text" as const,
+                text: `Note: ${by} changed ${changed.map((k) => `'${k}'`).join(", ")} before approving; the tool ran with these arguments: ${JSON.stringify(runArgs)}`,
+              },
+            ],
+          },
+    );
+    if (!(await claimed)) return;
     const summary = reportedResult(result);
     await (
       result.isError
         ? session.reportToolFailure(toolCallId, summary)
         : session.reportToolResult(toolCallId, summary)
     ).catch(warn("could not report the result"));
-    if (changed.length === 0) return result;
-    const by = decided.decision?.by?.name ?? "A reviewer";
-    return {
-      ...result,
-      content: [
-        ...(result.content ?? []),
-        {
-          type: "text" as const,
-          text: `Note: ${by} changed ${changed.map((k) => `'${k}'`).join(", ")} before approving; the tool ran with these arguments: ${JSON.stringify(runArgs)}`,
-        },
-      ],
-    };
   }
 
   /** When the client gets an answer whatever happens: `--answer-within`, else (see GateSettings). */
