@@ -72,6 +72,8 @@ export class CountersignGate {
   /** cards whose client got "still awaiting approval", by tool and canonical args */
   private readonly parked = new Map<string, Parked>();
   private readonly sessionEnd = new AbortController();
+  /** cards a call of this session is waiting on now (in wait()) */
+  private waitingCards = 0;
   /** calls of this session in the gate now (they go one at a time) */
   private calls = 0;
   private readonly workerId = `mcp-gateway-${randomUUID().slice(0, 8)}`;
@@ -138,11 +140,12 @@ export class CountersignGate {
     const parked = this.parked.get(key);
     if (parked) return this.pickUp(session, key, parked, call, forward);
 
-    // Said only when the wait is a real one: an earlier call may just be finishing its report.
+    // Said only when the wait is a real one (a card is waiting for a person), not while an earlier
+    // call finishes its report.
     const busy =
       this.calls > 0
         ? setTimeout(() => {
-            if (!started)
+            if (!started && (this.waitingCards > 0 || this.parked.size > 0))
               call.onStatus("Waiting for an earlier call of this session to be decided.");
           }, 1_000)
         : undefined;
@@ -376,6 +379,7 @@ export class CountersignGate {
     deadline: Promise<void>,
   ): Promise<Batch | "deadline"> {
     call.onStatus(waitingStatus(paused));
+    this.waitingCards++;
     const stop = new AbortController();
     const cancelled = () => stop.abort();
     call.signal.addEventListener("abort", cancelled, { once: true });
@@ -392,6 +396,7 @@ export class CountersignGate {
       await this.withdraw(paused, "The MCP client cancelled the tool call.");
       throw new CallCancelled();
     } finally {
+      this.waitingCards--;
       call.signal.removeEventListener("abort", cancelled);
     }
   }

@@ -1,9 +1,7 @@
-// @countersign/mcp-gateway: the pieces of countersign-mcp-gateway, for programs that embed it.
+// @countersign/mcp-gateway: the countersign-mcp-gateway command, and its pieces for programs that
+// start it themselves. The build bundles @countersign/sdk in (see package.json): the package needs
+// only the MCP SDK at run time.
 
 export { HELP, parseArgs } from "./args.js";
 export type { GatewayOptions, ParseResult, Upstream } from "./args.js";
 export { main } from "./cli.js";
-export { CallCancelled, CountersignGate } from "./countersign-gate.js";
-export type { GatedCall, SessionFacts } from "./countersign-gate.js";
-export { PROGRESS_INTERVAL_MS, Relay, UpstreamError } from "./relay.js";
-export type { RelayFacts } from "./relay.js";

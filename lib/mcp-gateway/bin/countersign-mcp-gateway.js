@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The bin is a stub over the build so `npm install` can link it before anything is compiled.
-import { main } from "../dist/cli.js";
+import { main } from "../dist/index.js";
 
 main(process.argv.slice(2)).then(
   (code) => {
