@@ -25,6 +25,7 @@ const config = [
       "playwright-report/**",
       "dist/**",
       "lib/sdk/dist/**",
+      "lib/mcp-gateway/dist/**",
       "components/review-card/dist/**",
       "lib/python/.venv/**",
       "next-env.d.ts",

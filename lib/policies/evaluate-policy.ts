@@ -23,7 +23,19 @@ export type PolicyCall = {
   toolName: string;
   args: Record<string, unknown>;
   costEstimate?: number | null;
+  /** `metadata.mcp.server` names the MCP server a gateway call goes to (see mcpToolName) */
+  metadata?: Record<string, unknown> | null;
 };
+
+/**
+ * `server.tool` for a call the MCP gateway (lib/mcp-gateway) put through: its tool name is the
+ * upstream's own (`write_file`), and a tool pattern may name the server too (`filesystem.write_*`).
+ */
+export function mcpToolName(call: PolicyCall): string | null {
+  const mcp = call.metadata?.mcp;
+  const server = mcp && typeof mcp === "object" ? (mcp as { server?: unknown }).server : undefined;
+  return typeof server === "string" && server !== "" ? `${server}.${call.toolName}` : null;
+}
 
 export type EvaluationContext = {
   agentKeyId: string;
@@ -147,11 +159,15 @@ export function checkRule(
       condition: `agent is ${context.agentNames?.get(rule.agentKeyId) ?? rule.agentKeyId}`,
       held: rule.agentKeyId === context.agentKeyId,
     });
-  if (rule.toolPattern)
+  if (rule.toolPattern) {
+    const qualified = mcpToolName(call);
     reasons.push({
-      condition: `tool ${call.toolName} matches ${rule.toolPattern}`,
-      held: toolPatternMatches(rule.toolPattern, call.toolName),
+      condition: `tool ${qualified ?? call.toolName} matches ${rule.toolPattern}`,
+      held:
+        toolPatternMatches(rule.toolPattern, call.toolName) ||
+        (qualified !== null && toolPatternMatches(rule.toolPattern, qualified)),
     });
+  }
   for (const predicate of rule.argPredicates)
     reasons.push({
       condition: describePredicate(predicate),

@@ -15,6 +15,8 @@ export type { ApiErrorCode, ClientErrorCode, ErrorCode, Issue } from "./errors.j
 export { gate } from "./gate.js";
 export type { GateOptions, GateRejection } from "./gate.js";
 export type { FetchLike } from "./http.js";
+export { callRejectionMessage, rejectionMessage } from "./rejection.js";
+export type { RejectionFacts, RejectionSource } from "./rejection.js";
 export type { RetryOptions } from "./retry.js";
 export { RollbackFailedError, runRollback } from "./rollback.js";
 export type { Reverter, RollbackOptions } from "./rollback.js";

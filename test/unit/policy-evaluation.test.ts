@@ -220,3 +220,37 @@ describe("argument predicates", () => {
     expect(globMatches("a.b", "axb")).toBe(false);
   });
 });
+
+describe("MCP gateway calls (issue 25): a tool pattern may name the server", () => {
+  const mcp = (server: string) => ({ mcp: { server, tool: `${server}.move_file` } });
+  const rules = [
+    rule("no moves on filesystem", {
+      effect: "deny",
+      toolPattern: "filesystem.move_*",
+      reason: "Files stay where they are.",
+    }),
+    rule("reads anywhere", { effect: "allow", toolPattern: "read_*" }),
+  ];
+
+  it("matches server.tool when the call says which MCP server it goes to", () => {
+    const verdict = judge(rules, { toolName: "move_file", args: {}, metadata: mcp("filesystem") });
+    expect(verdict.outcome).toBe("blocked");
+    expect(verdict.rule?.name).toBe("no moves on filesystem");
+    expect(verdict.checks[0]!.reasons[0]!.condition).toBe(
+      "tool filesystem.move_file matches filesystem.move_*",
+    );
+  });
+
+  it("does not match another server's tool, nor a call without the server", () => {
+    expect(judge(rules, { toolName: "move_file", args: {}, metadata: mcp("github") }).outcome).toBe(
+      "review",
+    );
+    expect(judge(rules, { toolName: "move_file", args: {} }).outcome).toBe("review");
+    expect(judge(rules, { toolName: "filesystem.move_file", args: {} }).outcome).toBe("blocked");
+  });
+
+  it("still matches the bare tool name of a gateway call", () => {
+    const verdict = judge(rules, { toolName: "read_file", args: {}, metadata: mcp("filesystem") });
+    expect(verdict.outcome).toBe("approved");
+  });
+});

@@ -1,0 +1,48 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect, test } from "./support/test";
+import { baseURL, seedTeam, signIn } from "./support/fixtures";
+import { filesystemRoot, throughGateway } from "@/test/mcp-gateway/gateway-process";
+
+// Issue 25 end to end in the browser: an MCP client (the official SDK) calls server-filesystem's
+// write_file through countersign-mcp-gateway; the call waits while a reviewer sees the gateway's
+// card live in the queue and approves it; only then is the file written.
+
+test("a reviewer approves a gateway card in the browser while the MCP client waits", async ({
+  page,
+}) => {
+  const team = await seedTeam();
+  const root = filesystemRoot();
+  const gateway = await throughGateway({
+    countersignUrl: baseURL,
+    agentKey: team.agentKey,
+    root,
+    name: "filesystem",
+  });
+  try {
+    await signIn(page, team.reviewers[0]!);
+    const path = join(root, "from-the-browser.txt");
+    const call = gateway.client.callTool(
+      { name: "write_file", arguments: { path, content: "approved in Chromium" } },
+      undefined,
+      { timeout: 60_000, onprogress: () => {}, resetTimeoutOnProgress: true },
+    );
+    call.catch(() => {});
+
+    const card = page.locator('[data-testid="review-card"]', {
+      has: page.getByTestId("tool-name").getByText("write_file", { exact: true }),
+    });
+    await expect(card).toBeVisible({ timeout: 15_000 });
+    await expect(card).toContainText("via MCP server 'filesystem', client gateway-test-client");
+    expect(existsSync(path)).toBe(false);
+
+    await card.getByTestId("approve-button").first().click();
+    const result = (await call) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect(readFileSync(path, "utf8")).toBe("approved in Chromium");
+    await expect(card).toHaveAttribute("data-status", "decided");
+  } finally {
+    await gateway.close();
+  }
+});

@@ -1,0 +1,7 @@
+// @countersign/mcp-gateway: the countersign-mcp-gateway command, and its pieces for programs that
+// start it themselves. The build bundles @countersign/sdk in (see package.json): the package needs
+// only the MCP SDK at run time.
+
+export { HELP, parseArgs } from "./args.js";
+export type { GatewayOptions, ParseResult, Upstream } from "./args.js";
+export { main } from "./cli.js";
