@@ -5,7 +5,7 @@ import { accounts, events, queueMembers, users } from "@/db/schema";
 import { readStoredSsoSettings } from "@/lib/sso/sso-settings";
 import { freshDatabase } from "../support/database";
 import { makeQueue, makeReviewer, type TestReviewer } from "../support/factories";
-import { apiClient, type ApiClient } from "../support/http";
+import type { ApiClient } from "../support/http";
 import { startTestIdp, type IdpUser, type TestIdp } from "../support/oidc-idp";
 import { freePort, startServer, type TestServer } from "../support/server";
 import {
@@ -14,11 +14,11 @@ import {
   invokeServerAction,
   serverActions,
 } from "../support/server-actions";
-import { sessionCookie, signInRequest } from "../support/sessions";
+import { sessionClient, sessionCookie, signInRequest } from "../support/sessions";
 import { ssoSignInOverHttp } from "../support/sso-http";
 
 // Issue 24, holes 1, 2 and 5, replayed from outside against the production server: every step is
-// an HTTP request a browser (or curl) could send — PUT /api/v1/sso with an admin's token, the
+// an HTTP request a browser (or curl) could send — PUT /api/v1/sso from an admin's session, the
 // single sign-on dance through a real OpenID Connect provider, the invite page's server action,
 // the password sign-in. Each `it` is the attack as it succeeded on the code before the fix, and
 // asserts what the server answers now.
@@ -50,7 +50,8 @@ beforeAll(async () => {
     port,
     env: { SIGN_IN_ATTEMPTS_PER_MINUTE: "1000" },
   });
-  adminApi = apiClient(server.baseUrl, admin.token);
+  // PUT /sso takes a signed-in session, never a token (hole 3: it could lead to a credential)
+  adminApi = await sessionClient(server.baseUrl, admin.email);
 });
 afterAll(async () => {
   await server?.stop();
@@ -192,7 +193,7 @@ describe("hole 1: a link made with one issuer never signs in through another", (
 
 describe("hole 2: a lead cannot pre-create an account and harvest what SSO grants it", () => {
   async function leadInvitesAndRedeems(email: string, password: string) {
-    const leadApi = apiClient(server.baseUrl, lead.token);
+    const leadApi = await sessionClient(server.baseUrl, lead.email);
     const invited = await leadApi.post("/people", {
       email,
       name: "Vic Victim",
@@ -301,7 +302,7 @@ describe("hole 2: a lead cannot pre-create an account and harvest what SSO grant
   });
 
   it("an invite not yet redeemed: SSO signs the owner in and the lead's link dies with it", async () => {
-    const leadApi = apiClient(server.baseUrl, lead.token);
+    const leadApi = await sessionClient(server.baseUrl, lead.email);
     const email = `fresh-${unique()}@corp.test`;
     const invited = await leadApi.post("/people", {
       email,

@@ -6,6 +6,7 @@ import { ERROR_CODES } from "@/lib/errors";
 import { pausedRun, startApiServer, writeSnapshot } from "../support/api-fixtures";
 import { makeAgentKey, makeQueue, makeReviewer } from "../support/factories";
 import { apiClient, refundBatch } from "../support/http";
+import { sessionCookie } from "../support/sessions";
 import {
   brokenJsonText,
   contentType,
@@ -43,6 +44,7 @@ type Operation = {
   /** as the OpenAPI document writes it, `{runId}` and all */
   template: string;
   auth: "agent" | "reviewer" | "either";
+  sessionOnly: boolean;
   bodyFields: string[] | null;
   queryNames: string[];
   stream: boolean;
@@ -87,6 +89,10 @@ const REAL_IDS: Record<string, string> = {
   agentId: target.id,
 };
 const TOKENS = { agent: agent.key, reviewer: reviewer.token };
+let sessionCookieOfReviewer: Promise<string> | undefined;
+/** The admin's session, signed in once, for the operations that take no token. */
+const adminSessionCookie = () =>
+  (sessionCookieOfReviewer ??= sessionCookie(server.baseUrl, reviewer.email));
 
 const document = await (await fetch(`${server.baseUrl}/api/v1/openapi.json`)).json();
 const operations: Operation[] = Object.entries(
@@ -103,6 +109,8 @@ const operations: Operation[] = Object.entries(
           ? "either"
           : "agent"
         : "reviewer",
+      // what leads to a new credential takes the web app's session, never a token (issue 24)
+      sessionOnly: kinds.length === 1 && kinds[0] === "session",
       bodyFields: schema ? Object.keys(schema.properties ?? {}) : null,
       queryNames: (op.parameters as { in: string; name: string }[])
         .filter((p) => p.in === "query")
@@ -404,12 +412,15 @@ describe("text fields refuse control characters and lone surrogates", () => {
         : op.auth === "agent"
           ? TOKENS.agent
           : TOKENS.reviewer;
+      const credential: Record<string, string> = op.sessionOnly
+        ? { cookie: await adminSessionCookie(), origin: server.baseUrl }
+        : { authorization: `Bearer ${token}` };
       await fc.assert(
         fc.asyncProperty(unstorableText, async ({ text, kind }) => {
           const request: FuzzRequest = {
             method: op.method,
             url,
-            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            headers: { ...credential, "content-type": "application/json" },
             body: JSON.stringify(bodyAt(path, text)),
           };
           await checkRequest(request, label);

@@ -6,6 +6,7 @@ import { illFormedTextPath } from "@/lib/text/stored-text";
 import { pausedRun, startApiServer, writeSnapshot } from "@/test/support/api-fixtures";
 import { makeAgentKey, makeQueue, makeReviewer, type TestReviewer } from "@/test/support/factories";
 import { apiClient, refundBatch, type ApiClient } from "@/test/support/http";
+import { sessionClient } from "@/test/support/sessions";
 import { openSse } from "@/test/support/sse";
 import type { TestServer } from "@/test/support/server";
 
@@ -19,6 +20,8 @@ let server: TestServer;
 let queue: { id: string; name: string };
 let admin: TestReviewer;
 let asAdmin: ApiClient;
+// what leads to a credential (agent keys, invites) takes a session, never a token (issue 24, hole 3)
+let adminSession: ApiClient;
 let agent: ApiClient;
 let agentKey: string;
 
@@ -27,6 +30,7 @@ beforeAll(async () => {
   queue = await makeQueue();
   admin = await makeReviewer({ name: "Ada Admin", queues: [{ name: queue.name, role: "admin" }] });
   asAdmin = apiClient(server.baseUrl, admin.token);
+  adminSession = await sessionClient(server.baseUrl, admin.email);
   agentKey = (await makeAgentKey({ name: "Text bot", queues: [queue.name] })).key;
   agent = apiClient(server.baseUrl, agentKey);
 }, 60_000);
@@ -237,10 +241,10 @@ describe("texts across the API", () => {
         { name: "p", queue: queue.id, effect: "block", reason: "no\u0000" },
         "reason",
       ],
-      [asAdmin, "POST", "/agents", { name: "bot\u0000", defaultQueue: queue.id }, "name"],
+      [adminSession, "POST", "/agents", { name: "bot\u0000", defaultQueue: queue.id }, "name"],
       [asAdmin, "POST", "/views", { queueId: queue.id, name: "v\u0000", filters: {} }, "name"],
       [
-        asAdmin,
+        adminSession,
         "POST",
         "/people",
         { email: "nul@example.com", name: "n\u0000", queues: [{ queueId: queue.id }] },
@@ -268,7 +272,7 @@ describe("whatever was accepted, the answers stay strict JSON", () => {
     // the attacks of hole 6, whatever they are answered: what was stored must read back cleanly
     for (const name of ["x\ud800y", "\udfff", "a\u0000b", "Audra 👩‍💻"])
       await send(asAdmin, "PATCH", `/people/${person.id}`, { name });
-    await send(asAdmin, "POST", "/agents", { name: "bot\ud800", defaultQueue: queue.id });
+    await send(adminSession, "POST", "/agents", { name: "bot\ud800", defaultQueue: queue.id });
     const hostile = (await pausedRun(agent, refundBatch())).batch;
     await send(asAdmin, "POST", `/calls/${hostile.calls[0].id}/decision`, {
       outcome: "reject",
@@ -301,9 +305,9 @@ describe("whatever was accepted, the answers stay strict JSON", () => {
 
     const exported = await get("/history/export?format=json");
     expect(exported.status).toBe(200);
-    const batches = expectStrictJson(await exported.arrayBuffer(), "history export") as {
-      calls: { decision: { reason: string } | null }[];
-    }[];
+    const { batches } = expectStrictJson(await exported.arrayBuffer(), "history export") as {
+      batches: { calls: { decision: { reason: string } | null }[] }[];
+    };
     expect(batches.flatMap((b) => b.calls.map((c) => c.decision?.reason))).toContain(
       "Not\tthis one.\nSorry.",
     );
