@@ -70,7 +70,7 @@ describe("sign-in's next (finding 1)", () => {
     for (const next of HOSTILE_NEXT) {
       const html = await (await fetch(`${server.baseUrl}/sign-in?next=${next}`)).text();
       // The form's props in the page's payload (the address itself is echoed, escaped, as data).
-      expect(html, next).toContain('{\\"next\\":\\"/queue\\"}');
+      expect(html, next).toContain('{\\"next\\":\\"/queue\\",');
     }
   });
 });

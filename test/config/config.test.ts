@@ -54,7 +54,20 @@ describe("the generated docs", () => {
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    if (["node_modules", "dist", ".next", "sdk", "python", "review-card", "config"].includes(name))
+    // the packages that run in the agent's process (sdk, python, mcp-gateway) or the host's
+    // page (review-card) take their settings from their callers, not from the server's
+    if (
+      [
+        "node_modules",
+        "dist",
+        ".next",
+        "sdk",
+        "python",
+        "mcp-gateway",
+        "review-card",
+        "config",
+      ].includes(name)
+    )
       return [];
     if (statSync(path).isDirectory()) return sources(path);
     return /\.(ts|tsx)$/.test(name) ? [path] : [];
