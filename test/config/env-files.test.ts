@@ -73,7 +73,7 @@ it("the server and the admin CLI read the same .env: one database, and its port"
     project,
     environment(),
   );
-  expect(cli.stderr).toBe("");
+  expect(cli.stderr).toBe(`Database: ${databaseUrl} (DATABASE_URL from a .env file)\n`);
   expect(cli.stdout).toMatch(/^[0-9a-f-]{36}\s*$/);
   const client = createClient({ url: databaseUrl });
   const queues = await client.execute("SELECT name FROM queues");
