@@ -338,8 +338,16 @@ describe("policy at batch creation", () => {
     );
     expect(deny.matched).toBe(true);
     expect(deny.conditions).toEqual([
-      { condition: "tool delete_file matches delete_*", held: true },
-      { condition: 'path starts with "/output/"', held: true },
+      {
+        condition: "tool delete_file matches delete_*",
+        held: true,
+        why: "the tool is delete_file",
+      },
+      {
+        condition: 'path starts with "/output/"',
+        held: true,
+        why: 'path is "/output/a", which starts with "/output/"',
+      },
     ]);
     const nothing = await reviewer.post("/policy-rules/try", {
       queue: queue.id,
