@@ -178,7 +178,7 @@ export async function exportHistory(
       }
       const page = await historyPage(db, scope!, cursor, PAGE_SIZE);
       let chunk = "";
-      for (const batch of await loadBatchViews(db, page.ids, "reviewer", { emails: true })) {
+      for (const batch of await loadBatchViews(db, page.ids, "audit", { emails: true })) {
         if (exportedCalls + batch.calls.length > callLimit) {
           done = true;
           break;
