@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import type { Insights, Named, Outcomes } from "@/lib/insights/read-insights";
+import type { Insights, Outcomes } from "@/lib/insights/read-insights";
 import { ActivityChart, OutcomeChart, WaitChart } from "./insights-charts";
 import styles from "./insights.module.css";
 
