@@ -112,20 +112,21 @@ export function explainPredicate(predicate: ArgPredicate, args: Record<string, u
     : `${shownList(failing)} ${failing.length === 1 ? verb.not : verb.notMany} ${expected}`;
 }
 
-/** One line per condition of `rule`, in checkRule's order, saying what the call had there. */
+/** One line per condition of `rule`, in checkRule's order, saying what the call had there (null: the condition says it). */
 export function explainRule(
   rule: PolicyRule,
   call: PolicyCall,
   context: { agentKeyId: string; agentNames?: Map<string, string> },
-): string[] {
-  const lines: string[] = [];
+): (string | null)[] {
+  const lines: (string | null)[] = [];
   if (rule.agentKeyId)
     lines.push(
       context.agentKeyId === ""
         ? "no agent was given"
         : `the call's agent is ${context.agentNames?.get(context.agentKeyId) ?? context.agentKeyId}`,
     );
-  if (rule.toolPattern) lines.push(`the tool is ${call.toolName}`);
+  // the tool's condition already names the call's tool: nothing to add
+  if (rule.toolPattern) lines.push(null);
   for (const predicate of rule.argPredicates) lines.push(explainPredicate(predicate, call.args));
   if (rule.costAbove !== null)
     lines.push(

@@ -342,7 +342,7 @@ describe("policy at batch creation", () => {
       {
         condition: "tool delete_file matches delete_*",
         held: true,
-        why: "the tool is delete_file",
+        why: null,
       },
       {
         condition: 'path starts with "/output/"',

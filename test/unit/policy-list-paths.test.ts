@@ -136,7 +136,7 @@ describe("why a condition held or not", () => {
       explainRule(full, demoDelete, { agentKeyId: "a1", agentNames: new Map([["a1", "Ops bot"]]) }),
     ).toEqual([
       "the call's agent is Ops bot",
-      "the tool is delete_files",
+      null,
       '".env.staging" matches "*.env*" (1 of 3)',
       "the call has no cost estimate (counted as 0)",
     ]);
