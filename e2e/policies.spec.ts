@@ -239,7 +239,7 @@ test("a rule matches inside a list (paths[*]); try a call says which condition f
   await expect(tryBox.getByTestId("try-explanation")).toHaveText(`Blocked by rule '${listName}'.`);
   const listCheck = tryBox.getByTestId("try-check").filter({ hasText: listName });
   await expect(listCheck.getByTestId("try-condition").nth(1)).toHaveAttribute("data-held", "true");
-  await expect(listCheck.getByTestId("try-why").nth(1)).toHaveText(
+  await expect(listCheck.getByTestId("try-condition").nth(1).getByTestId("try-why")).toHaveText(
     '— ".env.staging" matches "*.env*" (1 of 3)',
   );
   // The bare path's ✗ says why, and how to write it.
