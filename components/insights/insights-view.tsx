@@ -210,14 +210,16 @@ export function InsightsView({
       <Section
         title="Activity"
         testId="insights-activity"
-        lead={`Cards created and settled per ${hourly ? "hour" : period.bucketMs === 86_400_000 ? "day" : "week"} (UTC).`}
+        lead={`Cards created and settled per ${hourly ? "hour" : period.bucketMs === 86_400_000 ? "day" : "week"} (${timeZone}).`}
         chart={<ActivityChart bars={bars} />}
         table={
           <table className={styles.table}>
             <caption className="visually-hidden">Cards created and settled</caption>
             <thead>
               <tr>
-                <th scope="col">{hourly ? "Hour" : "From"}</th>
+                <th scope="col">
+                  {hourly ? "Hour" : period.bucketMs === 86_400_000 ? "Day" : "Week from"}
+                </th>
                 <th scope="col">Created</th>
                 <th scope="col">Settled</th>
               </tr>
