@@ -523,6 +523,11 @@ export const events = sqliteTable(
     index("events_run_idx").on(t.runId, t.seq),
     // reviewer streams replay their queues' events
     index("events_queue_idx").on(t.queueId, t.seq),
+    // insights count a period's escalations when they happen (lib/insights/read-insights.ts);
+    // partial, so no other event's write pays for it
+    index("events_escalations_idx")
+      .on(t.at, t.batchId, t.queueId)
+      .where(sql`${t.type} = 'batch.escalated'`),
   ],
 );
 export type EventRow = typeof events.$inferSelect;

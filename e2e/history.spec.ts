@@ -2,6 +2,8 @@ import { readFile } from "node:fs/promises";
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "./support/test";
 import { apiClient, type ApiClient } from "@/test/support/http";
+import { createPolicyRule } from "@/lib/policies/create-policy-rule";
+import { OPERATOR } from "@/lib/queues/queue-access";
 import { baseURL, pause, seedTeam, signIn, type Team } from "./support/fixtures";
 import { shot, shotEverySize } from "./support/screenshots";
 
@@ -135,6 +137,74 @@ test("history shows who decided what and why; filters narrow it; CSV export down
     .click();
   await expect(page).toHaveURL(new RegExp(`/runs/${seeded.refund.run.id}$`));
   await expect(page.getByTestId("call-decision")).toHaveText("Approved by Dana Reviewer");
+});
+
+test("history lists calls a policy blocked as decisions: a batch blocked whole and the blocked call of a mixed one, filterable and exported", async ({
+  page,
+}) => {
+  const team = await seedTeam();
+  await createPolicyRule(OPERATOR, {
+    queue: team.queue.id,
+    name: "No env files",
+    effect: "deny",
+    toolPattern: "delete_files",
+    argPredicates: [{ path: "paths[*]", op: "glob", value: "*.env*" }],
+    reason: "Environment files hold secrets.",
+  });
+  const blocked = await pause(team.agent, {
+    calls: [call("delete_files", { paths: ["src/legacy/", ".env.staging"] })],
+  });
+  expect(blocked.batch).toMatchObject({ status: "decided", outcome: "rejected" });
+  const mixed = await pause(team.agent, {
+    calls: [
+      call("merge_pr", { repo: "acme/api", number: 7 }),
+      call("delete_files", { paths: [".env"] }),
+    ],
+  });
+  const reviewable = mixed.batch.calls.find((c: { toolName: string }) => c.toolName === "merge_pr");
+  await decide(team.reviewerApi, reviewable, "approve");
+
+  await signIn(page, team.reviewers[0]!);
+  await page.goto("/history");
+  const rows = page.getByTestId("history-row");
+  await expect(rows).toHaveCount(2);
+  const mixedRow = page.locator(`[data-testid="history-row"][data-batch-id="${mixed.batch.id}"]`);
+  await expect(mixedRow).toContainText("Mixed");
+  await expect(mixedRow.getByTestId("history-call-outcomes")).toContainText(
+    "delete_files Blocked by policy",
+  );
+  await expect(mixedRow.getByTestId("history-deciders")).toHaveText("Dana Reviewer, Policy");
+  const blockedRow = page.locator(
+    `[data-testid="history-row"][data-batch-id="${blocked.batch.id}"]`,
+  );
+  await expect(blockedRow).toContainText("Rejected");
+  await expect(blockedRow.getByTestId("history-deciders")).toHaveText("Policy");
+  await expect(blockedRow.getByTestId("history-reasons")).toContainText(
+    "Environment files hold secrets.",
+  );
+  expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
+  await shot(page, "history-blocked", { fullPage: true });
+
+  // "Decided through" narrows to what a policy settled; the export follows the filter.
+  await page.getByLabel("Decided through").selectOption({ label: "A reviewer" });
+  await page.getByRole("button", { name: "Apply filters" }).click();
+  await expect(page).toHaveURL(/source=reviewer/);
+  await expect(rows).toHaveCount(1);
+  await page.getByLabel("Decided through").selectOption({ label: "A policy (allowed or blocked)" });
+  await page.getByRole("button", { name: "Apply filters" }).click();
+  await expect(page).toHaveURL(/source=policy/);
+  await expect(rows).toHaveCount(2);
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("link", { name: "Export CSV" }).click(),
+  ]);
+  const lines = (await readFile((await download.path())!, "utf8")).trimEnd().split("\r\n");
+  // one row per call: the blocked call alone, and both calls of the mixed batch
+  const rowsOf = (batchId: string) => lines.filter((line) => line.includes(batchId));
+  expect(rowsOf(blocked.batch.id)).toHaveLength(1);
+  expect(rowsOf(blocked.batch.id)[0]).toContain(",delete_files,rejected,policy,");
+  expect(rowsOf(mixed.batch.id)).toHaveLength(2);
+  expect(rowsOf(mixed.batch.id).join("\n")).toContain(",delete_files,rejected,policy,");
 });
 
 test("history pages with a cursor link and exports JSON", async ({ page }) => {

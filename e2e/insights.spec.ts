@@ -75,12 +75,87 @@ test("a lead sees their queue's insights, with charts and their numbers", async 
   // a custom period with nothing in it
   await page.goto(`/insights?queue=${team.queue.id}&period=custom&from=2020-01-01&to=2020-01-07`);
   await expect(page.getByTestId("insights-empty")).toContainText("No cards in this period");
-  await expect(page.getByLabel("First day (custom)")).toHaveValue("2020-01-01");
-  // a period that ends before it starts is explained, not thrown
+  await expect(page.getByLabel("First day (custom range)")).toHaveValue("2020-01-01");
+  // a period that ends before it starts is refused on its field, not thrown
   await page.goto("/insights?period=custom&from=2020-02-01&to=2020-01-07");
-  await expect(page.getByText("That period cannot be shown")).toContainText(
-    "the first day is after the last day",
+  await expect(page.getByLabel("Last day (custom range)")).toHaveAttribute("aria-invalid", "true");
+  await expect(page.getByTestId("field-error")).toHaveText(
+    "The last day is before the first day (2020-02-01)",
   );
+});
+
+test.describe("in Pacific/Kiritimati (UTC+14), where today is mostly tomorrow in UTC", () => {
+  test.use({ timezoneId: "Pacific/Kiritimati" });
+
+  test("today's card counts under today; a custom range is its own period, refused on its field when reversed", async ({
+    page,
+  }) => {
+    const team = await seedTeam({ reviewers: ["Dana Reviewer"] });
+    const lead = await makeReviewer({
+      name: "Lee Lead",
+      queues: [{ name: team.queue.name, role: "lead" }],
+    });
+    const { batch } = await pause(team.agent, {
+      calls: [call("refund_order", { orderId: "K-1" })],
+    });
+    const answer = await team.reviewerApi.post(`/calls/${batch.calls[0].id}/decision`, {
+      outcome: "approve",
+      expectedRevision: batch.calls[0].revision,
+    });
+    expect(answer.status).toBe(200);
+    const today = new Intl.DateTimeFormat("en-CA", {
+      timeZone: "Pacific/Kiritimati",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+    }).format(new Date(answer.body.batch.decidedAt));
+
+    await signIn(page, lead);
+    await page.goto(`/insights?queue=${team.queue.id}&period=7d`);
+    await expect(page.getByTestId("insights-days-zone")).toContainText(
+      "Days are calendar days in Pacific/Kiritimati",
+    );
+    // the last day bar is today, where the lead is, and holds the card decided today
+    const days = page.getByTestId("insights-activity").locator("tbody tr");
+    await expect(days).toHaveCount(7);
+    await expect(days.last().locator("th")).toHaveText(today);
+    await expect(days.last().locator("td").nth(1)).toHaveText("1");
+    await shot(page, "insights-kiritimati", { fullPage: true });
+
+    // Typing a day chooses the custom range: the days are never silently ignored.
+    const period = page.getByLabel("Period", { exact: true });
+    await expect(period).toHaveValue("7d");
+    await page.getByLabel("First day (custom range)").fill("2026-02-10");
+    await expect(period).toHaveValue("custom");
+    await page.getByLabel("Last day (custom range)").fill("2026-02-01");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.waitForURL(/period=custom/);
+    const last = page.getByLabel("Last day (custom range)");
+    await expect(last).toHaveAttribute("aria-invalid", "true");
+    await expect(page.getByTestId("field-error")).toHaveText(
+      "The last day is before the first day (2026-02-10)",
+    );
+    await expect(page.getByTestId("insights-totals")).toHaveCount(0);
+    expect(
+      (await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze()).violations,
+    ).toEqual([]);
+    await shot(page, "insights-reversed-range", { fullPage: true });
+
+    // Days sent with a preset (a hand-edited URL) are refused on their field, not dropped.
+    await page.goto(`/insights?queue=${team.queue.id}&period=7d&from=2026-02-01&to=2026-02-03`);
+    await expect(page.getByLabel("First day (custom range)")).toHaveAttribute(
+      "aria-invalid",
+      "true",
+    );
+    await expect(page.getByTestId("field-error").first()).toHaveText(
+      "Days are for a custom range: choose Custom range as the period",
+    );
+    // Choosing a preset again empties the days, so it shows.
+    await period.selectOption("30d");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.waitForURL(/period=30d/);
+    await expect(page.getByTestId("insights-totals")).toBeVisible();
+  });
 });
 
 test("a reviewer who leads no queue is told insights are not for them", async ({ page }) => {

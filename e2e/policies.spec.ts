@@ -200,6 +200,70 @@ test("try a call shows which rule would decide and why each rule did or did not 
   await shot(page, "policies-dark", { fullPage: true });
 });
 
+test("a rule matches inside a list (paths[*]); try a call says which condition failed, on which value", async ({
+  page,
+}) => {
+  const seed = await seedQueue();
+  const deleteFiles = `delete_files_${unique()}`;
+  const bareName = `Env files, bare path ${unique()}`;
+  const listName = `Env files, any element ${unique()}`;
+  // The issue's rule as first written: `paths` is a list, so a glob on it never matches.
+  const bare = await seed.leadApi.post("/policy-rules", {
+    queue: seed.queue.id,
+    name: bareName,
+    effect: "deny",
+    toolPattern: deleteFiles,
+    argPredicates: [{ path: "paths", op: "glob", value: "*.env*" }],
+  });
+  expect(bare.status).toBe(201);
+  await signIn(page, seed.lead);
+  await page.goto(`/policies?queue=${seed.queue.id}`);
+  const row = await addRule(page, {
+    name: listName,
+    effect: "deny",
+    tool: deleteFiles,
+    predicate: { path: "paths[*]", op: "matches glob", value: "*.env*" },
+    reason: "Environment files hold secrets.",
+  });
+  await expect(row.getByTestId("policy-conditions")).toContainText(
+    'paths[*] (any element) matches "*.env*"',
+  );
+
+  // The demo's own call: one of its paths is .env.staging.
+  const args = { paths: ["src/checkout/legacy/", "scripts/backfill-2023.ts", ".env.staging"] };
+  const tryBox = page.getByTestId("try-call");
+  await tryBox.getByLabel("Tool name").fill(deleteFiles);
+  await tryBox.getByLabel("Arguments (JSON)").fill(JSON.stringify(args));
+  await tryBox.getByRole("button", { name: "Try it" }).click();
+  await expect(tryBox.getByTestId("try-outcome")).toHaveAttribute("data-outcome", "blocked");
+  await expect(tryBox.getByTestId("try-explanation")).toHaveText(`Blocked by rule '${listName}'.`);
+  const listCheck = tryBox.getByTestId("try-check").filter({ hasText: listName });
+  await expect(listCheck.getByTestId("try-condition").nth(1)).toHaveAttribute("data-held", "true");
+  await expect(listCheck.getByTestId("try-condition").nth(1).getByTestId("try-why")).toHaveText(
+    '— ".env.staging" matches "*.env*" (1 of 3)',
+  );
+  // The bare path's ✗ says why, and how to write it.
+  const bareCheck = tryBox.getByTestId("try-check").filter({ hasText: bareName });
+  await expect(bareCheck).toHaveAttribute("data-matched", "false");
+  const failed = bareCheck.getByTestId("try-condition").filter({ hasText: "paths matches" });
+  await expect(failed).toHaveAttribute("data-held", "false");
+  await expect(failed.getByTestId("try-why")).toContainText(
+    'paths is a list ("src/checkout/legacy/", "scripts/backfill-2023.ts", ".env.staging"): write paths[*] to match any element, or paths[all] to match every element',
+  );
+  expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
+  await tryBox.scrollIntoViewIfNeeded();
+  await shot(tryBox, "policies-try-list-path");
+
+  // And the agent's real call is blocked by it, never reaching a reviewer.
+  const blocked = await pause(seed.agent, {
+    calls: [{ toolCallId: "d1", toolName: deleteFiles, args }],
+  });
+  expect(blocked.batch.calls[0]).toMatchObject({
+    status: "rejected",
+    decision: { source: "policy", policy: { blocked: true, rule: { name: listName } } },
+  });
+});
+
 test("a lead moves, turns off, edits and removes rules in place", async ({ page }) => {
   const seed = await seedQueue();
   const { queue, agent, writeTool, allowName, denyName } = seed;

@@ -59,7 +59,11 @@ test("the run page shows the run, its decision and its timeline; axe is clean", 
   await expect(page.getByTestId("run-checkpoint")).toHaveText(
     `${Buffer.byteLength(JSON.stringify(CHECKPOINT))} B`,
   );
-  await expect(page.getByTestId("run-claim")).toHaveText("Not claimed");
+  // the run row forgets the worker when the run completes; the page still says who held it last
+  const claim = page.getByTestId("run-claim");
+  await expect(claim).toContainText("worker-7 · claim ended when the run completed");
+  await expect(page.locator("dt", { hasText: "Last claimed by" })).toBeVisible();
+  await expect(claim).not.toContainText("Not claimed");
   await expect(page.getByTestId("call-decision")).toHaveText("Approved by Dana Reviewer");
 
   const events = page.getByTestId("timeline-event");

@@ -30,6 +30,7 @@ const OUTCOME_WORD: Record<string, string> = {
 function callOutcome(call: CallView): { word: string; tone: "ok" | "danger" | "muted" } {
   const outcome = call.decision?.outcome ?? call.status;
   const edited = call.decision?.outcome === "approved" && call.decision.editedArgs != null;
+  if (call.decision?.policy?.blocked) return { word: "Blocked by policy", tone: "danger" };
   return {
     word: `${OUTCOME_WORD[outcome] ?? outcome}${edited ? " with an edit" : ""}`,
     tone: outcome === "approved" ? "ok" : outcome === "rejected" ? "danger" : "muted",

@@ -98,6 +98,18 @@ export function HistoryFilters({
         options={toOptions(options.reviewers)}
       />
       <Select
+        name="source"
+        label="Decided through"
+        value={filters.source}
+        any="Any way"
+        options={[
+          { value: "reviewer", label: "A reviewer" },
+          { value: "policy", label: "A policy (allowed or blocked)" },
+          { value: "memory", label: "A remembered approval" },
+          { value: "timeout", label: "The deadline" },
+        ]}
+      />
+      <Select
         name="kind"
         label="Kind"
         value={filters.kind}

@@ -6,6 +6,7 @@ export const FILTER_KEYS = [
   "tool",
   "outcome",
   "decidedBy",
+  "source",
   "kind",
   "from",
   "to",

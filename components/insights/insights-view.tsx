@@ -1,11 +1,11 @@
 import type { ReactNode } from "react";
-import type { Insights, Named, Outcomes } from "@/lib/insights/read-insights";
-import { PERIOD_LABELS, PERIOD_PRESETS, type InsightsSearch } from "@/lib/insights/insights-period";
+import type { Insights, Outcomes } from "@/lib/insights/read-insights";
 import { ActivityChart, OutcomeChart, WaitChart } from "./insights-charts";
 import styles from "./insights.module.css";
 
 // The insights page's body: each chart has its table of numbers beside it (the table is what a
-// screen reader reads; the chart is a picture of it). Times are UTC, as on the history page.
+// screen reader reads; the chart is a picture of it). Days and times are the viewer's (their time
+// zone, as on the history page).
 
 const SOURCE_LABELS = {
   reviewer: "Reviewers",
@@ -30,64 +30,21 @@ const rate = (o: Outcomes) => {
   return total === 0 ? "—" : `${Math.round((o.approved / total) * 100)} %`;
 };
 
-const utc = (ms: number, hours: boolean) =>
-  new Date(ms)
-    .toISOString()
-    .slice(0, hours ? 16 : 10)
-    .replace("T", " ");
-
-/** The period picker: a GET form, so the period lives in the URL (and can be shared). */
-export function PeriodPicker({
-  search,
-  queues,
-}: {
-  search: Partial<InsightsSearch>;
-  queues: Named[];
-}) {
-  return (
-    <form
-      method="get"
-      action="/insights"
-      className={styles.picker}
-      aria-label="Choose the queue and period"
-    >
-      <div className={styles.field}>
-        <label htmlFor="insights-queue">Queue</label>
-        <select id="insights-queue" name="queue" defaultValue={search.queue ?? ""}>
-          <option value="">
-            All {queues.length === 1 ? "(one queue)" : `${queues.length} queues`}
-          </option>
-          {queues.map((q) => (
-            <option key={q.id} value={q.id}>
-              {q.name}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className={styles.field}>
-        <label htmlFor="insights-period">Period</label>
-        <select id="insights-period" name="period" defaultValue={search.period ?? "7d"}>
-          {[...PERIOD_PRESETS, "custom" as const].map((p) => (
-            <option key={p} value={p}>
-              {PERIOD_LABELS[p]}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className={styles.field}>
-        <label htmlFor="insights-from">First day (custom)</label>
-        <input id="insights-from" name="from" type="date" defaultValue={search.from ?? ""} />
-      </div>
-      <div className={styles.field}>
-        <label htmlFor="insights-to">Last day (custom)</label>
-        <input id="insights-to" name="to" type="date" defaultValue={search.to ?? ""} />
-      </div>
-      <button type="submit" className={styles.show}>
-        Show
-      </button>
-      <p className={styles.hint}>Days are UTC; a custom period includes its first and last day.</p>
-    </form>
+/** "2026-03-08" or "2026-03-08 14:00": the time `ms` in `timeZone`, as a bar's label. */
+export function localLabel(ms: number, hours: boolean, timeZone: string): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      ...(hours && { hour: "2-digit", minute: "2-digit", hourCycle: "h23" as const }),
+    })
+      .formatToParts(ms)
+      .map((part) => [part.type, part.value]),
   );
+  const day = `${parts.year}-${parts.month}-${parts.day}`;
+  return hours ? `${day} ${parts.hour}:${parts.minute}` : day;
 }
 
 function Section({
@@ -188,8 +145,11 @@ function OutcomeSection(props: {
 export function InsightsView({
   insights,
   queueHref,
+  timeZone,
 }: {
   insights: Insights;
+  /** the viewer's zone: the bars are its calendar days */
+  timeZone: string;
   /** the page for one queue, over the same period */
   queueHref: (queueId: string) => string;
 }) {
@@ -202,13 +162,16 @@ export function InsightsView({
         <p className={styles.emptyTitle}>No cards in this period</p>
         <p className={styles.emptyText}>
           Nothing was asked of {insights.queueId ? "this queue" : "your queues"} between{" "}
-          {utc(period.from, true)} and {utc(period.to, true)} UTC. Once agents send cards, how long
-          they wait and who decides them shows here.
+          {localLabel(period.from, true, timeZone)} and {localLabel(period.to, true, timeZone)} (
+          {timeZone}). Once agents send cards, how long they wait and who decides them shows here.
         </p>
       </div>
     );
   }
-  const bars = insights.series.map((bar) => ({ ...bar, label: utc(bar.start, hourly) }));
+  const bars = insights.series.map((bar) => ({
+    ...bar,
+    label: localLabel(bar.start, hourly, timeZone),
+  }));
   const waits = [
     { label: "p50", ms: wait.p50Ms },
     { label: "p90", ms: wait.p90Ms },
@@ -247,14 +210,16 @@ export function InsightsView({
       <Section
         title="Activity"
         testId="insights-activity"
-        lead={`Cards created and settled per ${hourly ? "hour" : period.bucketMs === 86_400_000 ? "day" : "week"} (UTC).`}
+        lead={`Cards created and settled per ${hourly ? "hour" : period.bucketMs === 86_400_000 ? "day" : "week"} (${timeZone}).`}
         chart={<ActivityChart bars={bars} />}
         table={
           <table className={styles.table}>
             <caption className="visually-hidden">Cards created and settled</caption>
             <thead>
               <tr>
-                <th scope="col">{hourly ? "Hour" : "From"}</th>
+                <th scope="col">
+                  {hourly ? "Hour" : period.bucketMs === 86_400_000 ? "Day" : "Week from"}
+                </th>
                 <th scope="col">Created</th>
                 <th scope="col">Settled</th>
               </tr>

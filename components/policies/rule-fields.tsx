@@ -145,10 +145,11 @@ export function RuleFields({
         <legend>Argument conditions</legend>
         <p className={settings.help}>
           All must hold. A path points into the call&apos;s arguments (<code>path</code>,{" "}
-          <code>options.target</code>, <code>files[0].path</code>). For <em>equals</em> the value is
-          read as JSON when it parses (<code>5</code>, <code>true</code>,{" "}
-          <code>&quot;text&quot;</code>), else as text; a glob uses <code>*</code> and{" "}
-          <code>?</code>.
+          <code>options.target</code>, <code>files[0].path</code>). In a list, <code>paths[*]</code>{" "}
+          holds when any element matches and <code>paths[all]</code> when every element does (
+          <code>files[*].path</code> looks inside each). For <em>equals</em> the value is read as
+          JSON when it parses (<code>5</code>, <code>true</code>, <code>&quot;text&quot;</code>),
+          else as text; a glob uses <code>*</code> and <code>?</code>.
         </p>
         {rows.map((row, index) => (
           <div key={row.key} className={styles.predicateRow} data-testid="predicate-row">

@@ -209,6 +209,12 @@ function Verdict({ result }: { result: TryPolicyResult }) {
                         <li key={index} data-testid="try-condition" data-held={condition.held}>
                           <Mark held={condition.held} />
                           {condition.condition}
+                          {condition.why && (
+                            <span className={styles.why} data-testid="try-why">
+                              {" "}
+                              — {condition.why}
+                            </span>
+                          )}
                         </li>
                       ))}
                     </ul>

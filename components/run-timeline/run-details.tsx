@@ -1,17 +1,28 @@
 import type { ReactNode } from "react";
 import type { RunView } from "@/lib/api/views";
+import type { ClaimEnd, LastClaim } from "@/lib/runs/run-timeline";
 import { formatBytes } from "./format";
 import { Time } from "@/components/time/time";
 import styles from "./run-timeline.module.css";
 
 /** The run's properties, as a definition list for the side panel. */
+const CLAIM_ENDED: Record<ClaimEnd, string> = {
+  completed: "claim ended when the run completed",
+  failed: "claim ended when the run failed",
+  lease_expired: "claim ended: its lease expired",
+  paused: "claim ended when the run paused for review",
+};
+
 export function RunDetails({
   run,
   checkpointBytes,
+  lastClaim,
   now,
 }: {
   run: RunView;
   checkpointBytes: number | null;
+  /** who held the run last, when no worker holds it now (the run row forgets the worker) */
+  lastClaim: LastClaim | null;
   now: number;
 }) {
   const rows: [string, ReactNode, string?][] = [
@@ -22,7 +33,7 @@ export function RunDetails({
     ["Created", <Time key="created" iso={run.createdAt} now={now} variant="stacked" />],
     ["Updated", <Time key="updated" iso={run.updatedAt} now={now} variant="stacked" />],
     [
-      "Claimed by",
+      run.claim || !lastClaim ? "Claimed by" : "Last claimed by",
       run.claim ? (
         <span key="claim">
           <code>{run.claim.workerId}</code>
@@ -31,8 +42,23 @@ export function RunDetails({
             lease until <Time iso={run.claim.leaseExpiresAt} now={now} variant="relative" />
           </span>
         </span>
+      ) : lastClaim ? (
+        <span key="claim">
+          <code>{lastClaim.workerId}</code>
+          <span className={styles.subtle}>
+            {" "}
+            {lastClaim.ended ? (
+              <>
+                · {CLAIM_ENDED[lastClaim.ended.how]}{" "}
+                <Time iso={lastClaim.ended.at} now={now} variant="relative" />
+              </>
+            ) : (
+              "· claim ended"
+            )}
+          </span>
+        </span>
       ) : (
-        <None text="Not claimed" />
+        <None text="Never claimed" />
       ),
       "run-claim",
     ],

@@ -57,7 +57,12 @@ export function RunPage({
           />
         </div>
         <aside className={styles.side} aria-label="Run details">
-          <RunDetails run={run} checkpointBytes={timeline.checkpointBytes} now={now} />
+          <RunDetails
+            run={run}
+            checkpointBytes={timeline.checkpointBytes}
+            lastClaim={timeline.lastClaim}
+            now={now}
+          />
           <RollbackControl
             runId={run.id}
             requestedAt={run.rollbackRequestedAt}

@@ -13,3 +13,40 @@ export function table(lines: string[][]): string {
     )
     .join("\n");
 }
+
+/** Where DATABASE_URL came from, learned before the .env files are loaded. */
+export type DatabaseUrlSource = "environment" | ".env" | "default";
+
+export function databaseUrlSource(setBefore: boolean, setAfter: boolean): DatabaseUrlSource {
+  return setBefore ? "environment" : setAfter ? ".env" : "default";
+}
+
+/** The embedded database file a `file:` URL names (null for a server or an in-memory database). */
+export function databaseFile(url: string): string | null {
+  if (!url.startsWith("file:")) return null;
+  const path = url.slice("file:".length).split("?")[0]!;
+  return path && path !== ":memory:" ? path : null;
+}
+
+/**
+ * The line every command prints on stderr, so that an operator sees which database it worked on:
+ * without DATABASE_URL in the environment or .env the CLI falls back to the default file, which
+ * need not be the server's (an empty `agent list` with no word of why).
+ */
+export function databaseNotice(display: string, source: DatabaseUrlSource): string {
+  const from =
+    source === "environment"
+      ? "DATABASE_URL from the environment"
+      : source === ".env"
+        ? "DATABASE_URL from a .env file"
+        : "the default: DATABASE_URL is set neither in the environment nor in .env";
+  return `Database: ${display} (${from})`;
+}
+
+/** The warning for a database file this command created: it was empty, so probably not the one meant. */
+export function newDatabaseWarning(file: string): string {
+  return (
+    `Warning: ${file} did not exist, so this command created a new, empty database there. ` +
+    "If the server uses another database, set DATABASE_URL (in the environment or .env) to its URL."
+  );
+}

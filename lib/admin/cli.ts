@@ -1,8 +1,16 @@
+import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { closeDb, databaseUrlForDisplay } from "@/db/client";
+import { closeDb, databaseUrl, databaseUrlForDisplay } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { ApiError } from "@/lib/errors";
-import { table, UsageError } from "./cli-support";
+import {
+  databaseFile,
+  databaseNotice,
+  databaseUrlSource,
+  newDatabaseWarning,
+  table,
+  UsageError,
+} from "./cli-support";
 import { POLICY_OPTIONS, POLICY_USAGE, runPolicyCommand } from "./policy-commands";
 import { addMember } from "@/lib/queues/add-member";
 import { archiveQueue } from "@/lib/queues/archive-queue";
@@ -26,7 +34,9 @@ import { loadEnvFiles } from "@/lib/config/load-env";
 
 // The same .env files as the server, before anything reads a setting (USAGE names the database),
 // so the CLI works on the server's database (lib/config/load-env.ts).
+const urlSetInEnvironment = process.env.DATABASE_URL !== undefined;
 loadEnvFiles();
+const urlSource = databaseUrlSource(urlSetInEnvironment, process.env.DATABASE_URL !== undefined);
 
 const USAGE = `Usage: npm run admin -- <command>
 
@@ -175,11 +185,16 @@ async function run(argv: string[]): Promise<string> {
   if (noun === "backup" || noun === "restore") {
     const file = verb;
     if (!file || rest.length > 0) throw new UsageError(`${noun} takes one file.`);
+    console.error(databaseNotice(databaseUrlForDisplay(), urlSource));
     return noun === "backup" ? backupDatabase(file) : restoreDatabase(file);
   }
+  console.error(databaseNotice(databaseUrlForDisplay(), urlSource));
   // Read-only, and before migrating: a check must not change what it checks.
   if (noun === "audit") return runAuditCommand(verb, rest, values);
+  const file = databaseFile(databaseUrl());
+  const created = file !== null && !existsSync(file);
   await migrateDatabase();
+  if (created) console.error(newDatabaseWarning(file));
 
   switch (`${noun} ${verb}`) {
     case "queue create": {

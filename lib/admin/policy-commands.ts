@@ -90,8 +90,9 @@ export async function runPolicyCommand(command: string, values: Values): Promise
         ...trial.checks.map(
           (check) =>
             `  ${check.matched ? "✓" : "·"} ${check.rule.effect.padEnd(5)} ${check.rule.name}: ${
-              check.conditions.map((c) => `${c.held ? "" : "not "}${c.condition}`).join(", ") ||
-              "every call"
+              check.conditions
+                .map((c) => `${c.held ? "" : "not "}${c.condition}${c.held ? "" : ` (${c.why})`}`)
+                .join(", ") || "every call"
             }`,
         ),
       ].join("\n");

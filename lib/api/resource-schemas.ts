@@ -442,7 +442,16 @@ export const resourceSchemas = {
           conditions: z.string(),
         }),
         matched: z.boolean(),
-        conditions: z.array(z.object({ condition: z.string(), held: z.boolean() })),
+        conditions: z.array(
+          z.object({
+            condition: z.string(),
+            held: z.boolean(),
+            why: z
+              .string()
+              .nullable()
+              .describe("what the call had where the condition looked, e.g. which value failed"),
+          }),
+        ),
       }),
     ),
   }),

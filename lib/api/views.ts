@@ -81,10 +81,11 @@ function callView(
 }
 
 /**
- * Who a view is for. Reviewers never see a call a policy blocked (it was never theirs to
- * decide); the agent that asked sees every call of its batch, blocked ones included.
+ * Who a view is for. Reviewers never see a call a policy blocked in their queue (it was never
+ * theirs to decide); the agent that asked sees every call of its batch, blocked ones included,
+ * and so does the audit trail (History and its export: a block is a decision too).
  */
-export type Audience = "reviewer" | "agent";
+export type Audience = "reviewer" | "agent" | "audit";
 
 /**
  * The rows a batch view is made of. A write that changes a batch edits a copy of the rows it read

@@ -193,7 +193,7 @@ export async function exportHistory(
       }
       const page = await historyPage(db, scope!, cursor, PAGE_SIZE);
       let chunk = "";
-      const views = await loadBatchViews(db, page.ids, "reviewer", { emails: true });
+      const views = await loadBatchViews(db, page.ids, "audit", { emails: true });
       const places = await latestEvents(views);
       for (const batch of views) {
         if (exportedCalls + batch.calls.length > callLimit) {

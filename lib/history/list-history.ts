@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, inArray, lte, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { getDb, type Executor } from "@/db/client";
-import { BATCH_KINDS, BATCH_OUTCOMES, batches, calls, runs } from "@/db/schema";
+import { BATCH_KINDS, BATCH_OUTCOMES, batches, calls, DECISION_SOURCES, runs } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { loadBatchViews, type BatchView } from "@/lib/api/views";
 import { requireReviewer, reviewerQueueIds, type Actor } from "@/lib/auth/actor";
@@ -11,7 +11,9 @@ import { endOfLocalDay, startOfLocalDay } from "@/lib/time/local-day";
 import { DEFAULT_TIME_ZONE, TimeZoneName } from "@/lib/time/zone";
 
 // The decided batches of a reviewer's queues, newest decision first: the audit view of who
-// approved what. The export (export-history.ts) walks the same filtered list.
+// approved what. The export (export-history.ts) walks the same filtered list. Calls a policy
+// blocked are decisions too (source `policy`): they are listed here, though no reviewer's queue
+// ever showed them, and a batch blocked whole (hidden from the queue) has its row.
 
 /** The statuses a batch has once nobody can decide it any more. */
 export const SETTLED_STATUSES = ["decided", "expired", "cancelled"] as const;
@@ -28,6 +30,12 @@ export const historyFilterFields = {
   outcome: z.enum(BATCH_OUTCOMES).optional(),
   status: z.enum(SETTLED_STATUSES).optional(),
   decidedBy: Id.optional().describe("batches with a call decided by this reviewer id"),
+  source: z
+    .enum(DECISION_SOURCES)
+    .optional()
+    .describe(
+      "batches with a call settled this way: by a reviewer, a policy (allowed or blocked), a remembered approval or the deadline",
+    ),
   kind: z.enum(BATCH_KINDS).optional(),
   from: DateOrTime.optional().describe(
     "decided at or after (a date is its first instant in timeZone)",
@@ -121,7 +129,6 @@ export async function historyConditions(
     // states it, a literal and not a bound value, so that SQLite walks that index (newest
     // decision first per queue) rather than sorting the queue's whole history for each page.
     sql`${batches.status} <> 'pending'`,
-    eq(batches.hiddenFromReviewers, false),
   ];
   if (filters.status) conditions.push(eq(batches.status, filters.status));
   if (filters.agent) conditions.push(eq(runs.agentKeyId, filters.agent));
@@ -135,6 +142,11 @@ export async function historyConditions(
   if (filters.decidedBy) {
     conditions.push(
       sql`exists (select 1 from ${calls} where ${calls.batchId} = ${batches.id} and ${calls.decidedBy} = ${filters.decidedBy})`,
+    );
+  }
+  if (filters.source) {
+    conditions.push(
+      sql`exists (select 1 from ${calls} where ${calls.batchId} = ${batches.id} and ${calls.decisionSource} = ${filters.source})`,
     );
   }
   if (filters.from)
@@ -205,7 +217,7 @@ export async function listHistory(
     input.limit,
   );
   return {
-    batches: await loadBatchViews(db, ids),
+    batches: await loadBatchViews(db, ids, "audit"),
     nextCursor: next ? encodeHistoryCursor(next) : null,
   };
 }

@@ -2,11 +2,14 @@ import { z } from "zod";
 import { DECISION_SOURCES } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { isoTime } from "@/lib/ids";
+import { endOfLocalDay, startOfLocalDay } from "@/lib/time/local-day";
+import { DEFAULT_TIME_ZONE, TimeZoneName } from "@/lib/time/zone";
 import type { QueueCaller } from "@/lib/queues/queue-access";
 import { readInsights, type Insights } from "./read-insights";
 
 // `GET /api/v1/insights`: the insights page's numbers as JSON, for a team's own dashboards.
-// Dates as the history filters take them: a whole UTC day (`2026-03-01`) or an ISO-8601 time.
+// Dates as the history filters take them: a whole day in `timeZone` (`2026-03-01`, default UTC)
+// or an ISO-8601 time; day bars are that zone's calendar days.
 
 const DateOrTime = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
 const DAY_MS = 86_400_000;
@@ -20,24 +23,31 @@ export const InsightsQuery = z.object({
     .optional()
     .describe("a queue id (one you lead, or any for an admin); none: all of them together"),
   from: DateOrTime.optional().describe(
-    "the period's start, inclusive (a date is its first instant, UTC); default: 7 days before `to`",
+    "the period's start, inclusive (a date is its first instant in timeZone); default: 7 days before `to`",
   ),
   to: DateOrTime.optional().describe(
-    "the period's end, exclusive (a date includes that whole day, UTC); default: now",
+    "the period's end, exclusive (a date includes that whole day in timeZone); default: now",
+  ),
+  timeZone: TimeZoneName.optional().describe(
+    "the IANA zone whose calendar days a date names and the day bars are (default UTC)",
   ),
 });
 export type InsightsQuery = z.infer<typeof InsightsQuery>;
 
 const isDay = (value: string) => /^\d{4}-\d{2}-\d{2}$/.test(value);
-const startOf = (value: string) => Date.parse(isDay(value) ? `${value}T00:00:00Z` : value);
-const endOf = (value: string) => (isDay(value) ? startOf(value) + DAY_MS : Date.parse(value));
+const startOf = (value: string, zone: string) =>
+  isDay(value) ? startOfLocalDay(value, zone) : Date.parse(value);
+const endOf = (value: string, zone: string) =>
+  isDay(value) ? endOfLocalDay(value, zone) + 1 : Date.parse(value);
 
 /** The insights of the query's queue and period, with times as ISO strings. */
 export async function queryInsights(caller: QueueCaller, query: unknown) {
-  const { queue, from, to } = parseInput(InsightsQuery, query ?? {});
-  const end = to ? endOf(to) : Date.now();
-  const start = from ? startOf(from) : end - DEFAULT_SPAN_MS;
-  return insightsResource(await readInsights(caller, { queueId: queue, from: start, to: end }));
+  const { queue, from, to, timeZone = DEFAULT_TIME_ZONE } = parseInput(InsightsQuery, query ?? {});
+  const end = to ? endOf(to, timeZone) : Date.now();
+  const start = from ? startOf(from, timeZone) : end - DEFAULT_SPAN_MS;
+  return insightsResource(
+    await readInsights(caller, { queueId: queue, from: start, to: end, timeZone }),
+  );
 }
 
 function insightsResource(insights: Insights) {
@@ -70,8 +80,8 @@ export const InsightsResource = z.object({
     decided: Count.describe("settled by decisions"),
     expired: Count.describe("settled at a deadline nobody met (deadlines missed)"),
     cancelled: Count.describe("withdrawn by their agent"),
-    escalatedCards: Count.describe("settled cards escalated at least once"),
-    escalations: Count,
+    escalatedCards: Count.describe("cards escalated out of the queues in the period, each once"),
+    escalations: Count.describe("escalations in the period, counted when they happened"),
   }),
   timeToDecision: z
     .object({

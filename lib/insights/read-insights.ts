@@ -6,7 +6,8 @@ import { agentKeys, queueMembers, queues, users, type DecisionSource } from "@/d
 import { parseInput } from "@/lib/api/parse";
 import { ForbiddenError, NotFoundError } from "@/lib/errors";
 import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
-import { bucketMsFor, MAX_PERIOD_MS } from "./insights-period";
+import { DEFAULT_TIME_ZONE, TimeZoneName } from "@/lib/time/zone";
+import { barStarts, bucketMsFor, MAX_PERIOD_MS } from "./insights-period";
 
 // How a team's queues are doing over a period, for their leads and for admins: cards created and
 // settled, how long they waited for a decision, who or what decided, deadlines missed,
@@ -15,8 +16,12 @@ import { bucketMsFor, MAX_PERIOD_MS } from "./insights-period";
 // Every number comes from the indexes of migration 0014 without reading a table row (a call's row
 // carries its args and schema, a run's its checkpoint): cards are counted by queue and creation
 // or settling time, and a period's decisions are the calls and votes of the cards *settled* in
-// it (a card's calls are decided by the time it settles). The reads share one snapshot, so the
-// numbers agree with each other.
+// it (a card's calls are decided by the time it settles). Escalations are counted when they
+// happen, from their events, whether or not the card was settled since. Day and week bars are
+// calendar days in the viewer's time zone. The reads share one snapshot, so the numbers agree
+// with each other.
+
+const HOUR_MS = 3_600_000;
 
 export const ReadInsightsInput = z
   .object({
@@ -24,6 +29,8 @@ export const ReadInsightsInput = z
     queueId: z.string().min(1).max(200).optional(),
     from: z.number().int().nonnegative(),
     to: z.number().int().positive(),
+    /** the zone whose calendar days the day and week bars are (default UTC) */
+    timeZone: TimeZoneName.default(DEFAULT_TIME_ZONE),
   })
   .refine((p) => p.from < p.to, { message: "'from' must be before 'to'", path: ["from"] })
   .refine((p) => p.to - p.from <= MAX_PERIOD_MS, {
@@ -49,7 +56,7 @@ export type Insights = {
     expired: number;
     /** withdrawn by their agent */
     cancelled: number;
-    /** settled cards that had been escalated at least once, and how many escalations in all */
+    /** cards escalated out of the queues in the period (once each), and how many escalations */
     escalatedCards: number;
     escalations: number;
   };
@@ -101,7 +108,7 @@ export async function insightsQueues(db: Executor, caller: QueueCaller): Promise
 }
 
 export async function readInsights(caller: QueueCaller, input: unknown): Promise<Insights> {
-  const { queueId, from, to } = parseInput(ReadInsightsInput, input);
+  const { queueId, from, to, timeZone } = parseInput(ReadInsightsInput, input);
   const db = getDb();
   const visible = await insightsQueues(db, caller);
   // A queue outside the caller's insights is answered as one that does not exist.
@@ -109,8 +116,9 @@ export async function readInsights(caller: QueueCaller, input: unknown): Promise
     throw new NotFoundError("Queue");
   const scope = queueId !== undefined ? [queueId] : visible.map((q) => q.id);
   const bucketMs = bucketMsFor({ from, to });
-  const [created, settled, waits, decisions, votes] = await readInOneSnapshot(
-    insightsStatements(scope, from, to, bucketMs),
+  const starts = barStarts({ from, to }, bucketMs, timeZone);
+  const [created, settled, waits, decisions, votes, escalations] = await readInOneSnapshot(
+    insightsStatements(scope, from, to),
   );
 
   const names = (rows: Row[], key: string) => [
@@ -137,7 +145,7 @@ export async function readInsights(caller: QueueCaller, input: unknown): Promise
     period: { from, to, bucketMs },
     queues: visible,
     queueId: queueId ?? null,
-    ...summarizeCards(created!.rows, settled!.rows, visible, scope, from, to, bucketMs),
+    ...summarizeCards(created!.rows, settled!.rows, escalations!.rows, visible, scope, starts),
     timeToDecision: percentilesOf(waits!.rows),
     ...summarizeDecisions(decisions!.rows, new Map(agentNames.map((a) => [a.id, a.name]))),
     reviewers: outcomesBy(
@@ -170,7 +178,7 @@ async function readInOneSnapshot(statements: { sql: string; args: InValue[] }[])
 }
 
 /**
- * The five reads, each answered from an index of migration 0014 (test/bench/insights.ts times
+ * The six reads, each answered from an index of migration 0014 (escalations: of 0023) (test/bench/insights.ts times
  * them on the grown database). `status <> 'pending'` is spelled out wherever a partial index on
  * settled cards is to be used: SQLite only picks a partial index whose condition the query states.
  */
@@ -178,14 +186,15 @@ export function insightsStatements(
   queueIds: string[],
   from: number,
   to: number,
-  bucketMs: number,
 ): { sql: string; args: InValue[] }[] {
   // An empty scope (an admin of an installation with no queue yet) matches nothing.
   const inQueues = `queue_id in (${queueIds.map(() => "?").join(", ") || "null"})`;
   const settledIn = `b.${inQueues} and b.status <> 'pending' and b.decided_at >= ? and b.decided_at < ?`;
   const period = [...queueIds, from, to];
-  // Integers, so that a bar's number is an integer division (a float would make a bar per card).
-  const bar = [BigInt(from), BigInt(bucketMs)];
+  // Cards are counted per hour since `from` (integers, so that it is an integer division: a float
+  // would make a row per card); each hour then goes to its bar, a local day's bar included
+  // (summarizeCards), so a day with a DST change is still one bar.
+  const bar = [BigInt(from), BigInt(HOUR_MS)];
   return [
     {
       sql: `select queue_id, (created_at - ?) / ? as bucket, count(*) as n from batches
@@ -193,8 +202,7 @@ export function insightsStatements(
       args: [...bar, ...period],
     },
     {
-      sql: `select b.queue_id, (b.decided_at - ?) / ? as bucket, b.status, count(*) as n,
-              sum(b.escalations > 0) as escalated_cards, sum(b.escalations) as escalations
+      sql: `select b.queue_id, (b.decided_at - ?) / ? as bucket, b.status, count(*) as n
             from batches b where ${settledIn} group by b.queue_id, bucket, b.status`,
       args: [...bar, ...period],
     },
@@ -221,24 +229,41 @@ export function insightsStatements(
             where ${settledIn} group by v.reviewer_id, v.outcome`,
       args: period,
     },
+    {
+      // Each escalation writes one event in the queue the card left, then one in the queue it
+      // went to, at the same instant: the first of the pair is the escalation out of its queue.
+      sql: `select queue_id, batch_id, count(*) as n from (
+              select queue_id, batch_id, row_number() over (partition by batch_id, at order by seq) as nth
+              from events indexed by events_escalations_idx
+              where type = 'batch.escalated' and at >= ? and at < ?)
+            where nth = 1 and ${inQueues} group by queue_id, batch_id`,
+      args: [from, to, ...queueIds],
+    },
   ];
 }
 
 function summarizeCards(
   createdRows: Row[],
   settledRows: Row[],
+  escalationRows: Row[],
   visible: Named[],
   scope: string[],
-  from: number,
-  to: number,
-  bucketMs: number,
+  starts: number[],
 ): Pick<Insights, "totals" | "series" | "perQueue"> {
-  const bars = Math.ceil((to - from) / bucketMs);
-  const series = Array.from({ length: bars }, (_, i) => ({
-    start: from + i * bucketMs,
-    created: 0,
-    settled: 0,
-  }));
+  const series = starts.map((start) => ({ start, created: 0, settled: 0 }));
+  const from = starts[0]!;
+  /** the bar an hour (counted from `from`) falls in: the last one starting at or before it */
+  const barOf = (hour: number) => {
+    const at = from + hour * HOUR_MS;
+    let low = 0;
+    let high = starts.length - 1;
+    while (low < high) {
+      const middle = Math.ceil((low + high) / 2);
+      if (starts[middle]! <= at) low = middle;
+      else high = middle - 1;
+    }
+    return series[low]!;
+  };
   const perQueue = new Map(
     visible
       .filter((q) => scope.includes(q.id))
@@ -258,7 +283,7 @@ function summarizeCards(
   for (const row of createdRows) {
     const n = Number(row.n);
     totals.created += n;
-    series[Number(row.bucket)]!.created += n;
+    barOf(Number(row.bucket)).created += n;
     perQueue.get(row.queue_id as string)!.created += n;
   }
   for (const row of settledRows) {
@@ -267,11 +292,15 @@ function summarizeCards(
     const queue = perQueue.get(row.queue_id as string)!;
     totals[status] += n;
     queue[status] += n;
-    series[Number(row.bucket)]!.settled += n;
-    totals.escalatedCards += Number(row.escalated_cards);
-    queue.escalatedCards += Number(row.escalated_cards);
-    totals.escalations += Number(row.escalations);
+    barOf(Number(row.bucket)).settled += n;
   }
+  const escalatedCards = new Set<string>();
+  for (const row of escalationRows) {
+    perQueue.get(row.queue_id as string)!.escalatedCards += 1;
+    escalatedCards.add(row.batch_id as string);
+    totals.escalations += Number(row.n);
+  }
+  totals.escalatedCards = escalatedCards.size;
   return { totals, series, perQueue: [...perQueue.values()] };
 }
 

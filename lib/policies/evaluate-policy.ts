@@ -86,19 +86,56 @@ export function byPrecedence(rules: PolicyRule[]): PolicyRule[] {
   );
 }
 
+/** A step of an argument path: a key, a list index, or a list quantifier (`[*]` any, `[all]` every). */
+export type PathStep = string | { each: "any" | "all" };
+
+/** `a.b`, `files[0].path`, `paths[*]`, `files[all].path`, an optional leading `$.`: its steps. */
+export function pathSteps(path: string): PathStep[] {
+  return path
+    .replace(/^\$\.?/, "")
+    .split(/\.|\[(\d+|\*|all)\]/)
+    .filter((step) => step !== undefined && step !== "")
+    .map((step) => (step === "*" ? { each: "any" } : step === "all" ? { each: "all" } : step));
+}
+
+/** Whether `path` holds a list quantifier (`[*]` or `[all]`): then it names several values. */
+export function isListPath(path: string): boolean {
+  return pathSteps(path).some((step) => typeof step !== "string");
+}
+
+function stepInto(value: unknown, step: string): unknown {
+  if (value === null || typeof value !== "object") return undefined;
+  if (!Object.hasOwn(value, step)) return undefined;
+  return (value as Record<string, unknown>)[step];
+}
+
 /** The value at `path` in `args` (`a.b`, `files[0].path`, an optional leading `$.`), or undefined. */
 export function valueAt(args: unknown, path: string): unknown {
-  const steps = path
-    .replace(/^\$\.?/, "")
-    .split(/\.|\[(\d+)\]/)
-    .filter((step) => step !== undefined && step !== "");
   let value: unknown = args;
-  for (const step of steps) {
-    if (value === null || typeof value !== "object") return undefined;
-    if (!Object.hasOwn(value, step)) return undefined;
-    value = (value as Record<string, unknown>)[step];
+  for (const step of pathSteps(path)) {
+    if (typeof step !== "string") return undefined; // a quantified path names no single value
+    value = stepInto(value, step);
   }
   return value;
+}
+
+/**
+ * Whether `test` holds at `path`: through `[*]` for at least one element of the list there,
+ * through `[all]` for every element of a non-empty list (an empty one matches neither: a rule
+ * about a call's files says nothing about a call with none). Not a list where a quantifier
+ * stands: no match. Each element is visited once, so the cost stays linear in the args.
+ */
+function holdsAt(value: unknown, steps: PathStep[], test: (value: unknown) => boolean): boolean {
+  const [step, ...rest] = steps;
+  if (step === undefined) return test(value);
+  if (typeof step === "string") {
+    const next = stepInto(value, step);
+    return next !== undefined && holdsAt(next, rest, test);
+  }
+  if (!Array.isArray(value) || value.length === 0) return false;
+  return step.each === "any"
+    ? value.some((element) => holdsAt(element, rest, test))
+    : value.every((element) => holdsAt(element, rest, test));
 }
 
 /**
@@ -109,22 +146,33 @@ function comparable(value: string): string {
   return value.startsWith("/") ? posix.normalize(value) : value;
 }
 
-/** `*` any run of characters, `?` one character; the rest matches itself. */
-export function globMatches(pattern: string, text: string): boolean {
+function globRegExp(pattern: string): RegExp {
   const source = [...pattern]
     .map((c) => (c === "*" ? ".*" : c === "?" ? "." : c.replace(/[.+^${}()|[\]\\]/g, "\\$&")))
     .join("");
-  return new RegExp(`^${source}$`, "s").test(text);
+  return new RegExp(`^${source}$`, "s");
+}
+
+/** `*` any run of characters, `?` one character; the rest matches itself. */
+export function globMatches(pattern: string, text: string): boolean {
+  return globRegExp(pattern).test(text);
+}
+
+/** The test a predicate makes of one value (the glob compiled once, however many list elements). */
+export function predicateTest(predicate: ArgPredicate): (actual: unknown) => boolean {
+  if (predicate.op === "equals") return (actual) => canonicalEquals(actual, predicate.value);
+  const expected = predicate.value;
+  if (typeof expected !== "string") return () => false;
+  const glob = predicate.op === "glob" ? globRegExp(expected) : null;
+  return (actual) => {
+    if (typeof actual !== "string") return false;
+    const text = comparable(actual);
+    return glob ? glob.test(text) : text.startsWith(expected);
+  };
 }
 
 export function predicateHolds(predicate: ArgPredicate, args: Record<string, unknown>): boolean {
-  const actual = valueAt(args, predicate.path);
-  if (predicate.op === "equals") return canonicalEquals(actual, predicate.value);
-  if (typeof actual !== "string" || typeof predicate.value !== "string") return false;
-  const text = comparable(actual);
-  return predicate.op === "prefix"
-    ? text.startsWith(predicate.value)
-    : globMatches(predicate.value, text);
+  return holdsAt(args, pathSteps(predicate.path), predicateTest(predicate));
 }
 
 function canonicalEquals(a: unknown, b: unknown): boolean {
@@ -145,7 +193,10 @@ function sortKeys(value: unknown): unknown {
 
 export function describePredicate(predicate: ArgPredicate): string {
   const verb = { equals: "is", prefix: "starts with", glob: "matches" }[predicate.op];
-  return `${predicate.path} ${verb} ${JSON.stringify(predicate.value)}`;
+  const steps = pathSteps(predicate.path);
+  const each = steps.find((step) => typeof step !== "string");
+  const which = !each ? "" : each.each === "any" ? " (any element)" : " (every element)";
+  return `${predicate.path}${which} ${verb} ${JSON.stringify(predicate.value)}`;
 }
 
 export function checkRule(

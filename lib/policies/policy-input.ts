@@ -11,12 +11,18 @@ const ToolPattern = z
 
 export const ArgPredicateInput = z
   .strictObject({
-    /** a path into the call's args: `path`, `options.target`, `files[0].path` (`$.` optional) */
+    /**
+     * a path into the call's args: `path`, `options.target`, `files[0].path` (`$.` optional); in a
+     * list, `paths[*]` holds when any element matches, `paths[all]` when every element does
+     */
     path: z
       .string()
       .min(1)
       .max(200)
-      .regex(/^(\$\.?)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+|\[\d+\])*$/, "like a.b or files[0].path"),
+      .regex(
+        /^(\$\.?)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+|\[(\d+|\*|all)\])*$/,
+        "like a.b, files[0].path, paths[*] (any element) or paths[all] (every element)",
+      ),
     op: z.enum(PREDICATE_OPS),
     /** equals: any JSON value; prefix and glob: a string (`*` any run, `?` one character) */
     value: JsonValue,

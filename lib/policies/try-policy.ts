@@ -5,6 +5,7 @@ import { parseInput } from "@/lib/api/parse";
 import { NotFoundError } from "@/lib/errors";
 import { findQueueFor, managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 import { evaluateCall } from "./evaluate-policy";
+import { explainRule } from "./explain-check";
 import { describeConditions, rulesForQueue } from "./list-policy-rules";
 import { resolveAgent } from "@/lib/agents/resolve-agent";
 import { PolicyTryInput } from "./policy-input";
@@ -50,16 +51,20 @@ export async function tryPolicy(caller: QueueCaller, body: unknown) {
     agentMode: verdict.agentMode,
     explanation: verdict.explanation,
     rule: verdict.rule ? { id: verdict.rule.id, name: verdict.rule.name } : null,
-    checks: verdict.checks.map((check) => ({
-      rule: {
-        id: check.rule.id,
-        name: check.rule.name,
-        effect: check.rule.effect,
-        queueId: check.rule.queueId,
-        conditions: describeConditions(check.rule),
-      },
-      matched: check.matched,
-      conditions: check.reasons,
-    })),
+    checks: verdict.checks.map((check) => {
+      // what the call had where each condition looked: which one failed, on which value
+      const why = explainRule(check.rule, input.call, { agentKeyId, agentNames });
+      return {
+        rule: {
+          id: check.rule.id,
+          name: check.rule.name,
+          effect: check.rule.effect,
+          queueId: check.rule.queueId,
+          conditions: describeConditions(check.rule),
+        },
+        matched: check.matched,
+        conditions: check.reasons.map((reason, index) => ({ ...reason, why: why[index] ?? null })),
+      };
+    }),
   };
 }

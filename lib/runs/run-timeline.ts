@@ -1,11 +1,12 @@
-import { and, asc, eq, gt, inArray, isNull, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, isNull, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { getDb } from "@/db/client";
+import { getDb, type Database } from "@/db/client";
 import { events, runs } from "@/db/schema";
 import { findRunFor } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
 import { loadRunView, type RunView } from "@/lib/api/views";
 import { reviewerQueueIds, type Actor } from "@/lib/auth/actor";
+import { isoTime } from "@/lib/ids";
 import { toWireEvent, type WireEvent } from "@/lib/events/wire";
 import { readRollbackOffer, type RollbackOffer } from "./rollback-offer";
 
@@ -34,7 +35,58 @@ export type RunTimeline = {
   nextCursor: string | null;
   /** whether a worker can act on a rollback request, and if not, why */
   rollback: RollbackOffer;
+  /** the worker that claimed the run last, and how its claim ended (null: it still holds it) */
+  lastClaim: LastClaim | null;
 };
+
+/** How a claim ends: the run finished, its lease ran out, or the worker paused again. */
+export type ClaimEnd = "completed" | "failed" | "lease_expired" | "paused";
+
+export type LastClaim = {
+  workerId: string;
+  claimedAt: string;
+  ended: { how: ClaimEnd; at: string } | null;
+};
+
+const CLAIM_ENDS: Record<string, ClaimEnd> = {
+  "run.completed": "completed",
+  "run.failed": "failed",
+  "run.lease_expired": "lease_expired",
+  "batch.created": "paused",
+};
+
+/**
+ * The run's last claim, from its events: the run row forgets the worker once the claim ends, so
+ * the page said "Not claimed" beside a timeline reading "Claimed by worker …". Two indexed reads
+ * (events by run and seq) of one row each.
+ */
+async function readLastClaim(db: Database, runId: string): Promise<LastClaim | null> {
+  const [claimed] = await db
+    .select({ seq: events.seq, at: events.at, data: events.data })
+    .from(events)
+    .where(and(eq(events.runId, runId), eq(events.type, "run.claimed")))
+    .orderBy(desc(events.seq))
+    .limit(1);
+  if (!claimed) return null;
+  const [end] = await db
+    .select({ type: events.type, at: events.at })
+    .from(events)
+    .where(
+      and(
+        eq(events.runId, runId),
+        gt(events.seq, claimed.seq),
+        inArray(events.type, Object.keys(CLAIM_ENDS)),
+      ),
+    )
+    .orderBy(asc(events.seq))
+    .limit(1);
+  const workerId = claimed.data.workerId;
+  return {
+    workerId: typeof workerId === "string" ? workerId : "(unnamed)",
+    claimedAt: isoTime(claimed.at),
+    ended: end ? { how: CLAIM_ENDS[end.type]!, at: isoTime(end.at) } : null,
+  };
+}
 
 // The batch snapshots in batch.* events repeat run.batches (as of that moment) and can be large.
 const SNAPSHOT_KEYS = new Set(["batch"]);
@@ -68,7 +120,7 @@ export async function runTimeline(
   if (memberOf) conditions.push(or(isNull(events.batchId), inArray(events.queueId, memberOf))!);
   if (input.cursor) conditions.push(gt(events.seq, Number(input.cursor)));
 
-  const [view, [size], rows, rollback] = await Promise.all([
+  const [view, [size], rows, rollback, lastClaim] = await Promise.all([
     loadRunView(db, run.id, { withBatches: true, batchQueueIds: memberOf }),
     db
       .select({ bytes: sql<number | null>`length(cast(${runs.checkpoint} as blob))` })
@@ -81,6 +133,7 @@ export async function runTimeline(
       .orderBy(asc(events.seq))
       .limit(input.limit + 1),
     readRollbackOffer(db, run),
+    readLastClaim(db, run.id),
   ]);
   const page = rows.slice(0, input.limit);
   return {
@@ -89,5 +142,6 @@ export async function runTimeline(
     events: page.map(timelineEvent),
     nextCursor: rows.length > input.limit ? String(page[page.length - 1]!.seq) : null,
     rollback,
+    lastClaim,
   };
 }

@@ -469,7 +469,10 @@ describe("npm run admin", () => {
 
   it("runs as `npm run admin` starts it, tsx on the TypeScript entry (the others use its bundle)", async () => {
     const created = await runAdminCliViaTsx(databaseUrl, "queue", "create", "started-by-tsx");
-    expect(created).toMatchObject({ code: 0, stderr: "" });
+    expect(created).toMatchObject({
+      code: 0,
+      stderr: `Database: ${databaseUrl} (DATABASE_URL from the environment)\n`,
+    });
     const listed = await runAdminCliViaTsx(databaseUrl, "queue", "list");
     expect(listed.stdout).toContain("started-by-tsx");
   }, 60_000);

@@ -204,7 +204,7 @@ describe("policy at batch creation", () => {
     expect(climb.batch.calls[0].decision.policy.blocked).toBe(true);
   });
 
-  it("never shows a blocked call to reviewers: not in the queue, the batch, the run, history or any stream", async () => {
+  it("never shows a blocked call to reviewers to decide: not in the queue, the batch, the run or any stream (History lists it as a decision)", async () => {
     const { queue, lead, reviewer, reviewerToken, agent } = await team();
     await fileRules(lead, queue.id);
     const before = (await writeSnapshot()).lastSeq;
@@ -248,8 +248,9 @@ describe("policy at batch creation", () => {
     const queuedIds = queued.body.batches.map((b: { id: string }) => b.id);
     expect(queuedIds).toContain(mixed.batch.id);
     expect(queuedIds).not.toContain(blocked.batch.id);
-    const history = await reviewer.get(`/history?queue=${queue.id}`);
-    expect(history.body.batches.map((b: { id: string }) => b.id)).not.toContain(blocked.batch.id);
+    // History is the audit trail: a block is a decision there (source policy), not a card to decide.
+    const history = await reviewer.get(`/history?queue=${queue.id}&source=policy`);
+    expect(history.body.batches.map((b: { id: string }) => b.id)).toContain(blocked.batch.id);
     const run = await reviewer.get(`/runs/${mixed.run.id}`);
     expect(JSON.stringify(run.body)).not.toContain(blockedCallId);
 
@@ -338,8 +339,16 @@ describe("policy at batch creation", () => {
     );
     expect(deny.matched).toBe(true);
     expect(deny.conditions).toEqual([
-      { condition: "tool delete_file matches delete_*", held: true },
-      { condition: 'path starts with "/output/"', held: true },
+      {
+        condition: "tool delete_file matches delete_*",
+        held: true,
+        why: null,
+      },
+      {
+        condition: 'path starts with "/output/"',
+        held: true,
+        why: 'path is "/output/a", which starts with "/output/"',
+      },
     ]);
     const nothing = await reviewer.post("/policy-rules/try", {
       queue: queue.id,

@@ -129,6 +129,17 @@ describe("runTimeline", () => {
     expect(timeline.nextCursor).toBeNull();
   });
 
+  it("says who claimed the run last and how the claim ended, though the run row forgot the worker", async () => {
+    const timeline = await runTimeline(reviewer(dana), finished.runId);
+    expect(timeline.run.claim).toBeNull();
+    const completedAt = timeline.events.find((e) => e.type === "run.completed")!.at;
+    expect(timeline.lastClaim).toEqual({
+      workerId: "worker-1",
+      claimedAt: timeline.events.find((e) => e.type === "run.claimed")!.at,
+      ended: { how: "completed", at: completedAt },
+    });
+  });
+
   it("carries the run with its batches and who decided, and the checkpoint's size, never its content", async () => {
     const timeline = await runTimeline(reviewer(dana), finished.runId);
     expect(timeline.run).toMatchObject({

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
-import { batches, calls, runs, votes, type DecisionSource } from "@/db/schema";
+import { batches, calls, events, runs, votes, type DecisionSource } from "@/db/schema";
 import { authenticate } from "@/lib/auth/actor";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
@@ -33,6 +33,8 @@ async function card(spec: {
   settledAfter?: number;
   status?: "decided" | "expired" | "cancelled";
   escalations?: number;
+  /** the other queue each escalation moved it to (its events are written halfway to settling) */
+  escalatedTo?: string;
   calls: CallSpec[];
 }) {
   const db = getDb();
@@ -60,6 +62,21 @@ async function card(spec: {
     decidedAt,
     escalations: spec.escalations ?? 0,
   });
+  // Each escalation as escalate-batch.ts writes it: an event in the queue left, one in the next.
+  for (let n = 1; n <= (spec.escalations ?? 0); n++) {
+    const at = spec.createdAt + ((spec.settledAfter ?? 60) * MIN) / 2 + n;
+    for (const queueId of [spec.queueId, spec.escalatedTo ?? null]) {
+      await db.insert(events).values({
+        type: "batch.escalated",
+        at,
+        runId,
+        batchId,
+        queueId,
+        actorKind: "system",
+        data: { escalations: n },
+      });
+    }
+  }
   for (const [position, c] of spec.calls.entries()) {
     const callId = newId();
     const lastVote = c.votes?.at(-1);

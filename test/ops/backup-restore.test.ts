@@ -70,7 +70,7 @@ describe("backup under load, then restore", () => {
     stop = true;
     await Promise.all(workers);
 
-    expect(backup.stderr).toBe("");
+    expect(backup.stderr).toBe(`Database: ${databaseUrl} (DATABASE_URL from the environment)\n`);
     expect(backup.code).toBe(0);
     expect(backup.stdout).toMatch(
       /^Backed up .* to .*backup\.db: \d+\.\d MB in \d+\.\d s, integrity check ok\.$/m,
@@ -111,7 +111,7 @@ describe("backup under load, then restore", () => {
 
   it("restores into a new place; a server there has every decision acknowledged before the backup", async () => {
     const restored = await runAdminCli(restoredUrl, "restore", backupFile);
-    expect(restored.stderr).toBe("");
+    expect(restored.stderr).toBe(`Database: ${restoredUrl} (DATABASE_URL from the environment)\n`);
     expect(restored.code).toBe(0);
     expect(restored.stdout).toContain("There was no database there before.");
 
@@ -136,7 +136,7 @@ describe("backup under load, then restore", () => {
     await restoredServer!.stop();
     restoredServer = undefined;
     const again = await runAdminCli(restoredUrl, "restore", backupFile);
-    expect(again.stderr).toBe("");
+    expect(again.stderr).toBe(`Database: ${restoredUrl} (DATABASE_URL from the environment)\n`);
     expect(again.code).toBe(0);
     const keptAt = /kept at (\S+)\.$/m.exec(again.stdout)?.[1];
     expect(keptAt).toBeDefined();

@@ -1,12 +1,13 @@
 import type { Metadata } from "next";
-import { InsightsView, PeriodPicker } from "@/components/insights/insights-view";
+import { InsightsView } from "@/components/insights/insights-view";
+import { PeriodPicker, type PeriodFieldErrors } from "@/components/insights/period-picker";
 import styles from "@/components/queue-settings/queue-settings.module.css";
 import insightsStyles from "@/components/insights/insights.module.css";
 import { getDb } from "@/db/client";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { InsightsSearch, periodOf } from "@/lib/insights/insights-period";
 import { insightsQueues, readInsights, type Insights } from "@/lib/insights/read-insights";
-import { currentReviewer } from "../current-reviewer";
+import { currentReviewer, currentTimeZone } from "../current-reviewer";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Insights · Countersign" };
@@ -53,15 +54,25 @@ export default async function InsightsPage({
   // An empty field of the GET form (no custom days, all queues) means "not given".
   for (const key of Object.keys(raw)) if (raw[key] === "") delete raw[key];
   const search = InsightsSearch.safeParse(raw);
+  // Days are the viewer's calendar days, as History's are.
+  const { timeZone } = await currentTimeZone();
   let problem: string | null = null;
+  const fieldErrors: PeriodFieldErrors = {};
   let insights: Insights | null = null;
   if (!search.success) {
-    problem = `That period cannot be shown: ${search.error.issues[0]!.message}.`;
+    // Each problem under its field, as the other forms show theirs.
+    for (const issue of search.error.issues) {
+      const key = issue.path[0] as keyof PeriodFieldErrors | undefined;
+      if (key && ["queue", "period", "from", "to"].includes(key))
+        fieldErrors[key] ??= issue.message;
+      else problem ??= `That period cannot be shown: ${issue.message}.`;
+    }
   } else {
     try {
       insights = await readInsights(reviewer, {
         queueId: search.data.queue,
-        ...periodOf(search.data, renderTime()),
+        timeZone,
+        ...periodOf(search.data, renderTime(), timeZone),
       });
     } catch (error) {
       // A hand-edited URL (a queue not theirs, a period over a year) is shown, not thrown.
@@ -80,13 +91,18 @@ export default async function InsightsPage({
   return (
     <>
       {header}
-      <PeriodPicker search={search.success ? search.data : raw} queues={queues} />
+      <PeriodPicker
+        search={search.success ? search.data : raw}
+        queues={queues}
+        timeZone={timeZone}
+        errors={fieldErrors}
+      />
       {problem && (
         <p className={insightsStyles.problem} role="alert">
           {problem}
         </p>
       )}
-      {insights && <InsightsView insights={insights} queueHref={queueHref} />}
+      {insights && <InsightsView insights={insights} queueHref={queueHref} timeZone={timeZone} />}
     </>
   );
 }

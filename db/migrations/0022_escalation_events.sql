@@ -1,0 +1,1 @@
+CREATE INDEX `events_escalations_idx` ON `events` (`at`,`batch_id`,`queue_id`) WHERE "events"."type" = 'batch.escalated';
