@@ -251,6 +251,8 @@ test("the queue's filters wait behind a button that counts the active ones", asy
   await expect(toggle).toHaveAttribute("aria-expanded", "true");
   await page.getByLabel("Kind").selectOption("action");
   await expect(toggle).toHaveAccessibleName("Filters, 1 active");
+  // Issue 26, item 14: the header's count follows the filters and says so.
+  await expect(page.getByTestId("pending-count")).toHaveText(/^\d+ of \d+ pending match$/);
   await page.getByLabel("Agent").selectOption("Phone support bot");
   await expect(toggle).toHaveAccessibleName("Filters, 2 active");
   await expect(card).toBeVisible();
@@ -327,6 +329,18 @@ test("tool names wrap only between their words, never inside one", async ({ page
     expect(labelBox!.x + labelBox!.width).toBeLessThanOrEqual(cardBox!.x + cardBox!.width);
   }
   await shot(card, "phone-tool-names");
+  // Issue 26, item 14: on a phone the timeout rule starts its own line without a leading "· ".
+  const rule = card.locator('[class*="deadlineRule"]').first();
+  await expect(rule).toBeVisible();
+  expect(await rule.evaluate((element) => getComputedStyle(element, "::before").content)).toBe(
+    "none",
+  );
+  // …and keyboard hints stay out of the way of an on-screen keyboard.
+  await card.getByTestId("reject-button").first().click();
+  await expect(card.getByRole("textbox").first()).toBeVisible();
+  await expect(card.getByText("Ctrl+Enter (⌘+Enter) to send")).toBeHidden();
+  await shot(card, "issue26-phone-reason-no-key-hint");
+  await page.keyboard.press("Escape");
 });
 
 test("the run page shows approvals and the timeline before the run's details", async ({ page }) => {
@@ -452,6 +466,8 @@ test("each role's navigation offers only what it can use; an empty queue speaks 
     await expect(empty.getByTestId("queue-empty-notify")).toContainText("Notify me");
     await expect(empty).not.toContainText("npm run");
     await expect(page.getByTestId("queue-empty-demo")).toHaveCount(0);
+    // Issue 26, item 14: the shortcuts sheet's button is for a keyboard: not on a phone.
+    await expect(page.getByTestId("keys-button")).toBeVisible({ visible: size === "desktop" });
     await shotBothThemes(page, `issue26-reviewer-queue-${size}`);
     expect(await navLabels(page)).toEqual(REVIEWER_NAV);
     await shot(page, `issue26-reviewer-nav-${size}`);
@@ -478,6 +494,11 @@ test("each role's navigation offers only what it can use; an empty queue speaks 
     await shotBothThemes(page, `issue26-admin-queue-${size}`);
     expect(await navLabels(page)).toHaveLength(12);
   }
+
+  // Issue 26, item 14: the shortcuts sheet's sentences keep their spaces.
+  await page.getByTestId("keys-button").click();
+  await expect(page.getByTestId("keyboard-help")).toContainText("approve at once. Turn");
+  await page.getByTestId("keyboard-help").getByRole("button", { name: "Close" }).click();
 
   // Issue 26, item 14: on a light system the theme button's first click shows the dark theme.
   await page.emulateMedia({ colorScheme: "light" });

@@ -200,7 +200,7 @@ export function QueueScreen({
         <NotifyToggle {...notifications} />
         <button
           type="button"
-          className="shell-button"
+          className={`shell-button ${styles.keysButton}`}
           onClick={() => setHelpOpen(true)}
           aria-keyshortcuts={shortcutsEnabled ? "?" : undefined}
           data-testid="keys-button"
