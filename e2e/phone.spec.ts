@@ -582,6 +582,10 @@ test("sign out everywhere asks first, says what it did on the sign-in page, and 
     await page.setViewportSize(viewport);
     await signIn(page, reviewer);
     await page.goto("/tokens");
+    // The personal tokens' table stacks like the others: a token's state and Revoke on screen.
+    const tokenRow = page.getByTestId("token-row").first();
+    await expectOnScreen(tokenRow.getByText("Active"), viewport.width);
+    await expectOnScreen(tokenRow.getByRole("button", { name: /^Revoke/ }), viewport.width);
     const sessions = page.locator("#sessions");
     const box = sessions.getByRole("checkbox", { name: "Also revoke all my personal tokens" });
     const size24 = (await box.boundingBox())!;

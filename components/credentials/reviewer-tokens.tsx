@@ -55,7 +55,7 @@ export function ReviewerTokens({
         <p className={settings.muted}>No tokens yet.</p>
       ) : (
         <ScrollBox label="Personal tokens" className={settings.tableWrap}>
-          <table className={settings.table}>
+          <table className={`${settings.table} stack-table`}>
             <caption className="visually-hidden">Personal tokens</caption>
             <thead>
               <tr>
@@ -76,28 +76,28 @@ export function ReviewerTokens({
                   data-testid="token-row"
                   className={token.revokedAt ? settings.muted : undefined}
                 >
-                  <td>
+                  <td data-cell="name">
                     <code>{token.tokenPrefix}…</code>
                   </td>
                   {showOwners && (
-                    <td>
+                    <td data-label="Reviewer">
                       {token.user.name} <span className={styles.prefix}>{token.user.email}</span>
                     </td>
                   )}
-                  <td>
+                  <td data-label="Created">
                     <When at={token.createdAt} />
                   </td>
-                  <td>
+                  <td data-label="Last used">
                     <When at={token.lastUsedAt} />
                   </td>
-                  <td>
+                  <td data-label="Status">
                     {token.revokedAt ? (
                       <Badge tone="neutral">Revoked</Badge>
                     ) : (
                       <Badge tone="ok">Active</Badge>
                     )}
                   </td>
-                  <td className={settings.actions}>
+                  <td className={settings.actions} data-cell="actions">
                     {!token.revokedAt && (
                       <span className={settings.rowButtons}>
                         <ConfirmAction
