@@ -60,6 +60,7 @@ test("a lead changes the quorum and adds a member; a reviewer sees the settings 
     });
     expect(width, `the "${mode}" option fits its select`).toBeGreaterThanOrEqual(needed);
   }
+  await shot(page, "issue26-queue-settings-claims-lock");
   await page.getByLabel("Review claims").selectOption("mark");
 
   await page.getByLabel("Approvals needed").fill("2");
