@@ -468,6 +468,8 @@ test("each role's navigation offers only what it can use; an empty queue speaks 
     await expect(page.getByTestId("queue-empty-demo")).toHaveCount(0);
     // Issue 26, item 14: the shortcuts sheet's button is for a keyboard: not on a phone.
     await expect(page.getByTestId("keys-button")).toBeVisible({ visible: size === "desktop" });
+    const axe = await new AxeBuilder({ page }).include('[data-testid="queue-empty"]').analyze();
+    expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
     await shotBothThemes(page, `issue26-reviewer-queue-${size}`);
     expect(await navLabels(page)).toEqual(REVIEWER_NAV);
     await shot(page, `issue26-reviewer-nav-${size}`);
@@ -614,6 +616,11 @@ test("sign out everywhere asks first, says what it did on the sign-in page, and 
     const said = page.getByTestId("signed-out");
     await expect(said).toContainText("You signed out everywhere: 1 session of yours ended");
     await expect(said).toContainText("1 personal token was revoked");
+    for (const theme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: theme });
+      const contrast = await new AxeBuilder({ page }).withRules(["color-contrast"]).analyze();
+      expect(contrast.violations.map((v) => `${theme}: ${v.id}`)).toEqual([]);
+    }
     await shotBothThemes(page, `issue26-signed-out-${size}`);
     expect((await apiClient(baseURL, reviewer.token).get("/queue")).status).toBe(401);
   }
