@@ -114,7 +114,9 @@ test("a reviewer makes and revokes a personal token, then signs out everywhere",
   expect((await apiClient(baseURL, token).get("/queue")).status).toBe(401);
 
   await page.getByRole("button", { name: "Sign out everywhere" }).click();
+  await page.getByRole("button", { name: "Sign out everywhere now" }).click();
   await page.waitForURL("**/sign-in**");
+  await expect(page.getByTestId("signed-out")).toContainText("Your personal tokens still work.");
   await page.goto("/queue");
   await page.waitForURL("**/sign-in**");
   // The factory's token was not asked to be revoked: it still works.
@@ -134,6 +136,7 @@ test("an open queue tab learns its session ended when it is signed out everywher
   const other = await context.newPage();
   await other.goto("/tokens");
   await other.getByRole("button", { name: "Sign out everywhere" }).click();
+  await other.getByRole("button", { name: "Sign out everywhere now" }).click();
   await other.waitForURL("**/sign-in**");
 
   // The server ends the queue's stream within seconds (lib/auth/credential-watch.ts); the tab

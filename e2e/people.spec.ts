@@ -25,6 +25,15 @@ test("an admin invites someone, who sets a password and is in; deactivated, they
   await page.goto("/people");
   await expect(page.getByRole("heading", { name: "People" })).toBeVisible();
 
+  // Issue 26, item 14: the queue defaults to a queue, not "none yet", and a refused invite is
+  // told in the form in plain words (noValidate: no browser bubble stops the submit).
+  await expect(page.getByLabel("Queue")).not.toHaveValue("");
+  await page.getByRole("button", { name: "Make invite link" }).click();
+  const refused = page.getByRole("region", { name: "Invite someone" }).getByRole("alert");
+  await expect(refused).toBeVisible();
+  await expect(refused).not.toContainText(/Too small|expected|received|Invalid input/);
+  await shot(page, "people-invite-refused", { fullPage: true });
+
   const email = `ivy-${unique()}@example.com`;
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Name (shown on their decisions)").fill("Ivy Invitee");

@@ -251,6 +251,8 @@ test("the queue's filters wait behind a button that counts the active ones", asy
   await expect(toggle).toHaveAttribute("aria-expanded", "true");
   await page.getByLabel("Kind").selectOption("action");
   await expect(toggle).toHaveAccessibleName("Filters, 1 active");
+  // Issue 26, item 14: the header's count follows the filters and says so.
+  await expect(page.getByTestId("pending-count")).toHaveText(/^\d+ of \d+ pending match$/);
   await page.getByLabel("Agent").selectOption("Phone support bot");
   await expect(toggle).toHaveAccessibleName("Filters, 2 active");
   await expect(card).toBeVisible();
@@ -327,6 +329,18 @@ test("tool names wrap only between their words, never inside one", async ({ page
     expect(labelBox!.x + labelBox!.width).toBeLessThanOrEqual(cardBox!.x + cardBox!.width);
   }
   await shot(card, "phone-tool-names");
+  // Issue 26, item 14: on a phone the timeout rule starts its own line without a leading "· ".
+  const rule = card.locator('[class*="deadlineRule"]').first();
+  await expect(rule).toBeVisible();
+  expect(await rule.evaluate((element) => getComputedStyle(element, "::before").content)).toBe(
+    "none",
+  );
+  // …and keyboard hints stay out of the way of an on-screen keyboard.
+  await card.getByTestId("reject-button").first().click();
+  await expect(card.getByRole("textbox").first()).toBeVisible();
+  await expect(card.getByText("Ctrl+Enter (⌘+Enter) to send")).toBeHidden();
+  await shot(card, "issue26-phone-reason-no-key-hint");
+  await page.keyboard.press("Escape");
 });
 
 test("the run page shows approvals and the timeline before the run's details", async ({ page }) => {
@@ -376,5 +390,238 @@ test("on a wide screen the header shows every link in its row and no Menu button
     await shot(page, `phone-desktop-run-${theme}`);
     await page.goto("/queue");
     await expect(page.locator(`[data-batch-id="${seed.batchId}"]`)).toBeVisible();
+  }
+});
+
+// Issue 26, items 5, 8 and 9: each at a phone's width (this project) and on a 1280×800 laptop,
+// in the same visit; screenshots light and dark with E2E_SHOTS.
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+const SIZES_26 = [
+  ["phone", PHONE],
+  ["desktop", DESKTOP],
+] as const;
+
+/** The main navigation's link labels, opening the phone's menu first when it is closed. */
+async function navLabels(page: Page): Promise<string[]> {
+  const menuButton = page.getByRole("button", { name: "Menu" });
+  if ((await menuButton.isVisible()) && (await menuButton.getAttribute("aria-expanded")) !== "true")
+    await menuButton.click();
+  return page.getByRole("navigation", { name: "Main" }).getByRole("link").allTextContents();
+}
+
+async function shotBothThemes(page: Page, name: string) {
+  if (!shotsWanted) return;
+  for (const theme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme: theme });
+    await shot(page, `${name}-${theme}`, { fullPage: true });
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+}
+
+test("each role's navigation offers only what it can use; an empty queue speaks to the role", async ({
+  page,
+}) => {
+  test.setTimeout(90_000);
+  const queue = await makeQueue();
+  const lead = await makeReviewer({
+    name: "Lena Lead",
+    queues: [{ name: queue.name, role: "lead" }],
+  });
+  const reviewer = await makeReviewer({ name: "Remy Reviewer", queues: [{ name: queue.name }] });
+  const adminQueue = await makeQueue();
+  const admin = await makeReviewer({
+    name: "Adele Admin",
+    queues: [{ name: adminQueue.name, role: "admin" }],
+  });
+  const REVIEWER_NAV = ["Queue", "History", "Queues", "Policies", "Tokens", "Notifications"];
+  const LEAD_NAV = [
+    "Queue",
+    "History",
+    "Insights",
+    "Queues",
+    "Policies",
+    "Agents",
+    "People",
+    "Tokens",
+    "Notifications",
+  ];
+
+  // The sign-in page tells a visitor whom to ask, not a command only the operator can run.
+  await page.goto("/sign-in");
+  await expect(page.getByText(/No account\?/)).toContainText("invite you");
+  await expect(page.getByText(/No account\?/)).not.toContainText("npm run");
+
+  await signIn(page, reviewer);
+  for (const [size, viewport] of SIZES_26) {
+    await page.setViewportSize(viewport);
+    await page.goto("/queue");
+    const empty = page.getByTestId("queue-empty");
+    await expect(empty).toHaveAttribute("data-role", "reviewer");
+    // Who to ask (their queue's lead, by name), and how cards reach them; no operator commands.
+    await expect(empty.getByTestId("queue-empty-ask")).toContainText(
+      `Lena Lead (lead of ${queue.name})`,
+    );
+    await expect(empty).toContainText(`Cards of ${queue.name} appear here`);
+    await expect(empty.getByTestId("queue-empty-notify")).toContainText("Notify me");
+    await expect(empty).not.toContainText("npm run");
+    await expect(page.getByTestId("queue-empty-demo")).toHaveCount(0);
+    // Issue 26, item 14: the shortcuts sheet's button is for a keyboard: not on a phone.
+    await expect(page.getByTestId("keys-button")).toBeVisible({ visible: size === "desktop" });
+    const axe = await new AxeBuilder({ page }).include('[data-testid="queue-empty"]').analyze();
+    expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+    await shotBothThemes(page, `issue26-reviewer-queue-${size}`);
+    expect(await navLabels(page)).toEqual(REVIEWER_NAV);
+    await shot(page, `issue26-reviewer-nav-${size}`);
+  }
+
+  // A lead also gets the team pages; routing, audit and SSO stay an admin's.
+  await page.context().clearCookies();
+  await page.setViewportSize(PHONE);
+  await signIn(page, lead);
+  for (const [, viewport] of SIZES_26) {
+    await page.setViewportSize(viewport);
+    await page.goto("/queue");
+    expect(await navLabels(page)).toEqual(LEAD_NAV);
+  }
+
+  // An admin sees all twelve, and an empty queue offers the demo.
+  await page.context().clearCookies();
+  await page.setViewportSize(PHONE);
+  await signIn(page, admin);
+  for (const [size, viewport] of SIZES_26) {
+    await page.setViewportSize(viewport);
+    await page.goto("/queue");
+    await expect(page.getByTestId("queue-empty-demo")).toContainText("npm run demo");
+    await shotBothThemes(page, `issue26-admin-queue-${size}`);
+    expect(await navLabels(page)).toHaveLength(12);
+  }
+
+  // Issue 26, item 14: the shortcuts sheet's sentences keep their spaces.
+  await page.getByTestId("keys-button").click();
+  await expect(page.getByTestId("keyboard-help")).toContainText("approve at once. Turn");
+  await page.getByTestId("keyboard-help").getByRole("button", { name: "Close" }).click();
+
+  // Issue 26, item 14: on a light system the theme button's first click shows the dark theme.
+  await page.emulateMedia({ colorScheme: "light" });
+  await page.getByRole("button", { name: /^Theme: system/ }).click();
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
+  await page.getByRole("button", { name: /^Theme: dark/ }).click();
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "light");
+  await page.getByRole("button", { name: /^Theme: light/ }).click();
+  await expect(page.locator("html")).not.toHaveAttribute("data-theme", /./);
+});
+
+/** The element's right edge fits the screen's width (no sideways scrolling needed to reach it). */
+async function expectOnScreen(locator: Locator, width: number) {
+  await expect(locator).toBeVisible();
+  const box = (await locator.boundingBox())!;
+  expect(box.x, `${locator} starts on screen`).toBeGreaterThanOrEqual(0);
+  expect(box.x + box.width, `${locator} ends on screen`).toBeLessThanOrEqual(width);
+}
+
+test("history, agent keys and people: rows become cards on a phone, each with its name, state and actions", async ({
+  page,
+}) => {
+  test.setTimeout(90_000);
+  await signIn(page, seed.admin);
+  for (const [size, viewport] of SIZES_26) {
+    await page.setViewportSize(viewport);
+    const phone = size === "phone";
+
+    await page.goto("/history");
+    const historyRow = page.getByTestId("history-row").first();
+    await expectOnScreen(historyRow.getByRole("link").first(), viewport.width);
+    await expectOnScreen(historyRow.locator('td[data-label="Outcome"]'), viewport.width);
+    await expectOnScreen(historyRow.getByTestId("history-deciders"), viewport.width);
+    // On a phone each row is a card of its own (the column names move into it); on a laptop the
+    // table stays a table.
+    expect(await historyRow.evaluate((row) => getComputedStyle(row).display)).toBe(
+      phone ? "flex" : "table-row",
+    );
+    await shotBothThemes(page, `issue26-history-${size}`);
+
+    await page.goto("/agents");
+    const agentRow = page.getByTestId("agent-key-row").filter({ hasText: "Phone support bot" });
+    await expectOnScreen(agentRow.getByText("Phone support bot"), viewport.width);
+    await expectOnScreen(agentRow.getByText("Active"), viewport.width);
+    await agentRow.getByRole("button", { name: /^Revoke the key of/ }).click();
+    // The question stays beside the name it asks about: "Revoke now" and "Keep" both on screen,
+    // in the same card as the agent's name.
+    const revokeNow = agentRow.getByRole("button", { name: "Revoke now" });
+    const keep = agentRow.getByRole("button", { name: "Keep" });
+    await expectOnScreen(revokeNow, viewport.width);
+    await expectOnScreen(keep, viewport.width);
+    await expectOnScreen(agentRow.getByText("Phone support bot"), viewport.width);
+    await shotBothThemes(page, `issue26-agents-confirm-${size}`);
+    await keep.click();
+    await expect(revokeNow).toHaveCount(0);
+
+    await page.goto("/people");
+    const personRow = page.getByTestId("person-row").filter({ hasText: "Sam Reviewer" });
+    await expectOnScreen(personRow.getByText("Sam Reviewer"), viewport.width);
+    await expectOnScreen(personRow.getByText("Active"), viewport.width);
+    await expectOnScreen(
+      personRow.getByRole("button", { name: /^Reset the password/ }),
+      viewport.width,
+    );
+    await personRow.getByRole("button", { name: /^Deactivate/ }).click();
+    await expectOnScreen(personRow.getByRole("button", { name: "Deactivate now" }), viewport.width);
+    await expectOnScreen(personRow.getByRole("button", { name: "Keep" }), viewport.width);
+    await shotBothThemes(page, `issue26-people-confirm-${size}`);
+    await personRow.getByRole("button", { name: "Keep" }).click();
+    expect(await sidewaysOverflow(page)).toEqual([]);
+  }
+});
+
+test("sign out everywhere asks first, says what it did on the sign-in page, and its checkbox is a 24 px target", async ({
+  page,
+}) => {
+  test.setTimeout(90_000);
+  const queue = await makeQueue();
+  for (const [size, viewport] of SIZES_26) {
+    const reviewer = await makeReviewer({ name: `Otto ${size}`, queues: [{ name: queue.name }] });
+    await page.setViewportSize(viewport);
+    await signIn(page, reviewer);
+    await page.goto("/tokens");
+    // The personal tokens' table stacks like the others: a token's state and Revoke on screen.
+    const tokenRow = page.getByTestId("token-row").first();
+    await expectOnScreen(tokenRow.getByText("Active"), viewport.width);
+    await expectOnScreen(tokenRow.getByRole("button", { name: /^Revoke/ }), viewport.width);
+    const sessions = page.locator("#sessions");
+    const box = sessions.getByRole("checkbox", { name: "Also revoke all my personal tokens" });
+    const size24 = (await box.boundingBox())!;
+    expect(size24.width).toBeGreaterThanOrEqual(24);
+    expect(size24.height).toBeGreaterThanOrEqual(24);
+    const axe = await new AxeBuilder({ page }).include("#sessions").withRules(["target-size"]);
+    expect((await axe.analyze()).violations.map((v) => v.id)).toEqual([]);
+
+    // One click asks; Keep leaves everything as it was.
+    await sessions.getByRole("button", { name: "Sign out everywhere" }).click();
+    await expect(page.getByTestId("sign-out-everywhere-question")).toContainText(
+      "this one included",
+    );
+    await expect(page).toHaveURL(/\/tokens$/);
+    await shotBothThemes(page, `issue26-sign-out-question-${size}`);
+    await sessions.getByRole("button", { name: "Keep" }).click();
+    await expect(page.getByTestId("sign-out-everywhere-question")).toHaveCount(0);
+
+    await box.check();
+    await sessions.getByRole("button", { name: "Sign out everywhere" }).click();
+    await expect(page.getByTestId("sign-out-everywhere-question")).toContainText(
+      "every personal token of yours stops working",
+    );
+    await sessions.getByRole("button", { name: "Sign out everywhere now" }).click();
+    await page.waitForURL("**/sign-in**");
+    const said = page.getByTestId("signed-out");
+    await expect(said).toContainText("You signed out everywhere: 1 session of yours ended");
+    await expect(said).toContainText("1 personal token was revoked");
+    for (const theme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: theme });
+      const contrast = await new AxeBuilder({ page }).withRules(["color-contrast"]).analyze();
+      expect(contrast.violations.map((v) => `${theme}: ${v.id}`)).toEqual([]);
+    }
+    await shotBothThemes(page, `issue26-signed-out-${size}`);
+    expect((await apiClient(baseURL, reviewer.token).get("/queue")).status).toBe(401);
   }
 });

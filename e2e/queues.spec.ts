@@ -41,6 +41,28 @@ test("a lead changes the quorum and adds a member; a reviewer sees the settings 
   await row.getByRole("link", { name: queue.name }).click();
   await page.waitForURL(`**/queues/${queue.id}`);
 
+  // Issue 26, item 14: at 1280 px the chosen "Review claims" option is shown whole, not cut off.
+  for (const mode of ["mark", "lock"]) {
+    await page.getByLabel("Review claims").selectOption(mode);
+    const { needed, width } = await page.getByLabel("Review claims").evaluate((element) => {
+      const select = element as HTMLSelectElement;
+      const style = getComputedStyle(select);
+      const context = document.createElement("canvas").getContext("2d")!;
+      context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+      const text = select.selectedOptions[0]!.text;
+      // the text, the side paddings and the arrow's room (about 1.5em)
+      const needed =
+        context.measureText(text).width +
+        parseFloat(style.paddingLeft) +
+        parseFloat(style.paddingRight) +
+        1.5 * parseFloat(style.fontSize);
+      return { needed, width: select.clientWidth };
+    });
+    expect(width, `the "${mode}" option fits its select`).toBeGreaterThanOrEqual(needed);
+  }
+  await shot(page, "issue26-queue-settings-claims-lock");
+  await page.getByLabel("Review claims").selectOption("mark");
+
   await page.getByLabel("Approvals needed").fill("2");
   // off by default: agents may not make a batch approve itself at its deadline
   await expect(page.getByLabel("Agents may ask to approve on timeout")).not.toBeChecked();

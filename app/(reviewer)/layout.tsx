@@ -6,13 +6,15 @@ import { SignOutButton } from "@/components/app-shell/sign-out-button";
 import { ThemeToggle } from "@/components/app-shell/theme-toggle";
 import { Providers } from "@/components/providers";
 import { TimeZoneProvider } from "@/components/time/time-zone-provider";
+import { getDb } from "@/db/client";
+import { viewerRole } from "@/lib/queues/viewer-role";
 import { currentReviewer, currentTimeZone } from "./current-reviewer";
 
 export const dynamic = "force-dynamic";
 
 export default async function ReviewerLayout({ children }: { children: ReactNode }) {
   const reviewer = await currentReviewer();
-  const zone = await currentTimeZone();
+  const [zone, role] = await Promise.all([currentTimeZone(), viewerRole(getDb(), reviewer.id)]);
   return (
     <Providers>
       <TimeZoneProvider
@@ -28,7 +30,7 @@ export default async function ReviewerLayout({ children }: { children: ReactNode
             Countersign
           </Link>
           <ShellMenu>
-            <NavLinks />
+            <NavLinks role={role} />
             <div className="shell-tools">
               {/* Their name leads to their own settings (the time zone): one link fewer in the nav. */}
               <Link

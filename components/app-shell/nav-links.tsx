@@ -2,17 +2,25 @@
 
 import Link from "next/link";
 import { usePathname } from "next/navigation";
+import type { ViewerRole } from "@/lib/queues/viewer-role";
+
+// Who can use each page (the pages still authorize for themselves): the navigation offers a
+// person only what their role opens, not links to "Only an admin…" pages (issue 26).
+const LEAD: ViewerRole[] = ["lead", "admin"];
+const ADMIN: ViewerRole[] = ["admin"];
 
 // Grouped so the phone menu reads as two short lists instead of twelve links in a row; on a wide
 // screen the groups sit side by side with a divider and their labels hidden.
-const GROUPS = [
+type NavLink = { href: string; label: string; roles?: ViewerRole[] };
+
+const GROUPS: { id: string; label: string; links: NavLink[] }[] = [
   {
     id: "review",
     label: "Review",
     links: [
       { href: "/queue", label: "Queue" },
       { href: "/history", label: "History" },
-      { href: "/insights", label: "Insights" },
+      { href: "/insights", label: "Insights", roles: LEAD },
     ],
   },
   {
@@ -20,14 +28,14 @@ const GROUPS = [
     label: "Admin",
     links: [
       { href: "/queues", label: "Queues" },
-      { href: "/routing", label: "Routing" },
+      { href: "/routing", label: "Routing", roles: ADMIN },
       { href: "/policies", label: "Policies" },
-      { href: "/agents", label: "Agents" },
-      { href: "/people", label: "People" },
+      { href: "/agents", label: "Agents", roles: LEAD },
+      { href: "/people", label: "People", roles: LEAD },
       { href: "/tokens", label: "Tokens" },
       { href: "/notifications", label: "Notifications" },
-      { href: "/audit", label: "Audit" },
-      { href: "/settings/sso", label: "SSO" },
+      { href: "/audit", label: "Audit", roles: ADMIN },
+      { href: "/settings/sso", label: "SSO", roles: ADMIN },
     ],
   },
 ];
@@ -36,26 +44,28 @@ const GROUPS = [
 const isCurrent = (pathname: string, href: string) =>
   pathname === href || pathname.startsWith(`${href}/`);
 
-export function NavLinks() {
+export function NavLinks({ role }: { role: ViewerRole }) {
   const pathname = usePathname();
   return (
     <nav aria-label="Main" className="shell-nav">
       {GROUPS.map((group) => (
         <div key={group.id} className="shell-nav-group">
           <span id={`nav-group-${group.id}`} className="shell-nav-label">
-            {group.label}
+            {group.id === "admin" && role !== "admin" ? "Settings" : group.label}
           </span>
           <ul aria-labelledby={`nav-group-${group.id}`}>
-            {group.links.map((link) => (
-              <li key={link.href}>
-                <Link
-                  href={link.href}
-                  aria-current={isCurrent(pathname, link.href) ? "page" : undefined}
-                >
-                  {link.label}
-                </Link>
-              </li>
-            ))}
+            {group.links
+              .filter((link) => !link.roles || link.roles.includes(role))
+              .map((link) => (
+                <li key={link.href}>
+                  <Link
+                    href={link.href}
+                    aria-current={isCurrent(pathname, link.href) ? "page" : undefined}
+                  >
+                    {link.label}
+                  </Link>
+                </li>
+              ))}
           </ul>
         </div>
       ))}

@@ -146,7 +146,7 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
         </div>
       ) : (
         <ScrollBox label="Agent keys" className={settings.tableWrap}>
-          <table className={settings.table}>
+          <table className={`${settings.table} stack-table`}>
             <caption className="visually-hidden">Agent keys</caption>
             <thead>
               <tr>
@@ -168,11 +168,11 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
                   data-agent-id={agent.id}
                   className={agent.revokedAt ? settings.muted : undefined}
                 >
-                  <td>
+                  <td data-cell="name">
                     <strong>{agent.name}</strong>{" "}
                     <code className={styles.prefix}>{agent.keyPrefix}…</code>
                   </td>
-                  <td>
+                  <td data-label="Queues">
                     {agent.defaultQueue.name}
                     {agent.queues.length > 1 &&
                       ` (+ ${agent.queues
@@ -180,11 +180,11 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
                         .map((q) => q.name)
                         .join(", ")})`}
                   </td>
-                  <td>{agent.owner?.name ?? "—"}</td>
-                  <td>
+                  <td data-label="Owner">{agent.owner?.name ?? "—"}</td>
+                  <td data-label="Last used">
                     <When at={agent.lastUsedAt} />
                   </td>
-                  <td className={styles.nowrap}>
+                  <td className={styles.nowrap} data-label="Status">
                     {agent.revokedAt ? (
                       <Badge tone="neutral">Revoked</Badge>
                     ) : agent.previousKeyExpiresAt ? (
@@ -195,7 +195,7 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
                       <Badge tone="ok">Active</Badge>
                     )}
                   </td>
-                  <td className={settings.actions}>
+                  <td className={settings.actions} data-cell="actions">
                     {!agent.revokedAt && (
                       <span className={settings.rowButtons}>
                         <button

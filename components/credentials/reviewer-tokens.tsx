@@ -55,7 +55,7 @@ export function ReviewerTokens({
         <p className={settings.muted}>No tokens yet.</p>
       ) : (
         <ScrollBox label="Personal tokens" className={settings.tableWrap}>
-          <table className={settings.table}>
+          <table className={`${settings.table} stack-table`}>
             <caption className="visually-hidden">Personal tokens</caption>
             <thead>
               <tr>
@@ -76,28 +76,28 @@ export function ReviewerTokens({
                   data-testid="token-row"
                   className={token.revokedAt ? settings.muted : undefined}
                 >
-                  <td>
+                  <td data-cell="name">
                     <code>{token.tokenPrefix}…</code>
                   </td>
                   {showOwners && (
-                    <td>
+                    <td data-label="Reviewer">
                       {token.user.name} <span className={styles.prefix}>{token.user.email}</span>
                     </td>
                   )}
-                  <td>
+                  <td data-label="Created">
                     <When at={token.createdAt} />
                   </td>
-                  <td>
+                  <td data-label="Last used">
                     <When at={token.lastUsedAt} />
                   </td>
-                  <td>
+                  <td data-label="Status">
                     {token.revokedAt ? (
                       <Badge tone="neutral">Revoked</Badge>
                     ) : (
                       <Badge tone="ok">Active</Badge>
                     )}
                   </td>
-                  <td className={settings.actions}>
+                  <td className={settings.actions} data-cell="actions">
                     {!token.revokedAt && (
                       <span className={settings.rowButtons}>
                         <ConfirmAction
@@ -144,11 +144,16 @@ export function ReviewerTokens({
   );
 }
 
-/** "Sign out everywhere": every session of the reviewer ends, this one too (tokens if asked). */
+/**
+ * "Sign out everywhere": every session of the reviewer ends, this one too (tokens if asked). Asked
+ * twice, in place, since it signs this tab out as well; the sign-in page it lands on says what it
+ * did (app/(auth)/sign-in/signed-out-note.ts).
+ */
 export function SignOutEverywhere() {
   const router = useRouter();
   const [failure, setFailure] = useState<ActionFailure | null>(null);
   const [revokeTokens, setRevokeTokens] = useState(false);
+  const [asking, setAsking] = useState(false);
   const [pending, startTransition] = useTransition();
   return (
     <section className={settings.panel} aria-labelledby="sessions-title" id="sessions">
@@ -160,7 +165,8 @@ export function SignOutEverywhere() {
         browser, this one included. Open pages and streams stop within seconds.
       </p>
       <FormError failure={failure} />
-      <label className={settings.check}>
+      {/* A 24 px box with room below it: not a 16 px target right above the button (WCAG 2.5.8). */}
+      <label className={`${settings.check} ${styles.largeCheck}`}>
         <input
           type="checkbox"
           checked={revokeTokens}
@@ -168,22 +174,37 @@ export function SignOutEverywhere() {
         />
         Also revoke all my personal tokens
       </label>
+      {asking && (
+        <p className={styles.confirmNote} role="status" data-testid="sign-out-everywhere-question">
+          Sign out everywhere now? Every session of yours ends, this one included
+          {revokeTokens ? ", and every personal token of yours stops working" : ""}.
+        </p>
+      )}
       <div className={settings.formActions}>
-        <button
-          type="button"
-          className={settings.danger}
-          disabled={pending}
-          onClick={() =>
+        <ConfirmAction
+          verb="Sign out everywhere"
+          asking={asking}
+          pending={pending}
+          ariaLabel="Sign out everywhere"
+          onAsk={() => setAsking(true)}
+          onKeep={() => setAsking(false)}
+          onConfirm={() =>
             startTransition(async () => {
               const result = await signOutEverywhereAction({ revokeTokens });
-              if (!result.ok) return setFailure(result);
-              router.replace("/sign-in");
+              if (!result.ok) {
+                setAsking(false);
+                return setFailure(result);
+              }
+              const said = new URLSearchParams({
+                "signed-out": "everywhere",
+                sessions: String(result.sessionsEnded),
+                tokens: String(result.tokensRevoked),
+              });
+              router.replace(`/sign-in?${said.toString()}`);
               router.refresh();
             })
           }
-        >
-          Sign out everywhere
-        </button>
+        />
       </div>
     </section>
   );

@@ -52,7 +52,7 @@ export function HistoryTable({
 }) {
   return (
     <ScrollBox label="Decided batches" className={styles.tableWrap}>
-      <table className={styles.table}>
+      <table className={`${styles.table} stack-table`}>
         <caption className="visually-hidden">Decided batches, newest decision first</caption>
         <thead>
           <tr>
@@ -76,14 +76,14 @@ export function HistoryTable({
             return (
               <Fragment key={batch.id}>
                 <tr data-testid="history-row" data-batch-id={batch.id}>
-                  <td className={styles.when}>
+                  <td className={styles.when} data-label="Decided">
                     {batch.decidedAt ? (
                       <Time iso={batch.decidedAt} now={now} variant="short" />
                     ) : (
                       "—"
                     )}
                   </td>
-                  <td className={styles.tools}>
+                  <td className={styles.tools} data-cell="name">
                     <Link href={`/runs/${batch.runId}`} className={styles.runLink}>
                       {tools.slice(0, MAX_TOOLS).map((tool) => (
                         <code key={tool}>{breakable(tool)}</code>
@@ -95,15 +95,21 @@ export function HistoryTable({
                     </Link>
                     <PlanSummary batch={batch} />
                   </td>
-                  <td className={styles.muted}>{batch.kind === "plan" ? "Plan" : "Action"}</td>
-                  <td>{batch.agent.name}</td>
-                  <td className={styles.muted}>{batch.queue.name}</td>
-                  <td>
+                  <td className={styles.muted} data-label="Kind">
+                    {batch.kind === "plan" ? "Plan" : "Action"}
+                  </td>
+                  <td data-label="Agent">{batch.agent.name}</td>
+                  <td className={styles.muted} data-label="Queue">
+                    {batch.queue.name}
+                  </td>
+                  <td data-label="Outcome">
                     <BatchStateBadge batch={batch} />
                     <CallOutcomes batch={batch} />
                   </td>
-                  <td data-testid="history-deciders">{decidersOf(batch).join(", ") || "—"}</td>
-                  <td className={styles.reasons} data-testid="history-reasons">
+                  <td data-testid="history-deciders" data-label="Decided by">
+                    {decidersOf(batch).join(", ") || "—"}
+                  </td>
+                  <td className={styles.reasons} data-testid="history-reasons" data-label="Reason">
                     {reasons.length === 0 ? (
                       <span className={styles.none}>—</span>
                     ) : (

@@ -10,6 +10,7 @@ import {
 } from "@/app/(reviewer)/people/actions";
 import styles from "@/components/credentials/credentials.module.css";
 import { SecretOnce, When } from "@/components/credentials/secret-once";
+import type { ActionFailure } from "@/app/action-result";
 import { FormError } from "@/components/queue-settings/form-error";
 import { ConfirmAction } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
@@ -49,6 +50,9 @@ export function People({
   const [renaming, setRenaming] = useState<string | null>(null);
   const [confirmDeactivate, setConfirmDeactivate] = useState<string | null>(null);
   const [withPassword, setWithPassword] = useState(false);
+  // The invite form's refusal is said in the form, in the server's plain words (not the
+  // browser's bubbles: the form is noValidate).
+  const [inviteFailure, setInviteFailure] = useState<ActionFailure | null>(null);
   const [pending, startTransition] = useTransition();
 
   function invite(form: HTMLFormElement) {
@@ -62,6 +66,8 @@ export function People({
     };
     startTransition(async () => {
       const result = await invitePersonAction(input);
+      if (!result.ok) return setInviteFailure(result);
+      setInviteFailure(null);
       if (result.ok) {
         form.reset();
         if (result.invite)
@@ -120,7 +126,7 @@ export function People({
       </p>
 
       <ScrollBox label="People" className={settings.tableWrap}>
-        <table className={settings.table}>
+        <table className={`${settings.table} stack-table`}>
           <caption className="visually-hidden">People</caption>
           <thead>
             <tr>
@@ -142,7 +148,7 @@ export function People({
                 data-email={person.email}
                 className={person.status === "deactivated" ? settings.muted : undefined}
               >
-                <td>
+                <td data-cell="name">
                   {renaming === person.id ? (
                     <form
                       className={settings.rowButtons}
@@ -178,21 +184,23 @@ export function People({
                     <strong>{person.name}</strong>
                   )}
                 </td>
-                <td className={own.email}>{person.email}</td>
-                <td>
+                <td className={own.email} data-label="Email">
+                  {person.email}
+                </td>
+                <td data-label="Queues">
                   {person.queues.length === 0 ? (
                     <span className={settings.muted}>none</span>
                   ) : (
                     person.queues.map((q) => `${q.name} (${q.role})`).join(", ")
                   )}
                 </td>
-                <td>
+                <td data-label="Last sign-in">
                   <When at={person.lastSignInAt} />
                 </td>
-                <td className={styles.nowrap}>
+                <td className={styles.nowrap} data-label="Status">
                   <Badge tone={STATUS[person.status].tone}>{STATUS[person.status].label}</Badge>
                 </td>
-                <td className={own.actions}>
+                <td className={own.actions} data-cell="actions">
                   <span className={settings.rowButtons}>
                     {isAdmin && renaming !== person.id && (
                       <button
@@ -259,8 +267,10 @@ export function People({
         <h2 id="invite-title" className={settings.panelTitle}>
           Invite someone
         </h2>
+        <FormError failure={inviteFailure} />
         <form
           className={settings.formGrid}
+          noValidate
           onSubmit={(event) => {
             event.preventDefault();
             invite(event.currentTarget);
@@ -277,12 +287,13 @@ export function People({
           <div className={settings.field}>
             <label htmlFor="invite-queue">Queue</label>
             <select id="invite-queue" name="queueId" required={!isAdmin}>
-              {isAdmin && <option value="">none yet</option>}
+              {/* A queue first: an invite into no queue is the rare case, not the default. */}
               {queues.map((q) => (
                 <option key={q.id} value={q.id}>
                   {q.name}
                 </option>
               ))}
+              {isAdmin && <option value="">no queue yet</option>}
             </select>
           </div>
           <div className={settings.field}>

@@ -85,7 +85,7 @@ export function NewQueueForm() {
             message={errors.errorOf("defaultTimeoutSecs")}
           />
         </div>
-        <div className={styles.field}>
+        <div className={`${styles.field} ${styles.wideField}`}>
           <label htmlFor="new-queue-claim-mode">Review claims</label>
           <select
             id="new-queue-claim-mode"

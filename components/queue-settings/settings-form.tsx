@@ -135,7 +135,7 @@ export function SettingsForm({
         </select>
         <FieldError controlId="queue-escalation" message={errors.errorOf("escalationQueueId")} />
       </div>
-      <div className={styles.field}>
+      <div className={`${styles.field} ${styles.wideField}`}>
         <label htmlFor="queue-claim-mode">Review claims</label>
         <select
           id="queue-claim-mode"

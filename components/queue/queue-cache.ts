@@ -152,6 +152,8 @@ export type QueueView = {
   cards: Batch[];
   /** pending batches loaded, whatever the filters */
   pendingCount: number;
+  /** of those, the ones the queue, agent, kind and tool filters let through */
+  matchingPendingCount: number;
   /** cards on screen that were decided since the page opened (they stay where they were) */
   decidedHere: number;
   /** for the filter menus */
@@ -173,6 +175,7 @@ export function queueView(
   const agents = new Set<string>();
   const tools = new Set<string>();
   let pendingCount = 0;
+  let matchingPendingCount = 0;
   let decidedHere = 0;
   for (const batch of cache.byId.values()) {
     const pending = batch.status === "pending";
@@ -183,6 +186,7 @@ export function queueView(
     if (filters.agent && batch.agent.name !== filters.agent) continue;
     if (filters.kind && batch.kind !== filters.kind) continue;
     if (filters.tool && !batch.calls.some((c) => c.toolName === filters.tool)) continue;
+    if (pending) matchingPendingCount++;
     if (filters.status === "pending" && !pending) {
       if (!(Date.parse(batch.decidedAt ?? "") >= keepDecidedSince)) continue;
       decidedHere++;
@@ -201,6 +205,7 @@ export function queueView(
   return {
     cards,
     pendingCount,
+    matchingPendingCount,
     decidedHere,
     agents: [...agents].sort(),
     tools: [...tools].sort(),

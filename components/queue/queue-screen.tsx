@@ -19,6 +19,7 @@ import {
 } from "@/app/(reviewer)/actions";
 import { useViewerTimeFormat } from "@/components/time/time-zone-provider";
 import { ConnectionBadge } from "./connection-badge";
+import { EmptyQueue, type QueueWelcome } from "./empty-queue";
 import { toDecisionResult } from "./decision-result";
 import { KeyboardHelp } from "./keyboard-help";
 import { NotifyToggle } from "./notify-toggle";
@@ -41,6 +42,8 @@ export type QueueScreenProps = {
   initial: SnapshotPage | null;
   /** the person's setting: single-key shortcuts act (WCAG 2.1.4 lets them turn them off) */
   shortcutsEnabled?: boolean;
+  /** what an empty queue says to this person */
+  welcome?: QueueWelcome;
 };
 
 export function QueueScreen({
@@ -48,6 +51,7 @@ export function QueueScreen({
   queues,
   initial,
   shortcutsEnabled = true,
+  welcome,
 }: QueueScreenProps) {
   const client = useQueryClient();
   const [filters, setFilters] = useQueueFilters();
@@ -74,6 +78,7 @@ export function QueueScreen({
     [cache, filters, keepDecidedSince],
   );
   const cards = useMemo(() => view?.cards ?? [], [view]);
+  const filtered = Boolean(filters.queue || filters.agent || filters.tool || filters.kind);
   const decidedHere = filters.status === "pending" ? (view?.decidedHere ?? 0) : 0;
   const loadingRest = Boolean(cache?.nextCursor);
 
@@ -185,14 +190,17 @@ export function QueueScreen({
           {view
             ? loadingRest
               ? `${view.pendingCount.toLocaleString()} of ${cache!.pendingTotal.toLocaleString()} pending loaded…`
-              : `${view.pendingCount.toLocaleString()} pending`
+              : filtered
+                ? // The count follows the filters shown under it (issue 26), and says so.
+                  `${view.matchingPendingCount.toLocaleString()} of ${view.pendingCount.toLocaleString()} pending match`
+                : `${view.pendingCount.toLocaleString()} pending`
             : ""}
         </span>
         <ConnectionBadge connection={query.isError ? "reconnecting" : connection} />
         <NotifyToggle {...notifications} />
         <button
           type="button"
-          className="shell-button"
+          className={`shell-button ${styles.keysButton}`}
           onClick={() => setHelpOpen(true)}
           aria-keyshortcuts={shortcutsEnabled ? "?" : undefined}
           data-testid="keys-button"
@@ -249,10 +257,7 @@ export function QueueScreen({
           </p>
         </div>
       ) : cards.length === 0 ? (
-        <EmptyQueue
-          filtered={Boolean(filters.queue || filters.agent || filters.tool || filters.kind)}
-          status={filters.status}
-        />
+        <EmptyQueue filtered={filtered} status={filters.status} welcome={welcome} />
       ) : (
         <>
           <h2 className="visually-hidden">Cards</h2>
@@ -331,32 +336,6 @@ function LoadingCards() {
       {[0, 1, 2].map((i) => (
         <div key={i} className={styles.skeleton} aria-hidden="true" />
       ))}
-    </div>
-  );
-}
-
-function EmptyQueue({ filtered, status }: { filtered: boolean; status: string }) {
-  return (
-    <div className={styles.empty} data-testid="queue-empty">
-      {filtered ? (
-        <>
-          <h2>No cards match these filters</h2>
-          <p>Clear a filter to see more.</p>
-        </>
-      ) : status === "pending" ? (
-        <>
-          <h2>Nothing is waiting for you</h2>
-          <p>
-            New requests appear here the moment an agent pauses; no need to reload. To see one now,
-            run <code>npm run demo</code> in another terminal.
-          </p>
-        </>
-      ) : (
-        <>
-          <h2>No decided cards yet</h2>
-          <p>Decisions made in your queues show up here.</p>
-        </>
-      )}
     </div>
   );
 }

@@ -137,7 +137,7 @@ export function ArgsEditor(props: ArgsEditorProps) {
           )}
         </div>
       ) : (
-        <p id={`${id}-hint`} className={styles.hint}>
+        <p id={`${id}-hint`} className={`${styles.hint} ${styles.keyHint}`}>
           Ctrl+Enter to approve the edit · Esc to cancel
         </p>
       )}

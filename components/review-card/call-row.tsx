@@ -207,7 +207,17 @@ export function CallRow({
             )}
           </span>
         )}
-        {call.revision > 1 && <span className={styles.muted}>revision {call.revision}</span>}
+        {call.revision > 1 && (
+          // Said with what it means (issue 26): each edit makes a new revision, and an approval
+          // counts for the revision it saw.
+          <span
+            className={styles.muted}
+            title="Each edit makes a new revision; an approval counts only for the revision it saw."
+          >
+            edited {call.revision === 2 ? "once" : `${call.revision - 1} times`} (revision{" "}
+            {call.revision})
+          </span>
+        )}
         {showStatus && <CallStatusBadge status={call.status} />}
       </div>
       {call.summary && showSummary && !isPlanCall && (

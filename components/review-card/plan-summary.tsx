@@ -118,8 +118,8 @@ export function SummaryEditor(props: SummaryEditorProps) {
         </p>
       ) : (
         <p id={`${id}-hint`} className={styles.hint}>
-          {length(text.trim())} of {props.maxLength} characters · Ctrl+Enter to approve the edit ·
-          Esc to cancel
+          {length(text.trim())} of {props.maxLength} characters
+          <span className={styles.keyHint}> · Ctrl+Enter to approve the edit · Esc to cancel</span>
         </p>
       )}
       <EditActions

@@ -85,7 +85,7 @@ export function ReasonForm(props: ReasonFormProps) {
           Give a reason before rejecting.
         </p>
       ) : (
-        <p id={`${id}-hint`} className={styles.hint}>
+        <p id={`${id}-hint`} className={`${styles.hint} ${styles.keyHint}`}>
           Ctrl+Enter (⌘+Enter) to send · Enter for a new line · Esc to cancel
         </p>
       )}

@@ -84,7 +84,7 @@ export const SETTINGS = {
   },
   PUBLIC_URL: {
     schema: url("https://countersign.example.com"),
-    shown: "`http://localhost:$PORT`",
+    shown: "`http://$HOSTNAME:$PORT`",
     description:
       "the app's address: base of the `reviewUrl` links, and the origin trusted for sign-in and session writes",
   },

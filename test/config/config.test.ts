@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { envExample, withCurrentTable } from "@/lib/config/config-docs";
 import { configProblems, configReport } from "@/lib/config/check-config";
+import { publicBaseUrl } from "@/lib/api/views";
 import { listenAddress } from "@/lib/config/listen-address";
 import { ConfigError, SETTINGS, setting } from "@/lib/config/settings";
 
@@ -155,6 +156,23 @@ describe("the listen address", () => {
       expect(listen.address, String(hostname)).toBe(address);
       expect(Boolean(listen.warning), String(hostname)).toBe(warned);
       if (warned) expect(listen.warning).toContain("HOSTNAME=0.0.0.0");
+    }
+  });
+});
+
+describe("the public address (links in invites, reviewUrl, the demo)", () => {
+  it("is PUBLIC_URL when set, else the address the server listens on, never another origin", () => {
+    const cases: [string | undefined, string | undefined, string][] = [
+      // Issue 26: the server and its sessions are on 127.0.0.1; links said `localhost`.
+      [undefined, undefined, "http://127.0.0.1:4321"],
+      ["localhost", undefined, "http://localhost:4321"],
+      ["::1", undefined, "http://[::1]:4321"],
+      ["0.0.0.0", undefined, "http://127.0.0.1:4321"],
+      ["0.0.0.0", "https://cs.example.com/", "https://cs.example.com"],
+    ];
+    for (const [hostname, publicUrl, base] of cases) {
+      setEnv({ HOSTNAME: hostname, PUBLIC_URL: publicUrl, PORT: "4321" });
+      expect(publicBaseUrl(), `${hostname} ${publicUrl}`).toBe(base);
     }
   });
 });

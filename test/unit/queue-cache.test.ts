@@ -154,6 +154,11 @@ describe("the queue cache", () => {
     expect(ids({ status: "pending", agent: "Support bot", queue: "q1" })).toHaveLength(4);
     const view = queueView(cache, { status: "pending" }, loadedAt);
     expect(view.pendingCount).toBe(3);
+    expect(view.matchingPendingCount).toBe(3);
+    // Issue 26: the header's count follows the filters (one pending plan of three pending).
+    const plans = queueView(cache, { status: "pending", kind: "plan" }, loadedAt);
+    expect(plans.matchingPendingCount).toBe(1);
+    expect(plans.pendingCount).toBe(3);
     expect(view.decidedHere).toBe(1);
     expect(view.tools).toEqual(["refund_order"]);
   });

@@ -9,6 +9,7 @@ import styles from "../auth.module.css";
 import { ssoButtonLabel } from "@/lib/sso/get-sso-settings";
 import { PASSWORD_PROOF_REQUIRED, ssoErrorMessage } from "@/lib/sso/sign-in-errors";
 import { SignInForm } from "./sign-in-form";
+import { signedOutNote } from "./signed-out-note";
 import { SsoButton } from "./sso-button";
 
 export const dynamic = "force-dynamic";
@@ -17,7 +18,13 @@ export const metadata: Metadata = { title: "Sign in · Countersign" };
 export default async function SignInPage({
   searchParams,
 }: {
-  searchParams: Promise<{ next?: string | string[]; error?: string | string[] }>;
+  searchParams: Promise<{
+    next?: string | string[];
+    error?: string | string[];
+    "signed-out"?: string | string[];
+    sessions?: string | string[];
+    tokens?: string | string[];
+  }>;
 }) {
   // Nobody is left at a login page with no account: a fresh install goes to setup.
   if (!(await hasAnyUser())) redirect("/setup");
@@ -27,6 +34,7 @@ export default async function SignInPage({
   const ssoLabel = await ssoButtonLabel();
   // Single sign-on comes back here with ?error=<code> when it is refused.
   const ssoError = ssoErrorMessage(params.error);
+  const signedOut = signedOutNote(params);
   // Already signed in (a bookmark, the back button): straight on to the app.
   if (await sessionUser(await headers())) redirect(next);
   return (
@@ -35,6 +43,11 @@ export default async function SignInPage({
         <p className={styles.brand}>Countersign</p>
         <h1>Sign in</h1>
         <p className={styles.lead}>Review what your agents want to do.</p>
+        {signedOut && (
+          <p className={`${styles.notice} ${styles.banner}`} role="status" data-testid="signed-out">
+            {signedOut}
+          </p>
+        )}
         {ssoError && (
           <p className={`${styles.error} ${styles.banner}`} role="alert" data-testid="sso-error">
             {ssoError}
@@ -51,7 +64,8 @@ export default async function SignInPage({
           thenSso={ssoLabel !== null && params.error === PASSWORD_PROOF_REQUIRED}
         />
         <p className={styles.hint}>
-          No account? An admin creates one with <code>npm run admin -- reviewer create</code>.
+          No account? Ask your team&apos;s lead or admin to invite you: they send you a link that
+          sets your password.
         </p>
       </div>
     </main>

@@ -6,7 +6,9 @@ import { queueMembers, queues } from "@/db/schema";
 import { QueueScreen } from "@/components/queue/queue-screen";
 import { FIRST_PAGE_SIZE } from "@/components/queue/queue-cache";
 import { queueSnapshot } from "@/lib/batches/queue-snapshot";
+import { emailConfigured } from "@/lib/email/transport";
 import { getMySettings } from "@/lib/people/my-settings";
+import { queueContacts, viewerRole } from "@/lib/queues/viewer-role";
 import { currentReviewer } from "../current-reviewer";
 
 export const dynamic = "force-dynamic";
@@ -14,8 +16,10 @@ export const metadata: Metadata = { title: "Queue · Countersign" };
 
 export default async function QueuePage() {
   const reviewer = await currentReviewer();
-  const [settings, memberOf] = await Promise.all([
+  const [settings, role, contacts, memberOf] = await Promise.all([
     getMySettings(reviewer),
+    viewerRole(getDb(), reviewer.id),
+    queueContacts(getDb(), reviewer.id),
     getDb()
       .select({ id: queues.id, name: queues.name })
       .from(queueMembers)
@@ -30,6 +34,12 @@ export default async function QueuePage() {
         viewer={{ id: reviewer.id, name: reviewer.name }}
         queues={memberOf}
         shortcutsEnabled={settings.shortcutsEnabled}
+        welcome={{
+          role,
+          queueNames: memberOf.map((q) => q.name),
+          contacts,
+          emailConfigured: emailConfigured(),
+        }}
         initial={await queueSnapshot(reviewer, { limit: FIRST_PAGE_SIZE })}
       />
     </Suspense>
