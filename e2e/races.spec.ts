@@ -174,6 +174,10 @@ let danaContext: BrowserContext;
 let samContext: BrowserContext;
 let dana: Page;
 let sam: Page;
+/** Tabs of each reviewer, pairwise: lane i races danaTabs[i] against samTabs[i]. */
+const LANES = 2;
+let danaTabs: Page[];
+let samTabs: Page[];
 
 test.describe.configure({ mode: "serial" });
 
@@ -182,6 +186,12 @@ test.beforeAll(async ({ browser }) => {
   [danaContext, samContext] = [await browser.newContext(), await browser.newContext()];
   [dana, sam] = [await danaContext.newPage(), await samContext.newPage()];
   await Promise.all([signIn(dana, team.reviewers[0]!), signIn(sam, team.reviewers[1]!)]);
+  danaTabs = [dana];
+  samTabs = [sam];
+  for (let lane = 1; lane < LANES; lane++) {
+    danaTabs.push(await danaContext.newPage());
+    samTabs.push(await samContext.newPage());
+  }
 });
 
 test.afterAll(async () => {
@@ -273,18 +283,21 @@ test.describe("a stale tab's click lands after the other reviewer committed", ()
   for (const [sizeName, viewport] of SIZES) {
     test(`every pair at ${sizeName} width`, async () => {
       test.setTimeout(120_000);
-      await Promise.all([dana.setViewportSize(viewport), sam.setViewportSize(viewport)]);
+      await Promise.all([...danaTabs, ...samTabs].map((tab) => tab.setViewportSize(viewport)));
       const chosen = pairs.filter(
         ([loser, winner]) => sizeName === "desktop" || PHONE.has(`${loser}/${winner}`),
       );
-      // Every card first (one round trip each), then the races one by one.
+      // Every card first (one round trip each), then the races.
       const batches = await Promise.all(
         chosen.map(([, , isPlan]) =>
           pause(team.agent, isPlan ? { kind: "plan", timeoutSecs: 1800, plan } : twoCalls()),
         ),
       );
-      for (const [index, [loser, winner, isPlan]] of chosen.entries()) {
+      // A few races at once, each in its own pair of tabs (the same two reviewers).
+      const race = async (lane: number, index: number) => {
+        const [loser, winner, isPlan] = chosen[index]!;
         const { batch } = batches[index]!;
+        const [dana, sam] = [danaTabs[lane]!, samTabs[lane]!];
         const name = `races-${sizeName}-${isPlan ? "plan-" : ""}${loser}-lost-to-${winner}`;
         await Promise.all([dana.goto(`/batches/${batch.id}`), sam.goto(`/batches/${batch.id}`)]);
         const [danaCard, samCard] = [cardOf(dana, batch.id), cardOf(sam, batch.id)];
@@ -309,7 +322,13 @@ test.describe("a stale tab's click lands after the other reviewer committed", ()
         if (index === 0 || name.endsWith("reject-all-lost-to-approve-all"))
           await axeClean(sam, samCard);
         await shot(samCard, name);
-      }
+      };
+      let next = 0;
+      await Promise.all(
+        danaTabs.map(async (_, lane) => {
+          while (next < chosen.length) await race(lane, next++);
+        }),
+      );
     });
   }
 
