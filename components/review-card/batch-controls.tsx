@@ -1,6 +1,6 @@
 "use client";
 
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { ReasonForm } from "./reason-form";
 import styles from "./review-card.module.css";
 import { raceNoticeText } from "./notices";
@@ -16,11 +16,26 @@ export function BatchControls(props: {
   busy: BatchBusy;
   decideBatch: (request: BatchDecisionRequest) => Promise<Settled>;
   onSettled: (settled: Settled) => void;
+  /** the reject-all reason as typed (null: no form open), kept by the card if the controls go */
+  onDraft?: (draft: BatchDecisionRequest | null) => void;
 }) {
-  const { batch, busy } = props;
+  const { batch, busy, onDraft } = props;
   const [rejecting, setRejecting] = useState(false);
   const [reason, setReason] = useState("");
   const pending = batch.calls.filter((call) => call.status === "pending");
+  const draftRevisions = JSON.stringify(pending.map((call) => [call.id, call.revision]));
+  useEffect(() => {
+    onDraft?.(
+      rejecting && reason.trim()
+        ? {
+            batchId: batch.id,
+            outcome: "reject",
+            expectedRevisions: Object.fromEntries(JSON.parse(draftRevisions) as [string, number][]),
+            reason,
+          }
+        : null,
+    );
+  }, [onDraft, rejecting, reason, batch.id, draftRevisions]);
 
   async function send(outcome: BatchDecisionRequest["outcome"], text?: string) {
     const settled = await props.decideBatch({

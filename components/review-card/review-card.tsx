@@ -1,6 +1,15 @@
 "use client";
 
-import { useId, useImperativeHandle, useLayoutEffect, useMemo, useRef, type Ref } from "react";
+import {
+  useCallback,
+  useEffect,
+  useId,
+  useImperativeHandle,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  type Ref,
+} from "react";
 import { BatchControls, BatchNotice } from "./batch-controls";
 import { CallRow, type CallRowHandle } from "./call-row";
 import { CardHeader, PlanSection, type HeadingLevel } from "./card-header";
@@ -133,6 +142,28 @@ export function ReviewCard({
     };
   }, [batchProp.id]);
 
+  // A "Reject all" reason being typed when the controls go (a call settled meanwhile) is kept,
+  // unless the viewer settled every call (their own decision: nothing was lost).
+  const batchDraft = useRef<BatchDecisionRequest | null>(null);
+  const keepBatchDraft = decisions.keepBatchDraft;
+  const lostDraft =
+    !canDecideAll &&
+    batch.calls.some(
+      (call) =>
+        call.status === "pending" ||
+        call.decision?.source !== "reviewer" ||
+        call.decision.by?.id !== viewer?.id,
+    );
+  useEffect(() => {
+    const draft = batchDraft.current;
+    if (!lostDraft || !draft) return;
+    batchDraft.current = null;
+    keepBatchDraft(draft);
+  }, [lostDraft, keepBatchDraft]);
+  const onBatchDraft = useCallback((draft: BatchDecisionRequest | null) => {
+    batchDraft.current = draft;
+  }, []);
+
   useLayoutEffect(() => {
     if (!focusCardAfterCommit.current) return;
     focusCardAfterCommit.current = false;
@@ -237,6 +268,7 @@ export function ReviewCard({
             busy={decisions.batchBusy}
             decideBatch={decisions.decideBatch}
             onSettled={onBatchSettled}
+            onDraft={onBatchDraft}
           />
         )}
         {/* One polite announcement per outcome; the ticking texts above are deliberately not live. */}

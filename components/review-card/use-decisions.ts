@@ -164,6 +164,16 @@ export function useDecisions(options: {
     return settled;
   }
 
+  /**
+   * The batch controls went while a "Reject all" reason was being typed (a call was settled
+   * meanwhile, e.g. by the viewer's own held keyboard approval): the reason is kept as a lost
+   * race, unsent, under what happened instead.
+   */
+  function keepBatchDraft(request: BatchDecisionRequest) {
+    const notice: Notice = { kind: "conflict", code: "already_decided", message: "", request };
+    setBatchNotice((current) => current ?? notice);
+  }
+
   /** The reviewer has read a race notice (and copied what they kept): it goes. */
   function dismiss(callId: string | null) {
     if (callId) setNotices((all) => without(all, callId));
@@ -180,6 +190,7 @@ export function useDecisions(options: {
     decide,
     decideBatch,
     decideRest,
+    keepBatchDraft,
     dismiss,
   };
 }

@@ -497,6 +497,52 @@ describe("ReviewCard: deciding", () => {
     expect(screen.queryByTestId("conflict-notice")).toBeNull();
   });
 
+  it("a 'Reject all' reason being typed stays when the viewer's own held approval lands", () => {
+    const batch = makeBatch({
+      calls: [makeCall(), makeCall({ id: "call-2", toolCallId: "tc-2", toolName: "send_email" })],
+    });
+    const props = {
+      viewer: dana,
+      now: clock,
+      onDecide: async () => ok(batch),
+      onDecideBatch: async () => ok(batch),
+    };
+    const { rerender } = render(<ReviewCard batch={batch} {...props} />);
+    fireEvent.click(screen.getByTestId("reject-all"));
+    fireEvent.change(screen.getByTestId("reject-all-reason"), { target: { value: "Stop it" } });
+    rerender(<ReviewCard batch={decided(batch, decision({ by: dana }))} {...props} />);
+    expect(screen.queryByTestId("reject-all-reason")).toBeNull();
+    expect(screen.getByTestId("race-sentence").textContent).toBe(
+      "Your rejection of both calls was not recorded: you had already approved refund_order 4 s ago, so nothing else was decided and 1 call is still open.",
+    );
+    expect((screen.getByTestId("unsent-draft-text") as HTMLTextAreaElement).value).toBe("Stop it");
+    expect(screen.getByTestId("decide-rest").textContent).toBe(
+      "Reject the other call with this reason",
+    );
+  });
+
+  it("keeps no draft after the viewer's own 'Reject all' succeeded", async () => {
+    const batch = makeBatch({
+      calls: [makeCall(), makeCall({ id: "call-2", toolCallId: "tc-2", toolName: "send_email" })],
+    });
+    const rejected = decision({ by: dana, outcome: "rejected", reason: "Stop it" });
+    const done = decided(decided(batch, rejected, "call-1"), rejected, "call-2");
+    render(
+      <ReviewCard
+        batch={batch}
+        viewer={dana}
+        now={clock}
+        onDecide={async () => ok(batch)}
+        onDecideBatch={async () => ok(done)}
+      />,
+    );
+    fireEvent.click(screen.getByTestId("reject-all"));
+    fireEvent.change(screen.getByTestId("reject-all-reason"), { target: { value: "Stop it" } });
+    await act(async () => void fireEvent.click(screen.getByTestId("confirm-reject-all")));
+    expect(screen.queryByTestId("conflict-notice")).toBeNull();
+    expect(screen.queryByTestId("unsent-draft-text")).toBeNull();
+  });
+
   it("merges a call returned as `current` into the batch", async () => {
     const batch = makeBatch();
     const call = decided(batch, decision({ by: sam, outcome: "rejected", reason: "no" })).calls[0]!;
