@@ -25,6 +25,20 @@ const plan = {
   rationale: "The old schema cannot hold multi-currency refunds.",
 };
 
+/** `n` refunds of order A-1001 (42): one race per row. */
+function refunds(n: number) {
+  const id = Math.random().toString(36).slice(2, 10);
+  return {
+    timeoutSecs: 1800,
+    calls: Array.from({ length: n }, (_, index) => ({
+      toolCallId: `refund-${id}-${index}`,
+      toolName: "refund_order",
+      args: { orderId: "A-1001", amount: 42 },
+      summary: "Refund order A-1001",
+    })),
+  };
+}
+
 /** Two calls, so "Approve all" / "Reject all" exist; the races are on the first. */
 function twoCalls() {
   const id = Math.random().toString(36).slice(2, 10);
@@ -48,8 +62,8 @@ function twoCalls() {
 }
 
 /** Starts an action: opens its form and types, without sending. The winner types other values. */
-async function prepare(card: Locator, action: Action, winner = false): Promise<void> {
-  const row = card.getByTestId("call-row").first();
+async function prepare(card: Locator, action: Action, winner = false, index = 0): Promise<void> {
+  const row = card.getByTestId("call-row").nth(index);
   switch (action) {
     case "edit":
       await row.getByTestId("edit-button").click();
@@ -81,8 +95,8 @@ async function prepare(card: Locator, action: Action, winner = false): Promise<v
 }
 
 /** Sends a prepared action. */
-async function send(card: Locator, action: Action): Promise<void> {
-  const row = card.getByTestId("call-row").first();
+async function send(card: Locator, action: Action, index = 0): Promise<void> {
+  const row = card.getByTestId("call-row").nth(index);
   const button = {
     approve: row.getByTestId("approve-button"),
     edit: row.getByTestId("confirm-edit"),
@@ -94,11 +108,11 @@ async function send(card: Locator, action: Action): Promise<void> {
   await button.click();
 }
 
-async function act(card: Locator, action: Action): Promise<void> {
-  await prepare(card, action, true);
-  await send(card, action);
+async function act(card: Locator, action: Action, index = 0): Promise<void> {
+  await prepare(card, action, true, index);
+  await send(card, action, index);
   // committed: the winner's own card shows the call settled
-  await expect(card.getByTestId("call-row").first()).toHaveAttribute(
+  await expect(card.getByTestId("call-row").nth(index)).toHaveAttribute(
     "data-status",
     /approved|rejected/,
   );
@@ -257,76 +271,117 @@ test.describe("a stale tab's click lands after the other reviewer committed", ()
 
   const CALL_ACTIONS: Action[] = ["approve", "edit", "reject"];
   const BATCH_ACTIONS: Action[] = ["approve-all", "reject-all"];
-  const WINNERS: Action[] = [...CALL_ACTIONS, ...BATCH_ACTIONS];
-  const pairs: [Action, Action, boolean][] = [];
-  for (const loser of [...CALL_ACTIONS, ...BATCH_ACTIONS])
-    for (const winner of WINNERS) pairs.push([loser, winner, false]);
-  // A plan: its summary edit against each plan action, and each against it.
-  for (const [loser, winner] of [
-    ["summary", "approve"],
-    ["summary", "reject"],
-    ["summary", "summary"],
-    ["approve", "summary"],
-    ["reject", "summary"],
-  ] as const)
-    pairs.push([loser, winner, true]);
-  // At a phone's width: item 1 (a lost edit) and item 2 (batch races), each way round.
+
+  /**
+   * One card of races: each race is Sam's `loser` action on a row (or the whole batch) against
+   * Dana's `winner` action on the same row (or the whole batch). Row races share a card, so the
+   * matrix takes fewer page loads.
+   */
+  type Race = { loser: Action; winner: Action; row: number };
+  type Group = { name: string; batch: () => Record<string, unknown>; races: Race[]; isPlan?: true };
+
+  const groups: Group[] = [
+    // a row's action against a row's action: nine rows, nine races
+    {
+      name: "row-vs-row",
+      batch: () => refunds(9),
+      races: CALL_ACTIONS.flatMap((loser, l) =>
+        CALL_ACTIONS.map((winner, w) => ({ loser, winner, row: l * 3 + w })),
+      ),
+    },
+    // each row's action against Dana's "… all": one card each (Sam's first answer shows the
+    // whole batch settled, so a second open row there would be a decision made elsewhere)
+    ...BATCH_ACTIONS.flatMap((winner) =>
+      CALL_ACTIONS.map((loser) => ({
+        name: `${loser}-vs-${winner}`,
+        batch: twoCalls,
+        races: [{ loser, winner, row: 0 }],
+      })),
+    ),
+    // Sam's "… all" against each of Dana's actions: one card each
+    ...BATCH_ACTIONS.flatMap((loser) =>
+      [...CALL_ACTIONS, ...BATCH_ACTIONS].map((winner) => ({
+        name: `${loser}-vs-${winner}`,
+        batch: twoCalls,
+        races: [{ loser, winner, row: 0 }],
+      })),
+    ),
+    // a plan: its summary edit against each plan action, and each against it
+    ...(
+      [
+        ["summary", "approve"],
+        ["summary", "reject"],
+        ["summary", "summary"],
+        ["approve", "summary"],
+        ["reject", "summary"],
+      ] as const
+    ).map(([loser, winner]) => ({
+      name: `plan-${loser}-vs-${winner}`,
+      batch: () => ({ kind: "plan", timeoutSecs: 1800, plan }),
+      races: [{ loser, winner, row: 0 }],
+      isPlan: true as const,
+    })),
+  ];
+  // At a phone's width: item 1 (a lost edit and every row race) and item 2 (batch races).
   const PHONE = new Set([
-    "edit/approve",
-    "reject/reject",
-    "approve-all/reject",
-    "reject-all/approve-all",
-    "reject-all/approve",
-    "summary/summary",
+    "row-vs-row",
+    "approve-all-vs-reject",
+    "reject-all-vs-approve-all",
+    "reject-all-vs-approve",
+    "plan-summary-vs-summary",
   ]);
+  const isBatch = (action: Action) => action === "approve-all" || action === "reject-all";
 
   for (const [sizeName, viewport] of SIZES) {
     test(`every pair at ${sizeName} width`, async () => {
       test.setTimeout(120_000);
       await Promise.all([...danaTabs, ...samTabs].map((tab) => tab.setViewportSize(viewport)));
-      const chosen = pairs.filter(
-        ([loser, winner]) => sizeName === "desktop" || PHONE.has(`${loser}/${winner}`),
-      );
+      const chosen = groups.filter(({ name }) => sizeName === "desktop" || PHONE.has(name));
       // Every card first (one round trip each), then the races.
-      const batches = await Promise.all(
-        chosen.map(([, , isPlan]) =>
-          pause(team.agent, isPlan ? { kind: "plan", timeoutSecs: 1800, plan } : twoCalls()),
-        ),
-      );
-      // A few races at once, each in its own pair of tabs (the same two reviewers).
-      const race = async (lane: number, index: number) => {
-        const [loser, winner, isPlan] = chosen[index]!;
+      const batches = await Promise.all(chosen.map((group) => pause(team.agent, group.batch())));
+      // A few cards at once, each in its own pair of tabs (the same two reviewers).
+      const play = async (lane: number, index: number) => {
+        const group = chosen[index]!;
         const { batch } = batches[index]!;
         const [dana, sam] = [danaTabs[lane]!, samTabs[lane]!];
-        const name = `races-${sizeName}-${isPlan ? "plan-" : ""}${loser}-lost-to-${winner}`;
+        const name = `races-${sizeName}-${group.name}`;
         await Promise.all([dana.goto(`/batches/${batch.id}`), sam.goto(`/batches/${batch.id}`)]);
         const [danaCard, samCard] = [cardOf(dana, batch.id), cardOf(sam, batch.id)];
-        // Sam starts (his form open, his text typed) while Dana decides and commits.
-        await Promise.all([prepare(samCard, loser), act(danaCard, winner)]);
-        await send(samCard, loser);
-
-        const sentence = samCard.getByTestId("race-sentence");
-        await expect(sentence, name).toHaveText(expectedSentence(loser, winner, isPlan));
-        const kept = keptText(loser);
-        if (kept === null) await expect(samCard.getByTestId("unsent-draft-text")).toHaveCount(0);
-        else await expect(samCard.getByTestId("unsent-draft-text"), name).toHaveValue(kept);
+        // Race by race: Sam starts (his form open, his text typed) while Dana decides and
+        // commits, then Sam sends. His tab knows only the answers to his own clicks, all older
+        // than Dana's decision of this row.
+        for (const { loser, winner, row } of group.races) {
+          const what = `${name}: ${loser} lost to ${winner} (row ${row + 1})`;
+          await Promise.all([prepare(samCard, loser, false, row), act(danaCard, winner, row)]);
+          await send(samCard, loser, row);
+          const where = isBatch(loser)
+            ? samCard.locator('[data-scope="batch"]')
+            : samCard.getByTestId("call-row").nth(row);
+          await expect(where.getByTestId("race-sentence"), what).toHaveText(
+            expectedSentence(loser, winner, group.isPlan === true),
+          );
+          const kept = keptText(loser);
+          const keptField = where.getByTestId("unsent-draft-text");
+          if (kept === null) await expect(keptField, what).toHaveCount(0);
+          else await expect(keptField, what).toHaveValue(kept);
+        }
         await expectNoEmptyNotice(samCard);
-        // The decision on record is Dana's, and nothing of Sam's was written.
+        // The decisions on record are Dana's, and nothing of Sam's was written.
         const final = (await team.reviewerApi.get(`/batches/${batch.id}`)).body;
-        expect(final.calls[0].decision.by.name, name).toBe(WINNER);
+        for (const { row } of group.races)
+          expect(final.calls[row].decision.by.name, name).toBe(WINNER);
         for (const call of final.calls)
           expect(
             call.votes.some((v: { reviewer: { name: string } }) => v.reviewer.name === LOSER),
             name,
           ).toBe(false);
-        if (index === 0 || name.endsWith("reject-all-lost-to-approve-all"))
-          await axeClean(sam, samCard);
+        if (index === 0 || group.name === "reject-all-vs-approve-all") await axeClean(sam, samCard);
         await shot(samCard, name);
       };
       let next = 0;
       await Promise.all(
         danaTabs.map(async (_, lane) => {
-          while (next < chosen.length) await race(lane, next++);
+          while (next < chosen.length) await play(lane, next++);
         }),
       );
     });
