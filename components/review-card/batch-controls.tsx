@@ -1,9 +1,13 @@
 "use client";
 
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { ReasonForm } from "./reason-form";
 import styles from "./review-card.module.css";
-import type { Batch, BatchDecisionRequest } from "./types";
+import { raceNoticeText } from "./notices";
+import { restToDecide } from "./race-text";
+import type { Batch, BatchDecisionRequest, Call } from "./types";
+import { KeptText } from "./unsent-draft";
+import { useClock } from "./use-clock";
 import type { BatchBusy, Notice, Settled } from "./use-decisions";
 
 /** Approve or reject every call of the batch in one all-or-nothing request. */
@@ -12,11 +16,26 @@ export function BatchControls(props: {
   busy: BatchBusy;
   decideBatch: (request: BatchDecisionRequest) => Promise<Settled>;
   onSettled: (settled: Settled) => void;
+  /** the reject-all reason as typed (null: no form open), kept by the card if the controls go */
+  onDraft?: (draft: BatchDecisionRequest | null) => void;
 }) {
-  const { batch, busy } = props;
+  const { batch, busy, onDraft } = props;
   const [rejecting, setRejecting] = useState(false);
   const [reason, setReason] = useState("");
   const pending = batch.calls.filter((call) => call.status === "pending");
+  const draftRevisions = JSON.stringify(pending.map((call) => [call.id, call.revision]));
+  useEffect(() => {
+    onDraft?.(
+      rejecting && reason.trim()
+        ? {
+            batchId: batch.id,
+            outcome: "reject",
+            expectedRevisions: Object.fromEntries(JSON.parse(draftRevisions) as [string, number][]),
+            reason,
+          }
+        : null,
+    );
+  }, [onDraft, rejecting, reason, batch.id, draftRevisions]);
 
   async function send(outcome: BatchDecisionRequest["outcome"], text?: string) {
     const settled = await props.decideBatch({
@@ -86,8 +105,30 @@ export function BatchControls(props: {
   );
 }
 
-/** A batch-wide conflict changes nothing (all or nothing); each row then shows its own state. */
-export function BatchNotice({ notice }: { notice: Notice }) {
+/**
+ * A batch-wide conflict changes nothing (all or nothing): one sentence on what was settled first,
+ * by whom, and what became of the reviewer's click, with their reason kept. When every settled
+ * call was settled by the reviewer themselves (a held keyboard approval, another tab), it offers
+ * to decide the calls still open, with the same reason (issue 26, item 2).
+ */
+export function BatchNotice(props: {
+  notice: Notice;
+  batch: Batch;
+  busy: BatchBusy;
+  /** the viewer may still decide calls of this card */
+  canDecide: boolean;
+  decideRest: (
+    outcome: BatchDecisionRequest["outcome"],
+    calls: Call[],
+    reason?: string,
+  ) => Promise<Settled>;
+  onDismiss: () => void;
+  onSettled: (settled: Settled) => void;
+  now: () => number;
+  viewerId?: string;
+}) {
+  const { notice, batch } = props;
+  const nowMs = useClock(props.now, true);
   if (notice.kind === "error") {
     return (
       <p role="alert" className={styles.errorText} data-testid="decision-error">
@@ -95,10 +136,13 @@ export function BatchNotice({ notice }: { notice: Notice }) {
       </p>
     );
   }
-  const text =
-    notice.code === "stale_revision"
-      ? "Some calls changed since you loaded them, so nothing was decided. Review the new versions."
-      : notice.message;
+  const request = notice.request && "batchId" in notice.request ? notice.request : undefined;
+  const rest = props.canDecide ? restToDecide(batch, props.viewerId) : [];
+  const reason = request?.reason ?? "";
+  const outcome = request?.outcome;
+  const offer =
+    outcome && rest.length > 0 && (outcome === "approve" || reason.trim() !== "") ? outcome : null;
+  const restLabel = rest.length === 1 ? "the other call" : `the other ${rest.length}`;
   return (
     <div
       className={`${styles.notice} ${styles.toneWarning}`}
@@ -107,7 +151,34 @@ export function BatchNotice({ notice }: { notice: Notice }) {
       data-scope="batch"
       tabIndex={-1}
     >
-      <p className={styles.noticeHeadline}>{text}</p>
+      <p className={styles.noticeHeadline} data-testid="race-sentence" suppressHydrationWarning>
+        {raceNoticeText(notice, batch, null, nowMs, props.viewerId)}
+      </p>
+      <KeptText
+        label="Your unsent reason"
+        text={outcome === "reject" ? reason : ""}
+        onDismiss={props.onDismiss}
+      >
+        {offer && (
+          <button
+            type="button"
+            className={`${styles.button} ${offer === "approve" ? styles.buttonApprove : styles.buttonDanger}`}
+            data-testid="decide-rest"
+            disabled={props.busy !== null}
+            onClick={() =>
+              void props
+                .decideRest(offer, rest, offer === "reject" ? reason : undefined)
+                .then(props.onSettled)
+            }
+          >
+            {props.busy !== null
+              ? offer === "approve"
+                ? "Approving…"
+                : "Rejecting…"
+              : `${offer === "approve" ? "Approve" : "Reject"} ${restLabel}${offer === "reject" ? " with this reason" : ""}`}
+          </button>
+        )}
+      </KeptText>
     </div>
   );
 }

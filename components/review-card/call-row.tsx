@@ -49,6 +49,8 @@ export type CallRowProps = {
   actionable: boolean;
   busy?: DecisionRequest["outcome"];
   notice?: Notice;
+  /** the reviewer has read a race notice */
+  onDismissNotice?: () => void;
   decide?: (request: DecisionRequest) => Promise<Settled>;
   viewerId?: string;
   now: () => number;
@@ -66,6 +68,7 @@ export function CallRow({
   actionable,
   busy,
   notice,
+  onDismissNotice,
   decide,
   viewerId,
   now,
@@ -262,6 +265,8 @@ export function CallRow({
           ref={noticeRef}
           notice={conflict}
           call={call}
+          isPlanCall={planSummary !== null}
+          onDismiss={onDismissNotice}
           now={now}
           viewerId={viewerId}
         />
@@ -272,7 +277,7 @@ export function CallRow({
         isPlanCall={planSummary !== null}
         now={now}
         viewerId={viewerId}
-        headlineShown={!!conflict && conflict.code !== "stale_revision"}
+        headlineShown={!!conflict}
       />
       {!call.decision && call.status === "cancelled" && (
         <p className={styles.muted}>Cancelled before anyone decided.</p>

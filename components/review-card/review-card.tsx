@@ -1,12 +1,23 @@
 "use client";
 
-import { useId, useImperativeHandle, useLayoutEffect, useMemo, useRef, type Ref } from "react";
+import {
+  useCallback,
+  useEffect,
+  useId,
+  useImperativeHandle,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  type Ref,
+} from "react";
 import { BatchControls, BatchNotice } from "./batch-controls";
 import { CallRow, type CallRowHandle } from "./call-row";
 import { CardHeader, PlanSection, type HeadingLevel } from "./card-header";
 import { ClaimControl, useLiveClaim } from "./claim-control";
 import { Countdown } from "./countdown";
 import { summarizeVotes } from "./decision-text";
+import { callLabels, isPlanCall } from "./labels";
+import { raceNoticeText } from "./notices";
 import styles from "./review-card.module.css";
 import { TimeFormatContext } from "./time-context";
 import type {
@@ -54,32 +65,6 @@ export type ReviewCardProps = {
   locale?: string;
 };
 
-function isPlanCall(batch: Batch, call: Call): boolean {
-  return batch.kind === "plan" && call.toolName === "plan" && call.toolCallId === "plan";
-}
-
-/**
- * Tool names, numbered when a batch repeats one, so every button has a distinct name. A plan
- * sent with its steps as calls names them as steps ("step 2: merge_pull_request"), so a step's
- * buttons never read as the plan's own.
- */
-function callLabels(batch: Batch): string[] {
-  const calls = batch.calls;
-  if (batch.kind === "plan")
-    return calls.map((call, index) =>
-      isPlanCall(batch, call) ? "plan" : `step ${index + 1}: ${call.toolName}`,
-    );
-  const counts = new Map<string, number>();
-  for (const call of calls) counts.set(call.toolName, (counts.get(call.toolName) ?? 0) + 1);
-  const seen = new Map<string, number>();
-  return calls.map((call) => {
-    if (counts.get(call.toolName) === 1) return call.toolName;
-    const n = (seen.get(call.toolName) ?? 0) + 1;
-    seen.set(call.toolName, n);
-    return `${call.toolName} #${n}`;
-  });
-}
-
 export function ReviewCard({
   batch: batchProp,
   viewer,
@@ -103,8 +88,8 @@ export function ReviewCard({
     batch: batchProp,
     onDecide,
     onDecideBatch,
-    now,
-    viewerId: viewer?.id,
+    raceSentence: (notice, current, callId) =>
+      raceNoticeText(notice, current, callId, now(), viewer?.id),
   });
   const batch = decisions.shown;
   const headingId = useId();
@@ -156,6 +141,28 @@ export function ReviewCard({
       focus: () => articleRef.current?.focus(),
     };
   }, [batchProp.id]);
+
+  // A "Reject all" reason being typed when the controls go (a call settled meanwhile) is kept,
+  // unless the viewer settled every call (their own decision: nothing was lost).
+  const batchDraft = useRef<BatchDecisionRequest | null>(null);
+  const keepBatchDraft = decisions.keepBatchDraft;
+  const lostDraft =
+    !canDecideAll &&
+    batch.calls.some(
+      (call) =>
+        call.status === "pending" ||
+        call.decision?.source !== "reviewer" ||
+        call.decision.by?.id !== viewer?.id,
+    );
+  useEffect(() => {
+    const draft = batchDraft.current;
+    if (!lostDraft || !draft) return;
+    batchDraft.current = null;
+    keepBatchDraft(draft);
+  }, [lostDraft, keepBatchDraft]);
+  const onBatchDraft = useCallback((draft: BatchDecisionRequest | null) => {
+    batchDraft.current = draft;
+  }, []);
 
   useLayoutEffect(() => {
     if (!focusCardAfterCommit.current) return;
@@ -234,6 +241,7 @@ export function ReviewCard({
               actionable={actionable(call)}
               busy={decisions.busy[call.id]}
               notice={decisions.notices[call.id]}
+              onDismissNotice={() => decisions.dismiss(call.id)}
               decide={onDecide ? decisions.decide : undefined}
               viewerId={viewer?.id}
               now={now}
@@ -241,13 +249,26 @@ export function ReviewCard({
             />
           ))}
         </ListTag>
-        {decisions.batchNotice && <BatchNotice notice={decisions.batchNotice} />}
+        {decisions.batchNotice && (
+          <BatchNotice
+            notice={decisions.batchNotice}
+            batch={batch}
+            busy={decisions.batchBusy}
+            canDecide={open && !lockedOut && !!onDecide}
+            decideRest={decisions.decideRest}
+            onDismiss={() => decisions.dismiss(null)}
+            onSettled={onBatchSettled}
+            now={now}
+            viewerId={viewer?.id}
+          />
+        )}
         {canDecideAll && (
           <BatchControls
             batch={batch}
             busy={decisions.batchBusy}
             decideBatch={decisions.decideBatch}
             onSettled={onBatchSettled}
+            onDraft={onBatchDraft}
           />
         )}
         {/* One polite announcement per outcome; the ticking texts above are deliberately not live. */}

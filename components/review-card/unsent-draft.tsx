@@ -1,6 +1,6 @@
 "use client";
 
-import { useId, useState, type Ref } from "react";
+import { useId, useState, type ReactNode, type Ref } from "react";
 import { describeDecision } from "./decision-text";
 import styles from "./review-card.module.css";
 import type { Call } from "./types";
@@ -35,9 +35,7 @@ export function UnsentDraft({
   onDismiss: () => void;
   ref?: Ref<HTMLDivElement>;
 }) {
-  const id = useId();
   const nowMs = useClock(now, false);
-  const [copied, setCopied] = useState<"yes" | "no" | null>(null);
   const what = DRAFT_WORDS[draft.kind].doing;
   const by = call.decision ? describeDecision(call.decision, nowMs, viewerId).headline : null;
   const headline = by
@@ -45,14 +43,6 @@ export function UnsentDraft({
     : call.status === "pending"
       ? `You can no longer decide this call (its deadline passed or another reviewer holds it) while you were ${what}. Yours was not sent.`
       : `This call is ${call.status} now; it closed while you were ${what}. Yours was not sent.`;
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(draft.text);
-      setCopied("yes");
-    } catch {
-      setCopied("no");
-    }
-  };
   return (
     <div
       ref={ref}
@@ -65,34 +55,74 @@ export function UnsentDraft({
       <p className={styles.noticeHeadline} suppressHydrationWarning>
         {headline}
       </p>
-      {draft.text.trim() && (
+      <KeptText
+        label={DRAFT_WORDS[draft.kind].label}
+        text={draft.text}
+        code={draft.kind === "edit"}
+        onDismiss={onDismiss}
+      />
+    </div>
+  );
+}
+
+/**
+ * What a reviewer typed and did not get through, read-only and copyable, with a Dismiss: kept
+ * under a decision made elsewhere (UnsentDraft) and under a lost race (notices.tsx).
+ */
+export function KeptText(props: {
+  label: string;
+  text: string;
+  /** JSON: shown in the code font */
+  code?: boolean;
+  onDismiss?: () => void;
+  children?: ReactNode;
+}) {
+  const id = useId();
+  const [copied, setCopied] = useState<"yes" | "no" | null>(null);
+  const kept = props.text.trim() !== "";
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(props.text);
+      setCopied("yes");
+    } catch {
+      setCopied("no");
+    }
+  };
+  return (
+    <>
+      {kept && (
         <>
           <label htmlFor={`${id}-text`} className={styles.formLabel}>
-            {DRAFT_WORDS[draft.kind].label}
+            {props.label}
           </label>
           <textarea
             id={`${id}-text`}
-            className={`${styles.textarea} ${draft.kind === "edit" ? styles.code : ""}`}
+            className={`${styles.textarea} ${props.code ? styles.code : ""}`}
             data-testid="unsent-draft-text"
             readOnly
-            rows={Math.min(12, draft.text.split("\n").length + 1)}
-            value={draft.text}
+            rows={Math.min(12, props.text.split("\n").length + 1)}
+            value={props.text}
           />
         </>
       )}
-      <div className={styles.actions}>
-        {draft.text.trim() && (
-          <button type="button" className={styles.button} onClick={() => void copy()}>
-            Copy
-          </button>
-        )}
-        <button type="button" className={styles.button} onClick={onDismiss}>
-          Dismiss
-        </button>
-        <span className={styles.muted} aria-live="polite">
-          {copied === "yes" ? "Copied." : copied === "no" ? "Copy failed: select the text." : ""}
-        </span>
-      </div>
-    </div>
+      {(kept || props.children || props.onDismiss) && (
+        <div className={styles.actions}>
+          {props.children}
+          {kept && (
+            <button type="button" className={styles.button} onClick={() => void copy()}>
+              Copy
+            </button>
+          )}
+          {props.onDismiss && (
+            <button type="button" className={styles.button} onClick={props.onDismiss}>
+              Dismiss
+            </button>
+          )}
+          <span className={styles.muted} aria-live="polite">
+            {copied === "yes" ? "Copied." : copied === "no" ? "Copy failed: select the text." : ""}
+          </span>
+        </div>
+      )}
+    </>
   );
 }

@@ -1,7 +1,6 @@
 "use client";
 
 import { useEffect, useRef, useState } from "react";
-import { conflictText } from "./decision-text";
 import type { Batch, BatchDecisionRequest, Call, DecisionRequest, DecisionResult } from "./types";
 
 // The card's side of a decision: in flight → the host's answer. Success shows the batch the host
@@ -16,7 +15,13 @@ const CONFLICT_CODES = new Set([
   "claimed_by_other",
 ]);
 
-export type Notice = { kind: "conflict" | "error"; code: string; message: string };
+export type Notice = {
+  kind: "conflict" | "error";
+  code: string;
+  message: string;
+  /** what the reviewer sent: a lost race says what became of it, and keeps its text */
+  request?: DecisionRequest | BatchDecisionRequest;
+};
 export type Settled = "ok" | "conflict" | "error";
 export type BatchBusy = BatchDecisionRequest["outcome"] | null;
 
@@ -44,10 +49,10 @@ export function useDecisions(options: {
   batch: Batch;
   onDecide?: (request: DecisionRequest) => Promise<DecisionResult>;
   onDecideBatch?: (request: BatchDecisionRequest) => Promise<DecisionResult>;
-  now: () => number;
-  viewerId?: string;
+  /** the sentence announced when a race is lost (the same one the notice shows) */
+  raceSentence: (notice: Notice, batch: Batch, callId: string | null) => string;
 }) {
-  const { batch, onDecide, onDecideBatch, now, viewerId } = options;
+  const { batch, onDecide, onDecideBatch, raceSentence } = options;
   // The host's latest batch, read when an answer arrives (after the await, not at the click).
   const latest = useRef(batch);
   useEffect(() => {
@@ -64,7 +69,11 @@ export function useDecisions(options: {
   // A batch the host answered with wins until the host passes a newer prop: the prop is the truth.
   const shown = override && override.basedOn === batch ? override.batch : batch;
 
-  function applyResult(result: DecisionResult, callId: string | null): Settled {
+  function applyResult(
+    result: DecisionResult,
+    callId: string | null,
+    request: DecisionRequest | BatchDecisionRequest,
+  ): Settled {
     const base = latest.current;
     if (result.ok) {
       setOverride({ batch: result.batch, basedOn: base });
@@ -79,6 +88,7 @@ export function useDecisions(options: {
       return "ok";
     }
     const current = result.current;
+    const merged = current ? mergeCurrent(base, current) : base;
     if (current) {
       setOverride((previous) => {
         const from = previous && previous.basedOn === base ? previous.batch : base;
@@ -86,18 +96,10 @@ export function useDecisions(options: {
       });
     }
     const kind = CONFLICT_CODES.has(result.code) ? "conflict" : "error";
-    const notice: Notice = { kind, code: result.code, message: result.message };
+    const notice: Notice = { kind, code: result.code, message: result.message, request };
     if (callId) setNotices((all) => ({ ...all, [callId]: notice }));
     else setBatchNotice(notice);
-    if (kind === "conflict") {
-      const currentCall =
-        current && callId
-          ? "calls" in current
-            ? current.calls.find((c) => c.id === callId)
-            : current
-          : undefined;
-      setAnnouncement(conflictText(result.code, currentCall, result.message, now(), viewerId));
-    }
+    if (kind === "conflict") setAnnouncement(raceSentence(notice, merged, callId));
     return kind;
   }
 
@@ -112,7 +114,7 @@ export function useDecisions(options: {
       result = failure(error);
     }
     setBusy((all) => without(all, request.callId));
-    return applyResult(result, request.callId);
+    return applyResult(result, request.callId, request);
   }
 
   async function decideBatch(request: BatchDecisionRequest): Promise<Settled> {
@@ -127,8 +129,68 @@ export function useDecisions(options: {
     }
     setBatchBusy(null);
     if (result.ok) setNotices({});
-    return applyResult(result, null);
+    return applyResult(result, null, request);
   }
 
-  return { shown, busy, batchBusy, notices, batchNotice, announcement, decide, decideBatch };
+  /**
+   * After a batch decision lost to the viewer's own earlier decision of some calls (a held
+   * keyboard approval, another tab), decides the calls still open one by one, each with its own
+   * compare-and-swap; the first refusal stops there and is shown on its row.
+   */
+  async function decideRest(
+    outcome: BatchDecisionRequest["outcome"],
+    calls: Call[],
+    reason?: string,
+  ): Promise<Settled> {
+    if (!onDecide) return "error";
+    setBatchBusy(outcome);
+    let settled: Settled = "ok";
+    for (const call of calls) {
+      const request: DecisionRequest =
+        outcome === "reject"
+          ? { callId: call.id, outcome, expectedRevision: call.revision, reason: reason ?? "" }
+          : { callId: call.id, outcome, expectedRevision: call.revision, scope: "once" };
+      let result: DecisionResult;
+      try {
+        result = await onDecide(request);
+      } catch (error) {
+        result = failure(error);
+      }
+      settled = applyResult(result, call.id, request);
+      if (settled !== "ok") break;
+    }
+    setBatchBusy(null);
+    if (settled === "ok") setBatchNotice(null);
+    return settled;
+  }
+
+  /**
+   * The batch controls went while a "Reject all" reason was being typed (a call was settled
+   * meanwhile, e.g. by the viewer's own held keyboard approval): the reason is kept as a lost
+   * race, unsent, under what happened instead.
+   */
+  function keepBatchDraft(request: BatchDecisionRequest) {
+    const notice: Notice = { kind: "conflict", code: "already_decided", message: "", request };
+    setBatchNotice((current) => current ?? notice);
+  }
+
+  /** The reviewer has read a race notice (and copied what they kept): it goes. */
+  function dismiss(callId: string | null) {
+    if (callId) setNotices((all) => without(all, callId));
+    else setBatchNotice(null);
+  }
+
+  return {
+    shown,
+    busy,
+    batchBusy,
+    notices,
+    batchNotice,
+    announcement,
+    decide,
+    decideBatch,
+    decideRest,
+    keepBatchDraft,
+    dismiss,
+  };
 }

@@ -117,7 +117,13 @@ describe("the built review card", () => {
       expectedRevision: 1,
       reason: "Wrong order",
     });
-    expect(screen.getByTestId("conflict-notice").textContent).toContain("Approved by Sam");
+    expect(screen.getByTestId("race-sentence").textContent).toBe(
+      "Your rejection was not recorded: Sam approved it 4 s ago.",
+    );
+    // the reason typed is kept, copyable
+    expect((screen.getByTestId("unsent-draft-text") as HTMLTextAreaElement).value).toBe(
+      "Wrong order",
+    );
   });
 
   it("checks an edit against the call's JSON Schema with the package's validator", () => {

@@ -373,7 +373,9 @@ describe("ReviewCard: deciding", () => {
     }));
     await act(async () => void fireEvent.click(screen.getByTestId("approve-button")));
     const notice = screen.getByTestId("conflict-notice");
-    expect(notice.textContent).toBe("Already decided: Approved by Sam, 4 s ago.");
+    expect(notice.textContent).toBe("Your approval was not recorded: Sam approved it 4 s ago.");
+    // nothing more to say about Sam's approval: no empty box below the sentence
+    expect(screen.queryByTestId("decision-notice")).toBeNull();
     expect(screen.queryByRole("alert")).toBeNull();
     expect(screen.queryByTestId("approve-button")).toBeNull();
     expect(screen.getByTestId("call-row").getAttribute("data-status")).toBe("approved");
@@ -381,7 +383,164 @@ describe("ReviewCard: deciding", () => {
 
     // The host then passes the batch it heard about on the stream: the notice stays.
     rerender(structuredClone(current));
-    expect(screen.getByTestId("conflict-notice").textContent).toContain("Approved by Sam");
+    expect(screen.getByTestId("conflict-notice").textContent).toContain("Sam approved it");
+  });
+
+  it("a lost edit says it was not applied, keeps the JSON copyable, and shows no empty box", async () => {
+    const batch = makeBatch({ calls: [makeCall({ args: { orderId: "A-1", amount: 42 } })] });
+    const current = decided(batch, decision({ by: sam }));
+    setup(batch, async () => ({
+      ok: false,
+      code: "already_decided",
+      message: "Approved by Sam 4 s ago.",
+      current,
+    }));
+    fireEvent.click(screen.getByTestId("edit-button"));
+    fireEvent.change(screen.getByTestId("args-editor"), {
+      target: { value: '{ "orderId": "A-1", "amount": 30 }' },
+    });
+    await act(async () => void fireEvent.click(screen.getByTestId("confirm-edit")));
+    expect(screen.getByTestId("race-sentence").textContent).toBe(
+      "Your edit (amount 30) was not applied: Sam approved the original (amount 42) 4 s ago.",
+    );
+    const kept = screen.getByTestId("unsent-draft-text") as HTMLTextAreaElement;
+    expect(JSON.parse(kept.value)).toEqual({ orderId: "A-1", amount: 30 });
+    expect(screen.getByRole("textbox", { name: "Your unapplied edit (JSON)" })).toBe(kept);
+    expect(screen.getByRole("button", { name: "Copy" })).toBeTruthy();
+    expect(screen.queryByTestId("decision-notice")).toBeNull();
+    expect(screen.getByRole("status").textContent).toBe(
+      screen.getByTestId("race-sentence").textContent,
+    );
+    fireEvent.click(screen.getByRole("button", { name: "Dismiss" }));
+    expect(screen.queryByTestId("conflict-notice")).toBeNull();
+  });
+
+  it("a lost 'Reject all' says what was decided and keeps the reason", async () => {
+    const batch = makeBatch({
+      calls: [makeCall(), makeCall({ id: "call-2", toolCallId: "tc-2", toolName: "send_email" })],
+    });
+    const current = decided(
+      decided(batch, decision({ by: sam }), "call-1"),
+      decision({ by: sam }),
+      "call-2",
+    );
+    render(
+      <ReviewCard
+        batch={batch}
+        viewer={dana}
+        now={clock}
+        onDecide={async () => ok(batch)}
+        onDecideBatch={async () => ({
+          ok: false,
+          code: "already_decided",
+          message: "Nothing was decided: Approved by Sam 0 s ago.",
+          current,
+        })}
+      />,
+    );
+    fireEvent.click(screen.getByTestId("reject-all"));
+    fireEvent.change(screen.getByTestId("reject-all-reason"), {
+      target: { value: "Fraud ring" },
+    });
+    await act(async () => void fireEvent.click(screen.getByTestId("confirm-reject-all")));
+    expect(screen.getByTestId("race-sentence").textContent).toBe(
+      "Your rejection of both calls was not recorded: Sam approved both 4 s ago.",
+    );
+    expect((screen.getByTestId("unsent-draft-text") as HTMLTextAreaElement).value).toBe(
+      "Fraud ring",
+    );
+    expect(screen.queryByTestId("decide-rest")).toBeNull();
+    // no empty green boxes under the calls either
+    for (const notice of screen.getAllByTestId("decision-notice"))
+      expect(notice.textContent).not.toBe("");
+  });
+
+  it("a 'Reject all' that lost to the viewer's own approval offers to reject the rest", async () => {
+    const batch = makeBatch({
+      calls: [
+        makeCall(),
+        makeCall({ id: "call-2", toolCallId: "tc-2", toolName: "send_email" }),
+        makeCall({ id: "call-3", toolCallId: "tc-3", toolName: "close_ticket" }),
+      ],
+    });
+    const current = decided(batch, decision({ by: dana }), "call-1");
+    const onDecide = vi.fn(async (request: DecisionRequest) =>
+      ok(decided(current, decision({ by: dana, outcome: "rejected" }), request.callId)),
+    );
+    render(
+      <ReviewCard
+        batch={batch}
+        viewer={dana}
+        now={clock}
+        onDecide={onDecide}
+        onDecideBatch={async () => ({
+          ok: false,
+          code: "already_decided",
+          message: "Nothing was decided: Approved by Dana 0 s ago.",
+          current,
+        })}
+      />,
+    );
+    fireEvent.click(screen.getByTestId("reject-all"));
+    fireEvent.change(screen.getByTestId("reject-all-reason"), { target: { value: "Too late" } });
+    await act(async () => void fireEvent.click(screen.getByTestId("confirm-reject-all")));
+    expect(screen.getByTestId("race-sentence").textContent).toBe(
+      "Your rejection of all 3 calls was not recorded: you had already approved refund_order 4 s ago, so nothing else was decided and 2 calls are still open.",
+    );
+    const rest = screen.getByTestId("decide-rest");
+    expect(rest.textContent).toBe("Reject the other 2 with this reason");
+    await act(async () => void fireEvent.click(rest));
+    expect(onDecide.mock.calls.map(([request]) => request)).toEqual([
+      { callId: "call-2", outcome: "reject", expectedRevision: 1, reason: "Too late" },
+      { callId: "call-3", outcome: "reject", expectedRevision: 1, reason: "Too late" },
+    ]);
+    expect(screen.queryByTestId("conflict-notice")).toBeNull();
+  });
+
+  it("a 'Reject all' reason being typed stays when the viewer's own held approval lands", () => {
+    const batch = makeBatch({
+      calls: [makeCall(), makeCall({ id: "call-2", toolCallId: "tc-2", toolName: "send_email" })],
+    });
+    const props = {
+      viewer: dana,
+      now: clock,
+      onDecide: async () => ok(batch),
+      onDecideBatch: async () => ok(batch),
+    };
+    const { rerender } = render(<ReviewCard batch={batch} {...props} />);
+    fireEvent.click(screen.getByTestId("reject-all"));
+    fireEvent.change(screen.getByTestId("reject-all-reason"), { target: { value: "Stop it" } });
+    rerender(<ReviewCard batch={decided(batch, decision({ by: dana }))} {...props} />);
+    expect(screen.queryByTestId("reject-all-reason")).toBeNull();
+    expect(screen.getByTestId("race-sentence").textContent).toBe(
+      "Your rejection of both calls was not recorded: you had already approved refund_order 4 s ago, so nothing else was decided and 1 call is still open.",
+    );
+    expect((screen.getByTestId("unsent-draft-text") as HTMLTextAreaElement).value).toBe("Stop it");
+    expect(screen.getByTestId("decide-rest").textContent).toBe(
+      "Reject the other call with this reason",
+    );
+  });
+
+  it("keeps no draft after the viewer's own 'Reject all' succeeded", async () => {
+    const batch = makeBatch({
+      calls: [makeCall(), makeCall({ id: "call-2", toolCallId: "tc-2", toolName: "send_email" })],
+    });
+    const rejected = decision({ by: dana, outcome: "rejected", reason: "Stop it" });
+    const done = decided(decided(batch, rejected, "call-1"), rejected, "call-2");
+    render(
+      <ReviewCard
+        batch={batch}
+        viewer={dana}
+        now={clock}
+        onDecide={async () => ok(batch)}
+        onDecideBatch={async () => ok(done)}
+      />,
+    );
+    fireEvent.click(screen.getByTestId("reject-all"));
+    fireEvent.change(screen.getByTestId("reject-all-reason"), { target: { value: "Stop it" } });
+    await act(async () => void fireEvent.click(screen.getByTestId("confirm-reject-all")));
+    expect(screen.queryByTestId("conflict-notice")).toBeNull();
+    expect(screen.queryByTestId("unsent-draft-text")).toBeNull();
   });
 
   it("merges a call returned as `current` into the batch", async () => {
@@ -389,9 +548,11 @@ describe("ReviewCard: deciding", () => {
     const call = decided(batch, decision({ by: sam, outcome: "rejected", reason: "no" })).calls[0]!;
     setup(batch, async () => ({ ok: false, code: "already_decided", message: "x", current: call }));
     await act(async () => void fireEvent.click(screen.getByTestId("approve-button")));
-    expect(screen.getByTestId("conflict-notice").textContent).toContain(
-      "Rejected by Sam, 4 s ago: no",
+    expect(screen.getByTestId("conflict-notice").textContent).toBe(
+      "Your approval was not recorded: Sam rejected it 4 s ago.",
     );
+    // the winner's reason once, below, said to be theirs
+    expect(screen.getByTestId("decision-notice").textContent).toBe("Sam's reason:no");
   });
 
   it("on stale_revision shows the new version with its controls", async () => {
@@ -407,7 +568,7 @@ describe("ReviewCard: deciding", () => {
     );
     await act(async () => void fireEvent.click(screen.getByTestId("approve-button")));
     expect(screen.getByTestId("conflict-notice").textContent).toBe(
-      "This call changed since you loaded it — review the new version (revision 3).",
+      "Your approval was not recorded: it was edited (amount 20); review the edit before deciding.",
     );
     expect(screen.getByText(/approving now approves these args/)).toBeTruthy();
     await act(async () => void fireEvent.click(screen.getByTestId("approve-button")));
