@@ -178,7 +178,7 @@ async function readInOneSnapshot(statements: { sql: string; args: InValue[] }[])
 }
 
 /**
- * The six reads, each answered from an index of migration 0014 (escalations: of 0023) (test/bench/insights.ts times
+ * The six reads, each answered from an index of migration 0014 (escalations: of 0022) (test/bench/insights.ts times
  * them on the grown database). `status <> 'pending'` is spelled out wherever a partial index on
  * settled cards is to be used: SQLite only picks a partial index whose condition the query states.
  */
