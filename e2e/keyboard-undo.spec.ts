@@ -265,9 +265,9 @@ for (const viewport of [DESKTOP, PHONE]) {
     });
     expect(approved.status).toBe(200);
     const draft = card.getByTestId("unsent-draft");
-    await expect(draft).toContainText("Approved by Sam Reviewer, ");
+    // the time is on the decided row above, not repeated (issue 26, item 14)
     await expect(draft).toContainText(
-      ", while you were editing its arguments. Yours was not sent.",
+      "Approved by Sam Reviewer while you were editing its arguments. Yours was not sent.",
     );
     await expect(draft.getByTestId("unsent-draft-text")).toHaveValue(typed);
     await expect(card.getByTestId("args-editor")).toHaveCount(0);

@@ -404,7 +404,6 @@ export function CallRow({
               ? { kind: "reason", text: reason }
               : { kind: planSummary !== null ? "summary" : "edit", text: argsDraft ?? "" }
           }
-          now={now}
           viewerId={viewerId}
           onDismiss={() => {
             setMode({ kind: "idle" });

@@ -22,11 +22,12 @@ export function reviewerName(by: Ref | null, viewerId?: string): string {
 
 export function describeDecision(
   decision: Decision,
-  nowMs: number,
+  /** null: no "N s ago" (where the time is already shown beside it) */
+  nowMs: number | null,
   viewerId?: string,
 ): DecisionDescription {
   const at = parseTime(decision.at);
-  const ago = at === null ? "" : `, ${formatAgo(at, nowMs)}`;
+  const ago = at === null || nowMs === null ? "" : `, ${formatAgo(at, nowMs)}`;
   const approved = decision.outcome === "approved";
   const verb = approved ? "Approved" : "Rejected";
   const scope =

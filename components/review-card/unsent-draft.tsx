@@ -4,7 +4,6 @@ import { useId, useState, type ReactNode, type Ref } from "react";
 import { describeDecision } from "./decision-text";
 import styles from "./review-card.module.css";
 import type { Call } from "./types";
-import { useClock } from "./use-clock";
 
 export type Draft = { kind: "reason" | "edit" | "summary"; text: string };
 
@@ -23,23 +22,22 @@ const DRAFT_WORDS: Record<Draft["kind"], { doing: string; label: string }> = {
 export function UnsentDraft({
   call,
   draft,
-  now,
   viewerId,
   onDismiss,
   ref,
 }: {
   call: Call;
   draft: Draft;
-  now: () => number;
   viewerId?: string;
   onDismiss: () => void;
   ref?: Ref<HTMLDivElement>;
 }) {
-  const nowMs = useClock(now, false);
   const what = DRAFT_WORDS[draft.kind].doing;
-  const by = call.decision ? describeDecision(call.decision, nowMs, viewerId).headline : null;
+  // No "N s ago" here: the row right above shows the decision with its time, and a second clock
+  // read a moment later said "1 s ago" above "0 s ago" (issue 26, item 14).
+  const by = call.decision ? describeDecision(call.decision, null, viewerId).headline : null;
   const headline = by
-    ? `${by}, while you were ${what}. Yours was not sent.`
+    ? `${by} while you were ${what}. Yours was not sent.`
     : call.status === "pending"
       ? `You can no longer decide this call (its deadline passed or another reviewer holds it) while you were ${what}. Yours was not sent.`
       : `This call is ${call.status} now; it closed while you were ${what}. Yours was not sent.`;

@@ -22,6 +22,13 @@ import {
 } from "./review-card-fixtures";
 
 describe("decisionText", () => {
+  it("leaves the time out where the row beside it already shows it (an unsent draft)", () => {
+    expect(describeDecision(decision(), null).headline).toBe("Approved by Dana");
+    expect(describeDecision(decision({ outcome: "rejected" }), null, dana.id).headline).toBe(
+      "Rejected by you",
+    );
+  });
+
   it("names the reviewer and how long ago", () => {
     expect(decisionText(decision(), NOW)).toBe("Approved by Dana, 4 s ago");
     expect(decisionText(decision(), NOW, dana.id)).toBe("Approved by you, 4 s ago");
