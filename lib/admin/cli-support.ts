@@ -1,3 +1,5 @@
+import type { DatabaseUrlSource } from "@/lib/config/load-env";
+
 /** A mistake in how the command was called: the CLI prints it with the usage. */
 export class UsageError extends Error {}
 
@@ -12,13 +14,6 @@ export function table(lines: string[][]): string {
         .trimEnd(),
     )
     .join("\n");
-}
-
-/** Where DATABASE_URL came from, learned before the .env files are loaded. */
-export type DatabaseUrlSource = "environment" | ".env" | "default";
-
-export function databaseUrlSource(setBefore: boolean, setAfter: boolean): DatabaseUrlSource {
-  return setBefore ? "environment" : setAfter ? ".env" : "default";
 }
 
 /** The embedded database file a `file:` URL names (null for a server or an in-memory database). */

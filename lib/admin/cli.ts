@@ -3,14 +3,7 @@ import { parseArgs } from "node:util";
 import { closeDb, databaseUrl, databaseUrlForDisplay } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { ApiError } from "@/lib/errors";
-import {
-  databaseFile,
-  databaseNotice,
-  databaseUrlSource,
-  newDatabaseWarning,
-  table,
-  UsageError,
-} from "./cli-support";
+import { databaseFile, databaseNotice, newDatabaseWarning, table, UsageError } from "./cli-support";
 import { POLICY_OPTIONS, POLICY_USAGE, runPolicyCommand } from "./policy-commands";
 import { addMember } from "@/lib/queues/add-member";
 import { archiveQueue } from "@/lib/queues/archive-queue";
@@ -34,9 +27,7 @@ import { loadEnvFiles } from "@/lib/config/load-env";
 
 // The same .env files as the server, before anything reads a setting (USAGE names the database),
 // so the CLI works on the server's database (lib/config/load-env.ts).
-const urlSetInEnvironment = process.env.DATABASE_URL !== undefined;
-loadEnvFiles();
-const urlSource = databaseUrlSource(urlSetInEnvironment, process.env.DATABASE_URL !== undefined);
+const urlSource = loadEnvFiles();
 
 const USAGE = `Usage: npm run admin -- <command>
 
@@ -188,7 +179,9 @@ async function run(argv: string[]): Promise<string> {
     console.error(databaseNotice(databaseUrlForDisplay(), urlSource));
     return noun === "backup" ? backupDatabase(file) : restoreDatabase(file);
   }
-  console.error(databaseNotice(databaseUrlForDisplay(), urlSource));
+  // verify-export checks a file alone: no database is opened, so none is named
+  if (!(noun === "audit" && verb === "verify-export"))
+    console.error(databaseNotice(databaseUrlForDisplay(), urlSource));
   // Read-only, and before migrating: a check must not change what it checks.
   if (noun === "audit") return runAuditCommand(verb, rest, values);
   const file = databaseFile(databaseUrl());

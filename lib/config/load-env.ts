@@ -9,12 +9,18 @@ import nextEnv from "@next/env";
 // the CLI read no file, so `npm run admin` could silently work on another database than the
 // server it sat beside.
 
-let loaded = false;
+/** Where DATABASE_URL came from: the admin CLI names it, since a default file is easy to miss. */
+export type DatabaseUrlSource = "environment" | ".env" | "default";
 
-/** Loads the `.env` files into process.env once (later calls do nothing). */
-export function loadEnvFiles(dir = process.cwd()): void {
-  if (loaded) return;
-  loaded = true;
+let urlSource: DatabaseUrlSource | undefined;
+
+/**
+ * Loads the `.env` files into process.env once (later calls only repeat the answer) and tells
+ * where DATABASE_URL came from, which only a look before loading can tell.
+ */
+export function loadEnvFiles(dir = process.cwd()): DatabaseUrlSource {
+  if (urlSource) return urlSource;
+  const setBefore = process.env.DATABASE_URL !== undefined;
   // Next.js picks its files by NODE_ENV; the server runs as production, and so must every
   // other reader: a CLI started from a test runner (NODE_ENV=test) would skip .env.local.
   const nodeEnv = process.env.NODE_ENV;
@@ -29,4 +35,10 @@ export function loadEnvFiles(dir = process.cwd()): void {
     if (nodeEnv === undefined) delete (process.env as Record<string, string | undefined>).NODE_ENV;
     else (process.env as Record<string, string | undefined>).NODE_ENV = nodeEnv;
   }
+  urlSource = setBefore
+    ? "environment"
+    : process.env.DATABASE_URL !== undefined
+      ? ".env"
+      : "default";
+  return urlSource;
 }

@@ -1,3 +1,4 @@
+import { CSV_HEAD_MARK } from "@/lib/audit/signed-export";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { BatchView } from "@/lib/api/views";
 import type { AgentActor, Actor } from "@/lib/auth/actor";
@@ -116,7 +117,9 @@ describe("History with calls a policy blocked", () => {
     expect(csv.matchingCalls).toBe(3);
     const lines = (await text(csv.body)).trim().split("\r\n");
     const header = lines[0]!.split(",");
-    const rows = lines.slice(1).map((line) => line.split(","));
+    // the last line is the signed chain head, not a call
+    expect(lines.at(-1)).toMatch(new RegExp(`^${CSV_HEAD_MARK},`));
+    const rows = lines.slice(1, -1).map((line) => line.split(","));
     const blockedRow = rows.find((r) => r[header.indexOf("batchId")] === blockedWhole.id);
     expect(blockedRow).toBeDefined();
     expect(blockedRow![header.indexOf("outcome")]).toBe("rejected");

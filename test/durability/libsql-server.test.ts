@@ -102,7 +102,7 @@ describe.skipIf(!available)("over a libSQL server (sqld)", () => {
     );
     expect(paused.map((r) => r.status)).toEqual(Array(6).fill(201));
     const verified = await runAdminCli(databaseUrl, "audit", "verify");
-    expect(verified.stderr).toBe("");
+    expect(verified.stderr).toMatch(/^Database: .* \(DATABASE_URL from the environment\)\n$/);
     expect(verified.stdout).toMatch(/^Verified \d+ events: the chain is intact/);
 
     const client = createClient({ url: databaseUrl });

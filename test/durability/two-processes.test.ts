@@ -158,7 +158,7 @@ describe("two servers over one database file", () => {
       ),
     );
     const verified = await runAdminCli(process.env.DATABASE_URL!, "audit", "verify");
-    expect(verified.stderr).toBe("");
+    expect(verified.stderr).toMatch(/^Database: .* \(DATABASE_URL from the environment\)\n$/);
     expect(verified.code).toBe(0);
   });
 });
