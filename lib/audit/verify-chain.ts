@@ -70,6 +70,7 @@ export async function verifyChain(
   let previous: { seq: number; hash: string } = { seq: 0, hash: GENESIS_HASH };
   let count = 0;
   let suspect: { row: ChainRow; before: { seq: number; hash: string } } | null = null;
+  const anchorsFound = new Set<number>();
   for await (const row of rows) {
     if (suspect) return { ok: false, count, ...explain(suspect.row, suspect.before, row) };
     // Only the links count: a gap in seq is a deleted row only if the link across it breaks (a
@@ -87,10 +88,21 @@ export async function verifyChain(
         seq: row.seq,
         problem: `does not carry the hash recorded for it (${anchor.hash}): the chain was rebuilt from here or before`,
       };
+    if (anchor) anchorsFound.add(anchor.seq);
     count++;
     previous = { seq: row.seq, hash: row.hash };
   }
   if (suspect) return { ok: false, count, ...explain(suspect.row, suspect.before, null) };
+  // A recorded row that is gone while later rows remain: deleted, and the chain rebuilt over it
+  // (the chain alone allows gaps, which an upgraded database may have).
+  const gone = anchors.find((a) => a.seq <= previous.seq && !anchorsFound.has(a.seq));
+  if (gone)
+    return {
+      ok: false,
+      count,
+      seq: gone.seq,
+      problem: `was recorded (hash ${gone.hash}) but is no longer in the log: it was deleted and the chain rebuilt over it`,
+    };
   const beyond = anchors.find((a) => a.seq > previous.seq);
   if (beyond)
     return {

@@ -233,6 +233,14 @@ describe("anchors: heads recorded outside the database", () => {
     "utf8",
   ).split("--> statement-breakpoint")[1]!;
 
+  async function chainHashAt(seq: number): Promise<string | null> {
+    const { rows } = await getClient().execute({
+      sql: "select hash from events where seq = ?",
+      args: [seq],
+    });
+    return rows[0] ? String(rows[0].hash) : null;
+  }
+
   async function copyWith(change: (client: Client) => Promise<void>) {
     const dir = mkdtempSync(join(tmpdir(), "countersign-anchor-"));
     const url = `file:${join(dir, "copy.db")}`;
@@ -270,10 +278,25 @@ describe("anchors: heads recorded outside the database", () => {
       `event seq ${result.head.seq} does not carry the hash recorded`,
     );
 
+    // the anchored row itself deleted, an earlier one edited, the chain rebuilt over both, while
+    // later rows remain (found by review: the anchor used to be skipped when its row was gone)
+    const middle = `${result.head.seq - 2}:${(await chainHashAt(result.head.seq - 2))!}`;
+    const hidden = await copyWith(async (c) => {
+      await c.execute("update events set data = '{\"rewritten\":true}' where seq = 4");
+      await c.execute({ sql: "delete from events where seq = ?", args: [result.head.seq - 2] });
+      await c.execute(rechain);
+    });
+    expect((await runAdminCli(hidden.url, "audit", "verify")).code).toBe(0);
+    const gone = await runAdminCli(hidden.url, "audit", "verify", "--anchor", middle);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain(`event seq ${result.head.seq - 2} was recorded`);
+    expect(gone.stderr).toContain("is no longer in the log");
+
     const bad = await runAdminCli(databaseUrl, "audit", "verify", "--anchor", "12:nothex");
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("--anchor takes SEQ:HASH");
-    for (const { dir } of [truncated, rebuilt]) rmSync(dir, { recursive: true, force: true });
+    for (const { dir } of [truncated, rebuilt, hidden])
+      rmSync(dir, { recursive: true, force: true });
   });
 });
 
