@@ -350,5 +350,5 @@ run(process.argv.slice(2))
       );
     } else console.error(error instanceof Error ? error.message : error);
     closeDb();
-    process.exit(1);
+    process.exit(error instanceof VerificationFailed ? error.exitCode : 1);
   });

@@ -2,7 +2,14 @@ import { readFileSync } from "node:fs";
 import { createHash, verify } from "node:crypto";
 import { contentBytes, GENESIS_HASH, linkHash } from "@/lib/events/event-chain";
 import { AUDIT_EXPORT_COLUMNS, type AuditExportRow } from "./export-audit";
-import { CSV_HEAD_MARK, JSON_HEAD_MARK, signedMessage, type SignedHead } from "./signed-export";
+import {
+  CSV_HEAD_MARK,
+  csvHeadLine,
+  JSON_HEAD_MARK,
+  jsonHeadField,
+  signedMessage,
+  type SignedHead,
+} from "./signed-export";
 import { keyIdOf, publicKeyFromBase64 } from "./signing-key";
 
 // `npm run admin -- audit verify-export FILE [--public-key KEY]`: checks a history or audit export
@@ -88,19 +95,27 @@ function splitHead(file: Buffer): Split | null {
   if (text.trimStart().startsWith("{")) {
     const at = file.lastIndexOf(JSON_HEAD_MARK);
     if (at < 0) return null;
-    let parsed: { events?: AuditExportRow[]; batches?: unknown[]; chainHead?: SignedHead };
+    const body = file.subarray(0, at);
+    // Everything is read from the signed bytes: the head field must be the file's very end, and
+    // the rows come from the body alone. (Reading them from the whole file let a forger append
+    // a second "events" after the head, which JSON.parse prefers: found by review.)
+    const tail = file.subarray(at).toString("utf8");
+    let head: SignedHead;
+    let parsed: { events?: AuditExportRow[]; batches?: unknown[] };
     try {
-      parsed = JSON.parse(text);
+      head = JSON.parse(tail.slice(JSON_HEAD_MARK.length).trimEnd().slice(0, -1)) as SignedHead;
+      parsed = JSON.parse(`${body.toString("utf8")}}`);
     } catch {
       return null;
     }
-    if (!parsed.chainHead) return null;
-    const kind = parsed.events ? "audit" : "history";
+    if (tail !== jsonHeadField(head)) return null;
+    const events = parsed.events;
+    if (!events && !Array.isArray(parsed.batches)) return null;
     return {
-      body: file.subarray(0, at),
-      head: parsed.chainHead,
-      kind,
-      rows: parsed.events ? () => parsed.events! : null,
+      body,
+      head,
+      kind: events ? "audit" : "history",
+      rows: events ? () => events : null,
     };
   }
   const marker = Buffer.from(`\r\n${CSV_HEAD_MARK},`);
@@ -122,6 +137,8 @@ function splitHead(file: Buffer): Split | null {
     string,
   ];
   const head: SignedHead = { seq: Number(seq), hash, signedAt, bodySha256, publicKey, signature };
+  // nothing may follow the signed head line
+  if (file.subarray(at + 2).toString("utf8") !== csvHeadLine(head)) return null;
   const header = text.slice(0, text.indexOf("\r\n"));
   const audit = header === AUDIT_EXPORT_COLUMNS.join(",");
   return {

@@ -88,11 +88,22 @@ describe("a signed export", () => {
     async (kind, format) => {
       const file = await download(kind, format);
       const path = saved(`${kind}.${format}`, file);
-      const answer = await runAdminCli(databaseUrl, "audit", "verify-export", path);
+      const { publicKey } = await auditPublicKey(dana);
+      const answer = await runAdminCli(
+        databaseUrl,
+        "audit",
+        "verify-export",
+        path,
+        "--public-key",
+        publicKey,
+      );
       expect(answer.stderr).toBe("");
       expect(answer.code).toBe(0);
       expect(answer.stdout).toContain(`The ${kind} export verifies`);
-      const { publicKey } = await auditPublicKey(dana);
+      // without the server's key the file may hold together, but who signed it is not checked
+      const unpinned = await runAdminCli(databaseUrl, "audit", "verify-export", path);
+      expect(unpinned.code).toBe(2);
+      expect(unpinned.stderr).toContain("Pass --public-key");
       expect(verifyExport(file, publicKey)).toMatchObject({ ok: true });
       const stranger = generateKeyPairSync("ed25519")
         .publicKey.export({ format: "der", type: "spki" })
@@ -148,6 +159,26 @@ describe("a tampered export", () => {
       saved("t.csv", changed),
     );
     expect(answer.code).toBe(1);
+  });
+
+  it("fails when rows are added after the signed head (found by review: JSON.parse kept the last copy)", async () => {
+    const { publicKey } = await auditPublicKey(dana);
+    const forge = (file: Buffer, extra: string) => {
+      const text = file.toString("utf8").trimEnd();
+      return Buffer.from(`${text.slice(0, -1)},${extra}}\n`);
+    };
+    const audit = await download("audit", "json");
+    const forgedRow = { ...JSON.parse(audit.toString("utf8")).events[0], actorName: "Mallory" };
+    expect(
+      verifyExport(forge(audit, `"events":[${JSON.stringify(forgedRow)}]`), publicKey),
+    ).toMatchObject({ ok: false });
+    const history = await download("history", "json");
+    expect(verifyExport(forge(history, `"batches":[]`), publicKey)).toMatchObject({ ok: false });
+    const csv = await download("audit", "csv");
+    expect(
+      verifyExport(Buffer.concat([csv, Buffer.from("1,forged\r\n")]), publicKey),
+    ).toMatchObject({ ok: false });
+    expect(verifyExport(audit, publicKey)).toMatchObject({ ok: true });
   });
 
   it("fails when an audit row's content is changed (JSON and CSV)", async () => {
