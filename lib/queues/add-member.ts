@@ -10,10 +10,12 @@ import { commit } from "@/lib/events/transact";
 import { isoTime } from "@/lib/ids";
 import {
   findManagedQueue,
+  leadSees,
   managerOf,
   requireAdmin,
   requireOpen,
   stillAdmin,
+  stillLeadSees,
   stillManages,
   stillOpen,
   type QueueCaller,
@@ -47,10 +49,15 @@ export async function addMember(
       .select({ id: users.id, name: users.name, email: users.email })
       .from(users)
       .where(eq(users.email, input.email));
-    if (!user) {
-      throw new InvalidRequestError(`No reviewer has the email ${input.email}.`, [
-        { path: "email", message: "no reviewer has this email; create their account first" },
-      ]);
+    // A lead adds people already in a queue they lead; anyone else is answered as an unknown
+    // address, so the answer names no one outside their queues (issue 24, hole 8).
+    if (!user || !(await leadSees(db, manager, user.id))) {
+      throw new InvalidRequestError(
+        manager.isAdmin
+          ? `No reviewer has the email ${input.email}.`
+          : `No member of the queues you lead has the email ${input.email}. To add someone from elsewhere, ask an admin.`,
+        [{ path: "email", message: "no reviewer has this email; create their account first" }],
+      );
     }
     const existing = await loadMember(db, queue.id, user.id);
     if (existing) {
@@ -63,6 +70,7 @@ export async function addMember(
     const now = Date.now();
     await commit([
       ...(input.role === "admin" ? stillAdmin(manager) : stillManages(manager, queue.id)),
+      ...stillLeadSees(manager, user.id),
       stillOpen(queue.id),
       insertRows(
         queueMembers,

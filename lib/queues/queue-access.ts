@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { Executor } from "@/db/client";
 import { guard, type Statement } from "@/db/write-batch";
 import { queueMembers, queues, type Queue, type QueueRole } from "@/db/schema";
@@ -141,6 +141,35 @@ export function stillSees(manager: Manager, queueId: string): Statement[] {
         ),
       ]
     : [];
+}
+
+/**
+ * A person a lead may learn of: a member of a queue the caller leads (admins and the operator see
+ * everyone). Outside it, a lead is answered as if the address had no account (issue 24): adding
+ * such a person would also have handed the lead their password reset (found by review).
+ */
+const SHARES_A_LED_QUEUE =
+  "exists (select 1 from queue_members them join queue_members me on me.queue_id = them.queue_id where them.user_id = ? and me.user_id = ? and me.role = 'lead')";
+
+export async function leadSees(db: Executor, manager: Manager, userId: string): Promise<boolean> {
+  if (manager.isAdmin || !manager.reviewer) return true;
+  const led = db
+    .select({ queueId: queueMembers.queueId })
+    .from(queueMembers)
+    .where(and(eq(queueMembers.userId, manager.reviewer.id), eq(queueMembers.role, "lead")));
+  const [row] = await db
+    .select({ queueId: queueMembers.queueId })
+    .from(queueMembers)
+    .where(and(eq(queueMembers.userId, userId), inArray(queueMembers.queueId, led)))
+    .limit(1);
+  return row !== undefined;
+}
+
+/** The write's re-check of leadSees. */
+export function stillLeadSees(manager: Manager, userId: string): Statement[] {
+  return manager.isAdmin || !manager.reviewer
+    ? []
+    : [guard(SHARES_A_LED_QUEUE, userId, manager.reviewer.id)];
 }
 
 /** The queue is still open (requireOpen). */

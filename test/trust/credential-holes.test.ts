@@ -291,4 +291,25 @@ describe("hole 8: a lead learns nothing of people outside their queues", () => {
     expect(byAdmin.status).toBe(201);
     expect(byAdmin.body.agent.owner.id).toBe(outsider.id);
   });
+  it("POST /queues/{id}/members with an outsider: answered as an unknown address, so no takeover by reset", async () => {
+    // Found by review: a person in no queue (an SSO newcomer, someone removed everywhere) added to
+    // the lead's queue had all their memberships there, so the lead could reset their password.
+    const loner = await makeReviewer({ name: "Lona Nobody-else" });
+    const add = (email: string) =>
+      asLead.post(`/queues/${queue.id}/members`, { email, role: "reviewer" });
+    const outside = await add(loner.email);
+    expect(outside.status, JSON.stringify(outside.body)).toBe(400);
+    const text = JSON.stringify(outside.body);
+    for (const secret of [loner.id, loner.name]) expect(text).not.toContain(secret);
+    const nobody = `nobody-${Date.now()}@example.com`;
+    const unknown = await add(nobody);
+    expect(JSON.stringify(outside.body).replaceAll(loner.email, "E")).toBe(
+      JSON.stringify(unknown.body).replaceAll(nobody, "E"),
+    );
+    expect((await asLead.post(`/people/${loner.id}/password-reset`, {})).status).not.toBe(201);
+    // a member of another queue the lead leads moves in; an admin adds anyone
+    expect((await asAdmin.post(`/queues/${queue.id}/members`, { email: loner.email })).status).toBe(
+      201,
+    );
+  });
 });
