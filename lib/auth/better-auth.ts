@@ -1,3 +1,4 @@
+import { storableName } from "@/lib/text/stored-text";
 import { createHash, randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { getDb, getLockedDb, writeTransaction } from "@/db/client";
@@ -151,7 +152,12 @@ async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
         // Only the single sign-on instance ever creates a user (password sign-up is off, people
         // are made by lib/people): someone new from an allowed domain (lib/sso/sso-sign-in.ts).
         create: {
-          before: async (user) => refuseUnlessAllowed(sso, user, APIError),
+          before: async (user) => {
+            refuseUnlessAllowed(sso, user, APIError);
+            // The provider's name is stored as every other name is (issue 24, hole 6): no control
+            // characters or unpaired surrogates, which it cannot be refused for.
+            return { data: { name: storableName(user.name) || user.email.split("@")[0]! } };
+          },
           after: async (user) => recordSsoNewcomer(user),
         },
         update: {

@@ -4,7 +4,7 @@ import type { APIError as BetterAuthApiError } from "better-auth/api";
 import type { GenericOAuthConfig } from "better-auth/plugins";
 import { getDb } from "@/db/client";
 import { accounts, users } from "@/db/schema";
-import { changedRow, statement, untilWritten, writeBatch } from "@/db/write-batch";
+import { changedRow, guard, statement, untilWritten, writeBatch } from "@/db/write-batch";
 import { eventRows } from "@/lib/events/append-event";
 import { applyGroupRoles, groupsOf, SSO_EVENT_ACTOR } from "./apply-group-roles";
 import { ssoAccountId, SSO_PROVIDER_ID, type SsoRuntimeConfig } from "./sso-settings";
@@ -135,7 +135,7 @@ export async function admitToAccount(
     // a person being created right now (an allowed domain) has no password
     if (!user || user.emailVerified) return;
     const [password] = await db
-      .select({ id: accounts.id })
+      .select({ id: accounts.id, hash: accounts.password })
       .from(accounts)
       .where(
         and(
@@ -151,6 +151,13 @@ export async function admitToAccount(
         message: "Sign in with this account's password once, then with single sign-on.",
       });
     await writeBatch([
+      // The password proven is the one read: a reset redeemed meanwhile (someone else's choice
+      // again) makes the write find nothing to vouch for, and the next attempt refuses.
+      guard(
+        "exists (select 1 from account where id = ? and password = ?)",
+        password.id,
+        password.hash,
+      ),
       statement(`update "user" set email_verified = 1 where id = ? and email_verified = 0`, userId),
       changedRow(),
       eventRows({

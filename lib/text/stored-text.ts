@@ -27,6 +27,21 @@ const LINE_BREAK_OR_TAB = /[\t\n\r]/;
 /** With the `u` flag a pair is one code point, so only an unpaired half matches. */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
+/**
+ * A name that comes from elsewhere and cannot be refused (an identity provider's profile at a
+ * single sign-on): control characters and unpaired surrogates become spaces, runs of spaces one,
+ * trimmed and cut to `max`; empty when nothing printable is left.
+ */
+export function storableName(name: string, max = 100): string {
+  return name
+    .replace(new RegExp(CONTROL.source, "g"), " ")
+    .replace(new RegExp(LONE_SURROGATE.source, "gu"), " ")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, max)
+    .trim();
+}
+
 /** Whether `text` is well-formed UTF-16 (no unpaired surrogate), so it can be encoded as UTF-8. */
 export function isWellFormedText(text: string): boolean {
   return !LONE_SURROGATE.test(text);

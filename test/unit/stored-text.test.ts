@@ -13,6 +13,7 @@ import {
   LINE_BREAK_MESSAGE,
   MultiLineText,
   SingleLineText,
+  storableName,
 } from "@/lib/text/stored-text";
 
 // Issue 24 hole 6: the one schema every stored text goes through refuses control characters and
@@ -118,6 +119,25 @@ describe("SingleLineText and MultiLineText", () => {
     });
     const [detail] = (error as InvalidRequestError).details;
     expect(plainIssueMessage(detail!)).toBe("Must not contain control characters.");
+  });
+});
+
+describe("storableName: an identity provider's name, which cannot be refused, made storable", () => {
+  it("always passes SingleLineText, and keeps a clean single-word name as it is", () => {
+    const anyName = fc.oneof(
+      spliced(FORBIDDEN_IN_TEXT),
+      spliced(LONE_SURROGATE),
+      spliced(WHITESPACE_CONTROL),
+      cleanText,
+    );
+    fc.assert(
+      fc.property(anyName, (name) => {
+        expect(SingleLineText.max(100).safeParse(storableName(name)).success).toBe(true);
+      }),
+    );
+    expect(storableName("Dana\u0000 Evil\ud800\n Name")).toBe("Dana Evil Name");
+    expect(storableName("Ada Lovelace")).toBe("Ada Lovelace");
+    expect(storableName("\u0000\u001b")).toBe("");
   });
 });
 
