@@ -258,6 +258,16 @@ describe("queues", () => {
 describe("members", () => {
   it("lets a lead add by email, change a role and remove, each with its event", async () => {
     const { queue, newcomer } = await freshQueue();
+    // Someone in none of the lead's queues is answered as an unknown address (issue 24, hole 8)…
+    const outside = await send(clients.lead, "POST", `/queues/${queue.id}/members`, {
+      email: newcomer.email,
+    });
+    expect(outside.status).toBe(400);
+    expect(JSON.stringify(outside.body)).not.toContain("Nico");
+    // …a member of another queue they lead is added.
+    const home = await makeQueue();
+    await addMembership(home.id, people.lead.id, "lead");
+    await addMembership(home.id, newcomer.id, "reviewer");
     const added = await send(clients.lead, "POST", `/queues/${queue.id}/members`, {
       email: newcomer.email.toUpperCase(),
       role: "lead",

@@ -314,7 +314,8 @@ const cases: ActionCase[] = [
     answers: MANAGERS,
     event: "member.added",
     async prepare(s) {
-      const [newcomer] = await makeReviewers(1, null);
+      // someone from another queue the same lead leads: a lead adds no one outside their queues
+      const [newcomer] = await makeReviewers(1, (await scene()).queue.name);
       const input = { email: newcomer!.email, role: "reviewer" };
       return {
         params: { queueId: s.queue.id },
