@@ -16,12 +16,17 @@ async function expectNoAxeViolations(page: Page) {
 
 async function seedQueueTeam() {
   const queue = await makeQueue();
+  // the newcomer comes from another queue Lena leads: a lead adds no one outside their queues
+  const home = await makeQueue();
   const lead = await makeReviewer({
     name: "Lena Lead",
-    queues: [{ name: queue.name, role: "lead" }],
+    queues: [
+      { name: queue.name, role: "lead" },
+      { name: home.name, role: "lead" },
+    ],
   });
   const reviewer = await makeReviewer({ name: "Dana Reviewer", queues: [{ name: queue.name }] });
-  const newcomer = await makeReviewer({ name: "Nico Newcomer" });
+  const newcomer = await makeReviewer({ name: "Nico Newcomer", queues: [{ name: home.name }] });
   return { queue, lead, reviewer, newcomer };
 }
 
