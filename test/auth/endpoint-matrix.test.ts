@@ -79,7 +79,10 @@ async function fixture(stage: "pending" | "claimed", session = false) {
   await addMembership(queue.id, people.reviewer.id, "reviewer");
   await addMembership(queue.id, people.lead.id, "lead");
   const [target] = await makeReviewers(1, queue.name, { name: "Tess Target" });
-  const [newcomer] = await makeReviewers(1, null, { name: "Nico Newcomer" });
+  // the newcomer comes from another queue the lead leads: a lead adds no one outside their queues
+  const home = await makeQueue();
+  await addMembership(home.id, people.lead.id, "lead");
+  const [newcomer] = await makeReviewers(1, home.name, { name: "Nico Newcomer" });
   const ownerKey = await makeAgentKey({ queues: [queue.name] });
   const peerKey = await makeAgentKey({ queues: [queue.name] });
   const owner = apiClient(server.baseUrl, ownerKey.key);

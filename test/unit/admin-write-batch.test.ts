@@ -178,19 +178,32 @@ describe("memberships", () => {
 
   it("a lead demoted meanwhile adds no one: 403", async () => {
     const queue = await makeQueue();
+    // the newcomer comes from another queue the lead leads (a lead adds no one from outside)
+    const home = await makeQueue();
     const lead = await as(
-      (await makeReviewer({ queues: [{ name: queue.name, role: "lead" }] })).token,
+      (
+        await makeReviewer({
+          queues: [
+            { name: queue.name, role: "lead" },
+            { name: home.name, role: "lead" },
+          ],
+        })
+      ).token,
     );
-    const newcomer = await makeReviewer();
+    const newcomer = await makeReviewer({ queues: [{ name: home.name }] });
     const { late, outcomes } = await interleave(
       () => addMember(lead, queue.id, { email: newcomer.email }),
       () => changeRole(OPERATOR, queue.id, lead.id, { role: "reviewer" }),
     );
     expect(outcomes).toEqual(["written", "moved"]);
     expectApiError(late, 403, "forbidden");
-    expect(await count("select count(*) from queue_members where user_id = ?", newcomer.id)).toBe(
-      0,
-    );
+    expect(
+      await count(
+        "select count(*) from queue_members where user_id = ? and queue_id = ?",
+        newcomer.id,
+        queue.id,
+      ),
+    ).toBe(0);
   });
 });
 
