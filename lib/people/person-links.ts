@@ -219,6 +219,9 @@ export async function redeemLink(input: unknown): Promise<{ email: string }> {
             ),
           ]
         : []),
+      // The person's other open link (an invite beside a reset, or the other way round) dies
+      // too: the password is set now, and whoever holds that link must not set it again.
+      retireOpenLinks(user.id, now),
       statement("delete from session where user_id = ?", user.id),
       statement(
         "update reviewer_tokens set revoked_at = ? where user_id = ? and revoked_at is null",

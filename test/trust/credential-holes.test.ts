@@ -234,6 +234,24 @@ describe("hole 7: deactivation retires every open invite and reset link", () => 
   });
 });
 
+describe("a redeemed link retires the person's other open link (found by review)", () => {
+  it("an invite redeemed: a reset link issued beside it no longer sets the password", async () => {
+    const invited = await asAdmin.post("/people", {
+      email: `both-links-${Date.now()}@example.com`,
+      name: "Bo Both",
+      queues: [{ queueId: queue.id }],
+    });
+    expect(invited.status).toBe(201);
+    const id = invited.body.person.id;
+    const reset = await asAdmin.post(`/people/${id}/password-reset`);
+    expect(reset.status, JSON.stringify(reset.body)).toBe(201);
+    await redeemLink({ token: tokenOf(invited.body.invite.url), password: "the owner's pick" });
+    await expect(
+      redeemLink({ token: tokenOf(reset.body.url), password: "someone else's pick" }),
+    ).rejects.toMatchObject({ code: "link_expired" });
+  });
+});
+
 describe("hole 8: a lead learns nothing of people outside their queues", () => {
   let outsider: TestReviewer;
   beforeAll(async () => {
