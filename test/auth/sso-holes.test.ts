@@ -78,6 +78,18 @@ function putSso(body: unknown) {
   });
 }
 
+/** A link redeemed as its page does it: the invite page's server action, over HTTP. */
+async function redeemThroughPage(token: string, password: string) {
+  const action = findServerAction(
+    serverActions(),
+    "app/(auth)/invite/actions.ts",
+    "redeemLinkAction",
+  );
+  return invokeServerAction(server.baseUrl, action, actionPagePath(action, { token }), [
+    { token, password },
+  ]);
+}
+
 const idpUser = (email: string, overrides: Partial<IdpUser> = {}): IdpUser => ({
   sub: `sub-${unique()}`,
   email,
@@ -201,17 +213,7 @@ describe("hole 2: a lead cannot pre-create an account and harvest what SSO grant
     });
     expect(invited.status, JSON.stringify(invited.body)).toBe(201);
     const token = (invited.body.invite.url as string).split("/").pop()!;
-    const action = findServerAction(
-      serverActions(),
-      "app/(auth)/invite/actions.ts",
-      "redeemLinkAction",
-    );
-    const redeemed = await invokeServerAction(
-      server.baseUrl,
-      action,
-      actionPagePath(action, { token }),
-      [{ token, password }],
-    );
+    const redeemed = await redeemThroughPage(token, password);
     expect(redeemed.result).toMatchObject({ ok: true });
     return invited.body.person.id as string;
   }
@@ -284,17 +286,7 @@ describe("hole 2: a lead cannot pre-create an account and harvest what SSO grant
     });
     expect(reset.status).toBe(201);
     const resetToken = ((await reset.json()) as { url: string }).url.split("/").pop()!;
-    const action = findServerAction(
-      serverActions(),
-      "app/(auth)/invite/actions.ts",
-      "redeemLinkAction",
-    );
-    const redeemed = await invokeServerAction(
-      server.baseUrl,
-      action,
-      actionPagePath(action, { token: resetToken }),
-      [{ token: resetToken, password: "whoever got the link" }],
-    );
+    const redeemed = await redeemThroughPage(resetToken, "whoever got the link");
     expect(redeemed.result).toMatchObject({ ok: true });
     const afterReset = await ssoSignInOverHttp(server.baseUrl, idp2, idpOwner);
     expect(afterReset.signedInAs).toBeNull();
@@ -315,17 +307,7 @@ describe("hole 2: a lead cannot pre-create an account and harvest what SSO grant
     const owner = await ssoSignInOverHttp(server.baseUrl, idp2, idpUser(email));
     expect(owner.signedInAs?.email).toBe(email);
 
-    const action = findServerAction(
-      serverActions(),
-      "app/(auth)/invite/actions.ts",
-      "redeemLinkAction",
-    );
-    const redeemed = await invokeServerAction(
-      server.baseUrl,
-      action,
-      actionPagePath(action, { token }),
-      [{ token, password: "the lead chose this" }],
-    );
+    const redeemed = await redeemThroughPage(token, "the lead chose this");
     expect(redeemed.result).toMatchObject({ ok: false });
     expect((await signInRequest(server.baseUrl, email, "the lead chose this")).status).toBe(401);
   });
