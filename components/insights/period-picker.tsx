@@ -87,32 +87,26 @@ export function PeriodPicker({
         </select>
         <FieldError controlId="insights-period" message={errors.period} />
       </div>
-      <div className={styles.field}>
-        <label htmlFor="insights-from">First day (custom range)</label>
-        <input
-          id="insights-from"
-          name="from"
-          ref={from}
-          type="date"
-          defaultValue={search.from ?? ""}
-          onInput={chooseCustom}
-          {...field("from", "insights-from")}
-        />
-        <FieldError controlId="insights-from" message={errors.from} />
-      </div>
-      <div className={styles.field}>
-        <label htmlFor="insights-to">Last day (custom range)</label>
-        <input
-          id="insights-to"
-          name="to"
-          ref={to}
-          type="date"
-          defaultValue={search.to ?? ""}
-          onInput={chooseCustom}
-          {...field("to", "insights-to")}
-        />
-        <FieldError controlId="insights-to" message={errors.to} />
-      </div>
+      {(
+        [
+          ["from", "First day", from],
+          ["to", "Last day", to],
+        ] as const
+      ).map(([name, label, ref]) => (
+        <div className={styles.field} key={name}>
+          <label htmlFor={`insights-${name}`}>{label} (custom range)</label>
+          <input
+            id={`insights-${name}`}
+            name={name}
+            ref={ref}
+            type="date"
+            defaultValue={search[name] ?? ""}
+            onInput={chooseCustom}
+            {...field(name, `insights-${name}`)}
+          />
+          <FieldError controlId={`insights-${name}`} message={errors[name]} />
+        </div>
+      ))}
       <button type="submit" className={styles.show}>
         Show
       </button>
