@@ -4,7 +4,7 @@ import { metrics } from "@/lib/metrics/metrics";
 import { runWrite } from "./client";
 import { forgetStatements } from "./statement-cache";
 
-// How a state change is written (DESIGN.md, invariant 2): one libSQL batch — one round trip, one
+// How a state change is written (lib/README.md, invariant 2): one libSQL batch — one round trip, one
 // transaction — whose statements carry their compare-and-swap conditions in SQL.
 //
 // A verb reads what it needs first, outside the write lock, decides in JavaScript, and then

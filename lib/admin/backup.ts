@@ -27,13 +27,13 @@ import { databaseUrl, databaseUrlForDisplay, getClient, untilNotBusy } from "@/d
 // writing to it), and keeps the replaced file aside rather than deleting it.
 //
 // A libSQL server (DATABASE_URL libsql://, http(s)://) is backed up by the server itself; see
-// the README, "Running it for a team".
+// lib/admin/README.md, "Backups".
 
 const SERVER_BACKUP_HELP =
   "backup and restore work on the embedded database (DATABASE_URL=file:…). For a libSQL server, " +
   "use its own backups: sqld's bottomless replication to S3 (--enable-bottomless-replication), " +
   "or a copy of its data directory taken while it is stopped; Turso keeps point-in-time backups. " +
-  "See the README, “Running it for a team”.";
+  "See lib/admin/README.md, “Backups”.";
 
 /** The file of the configured embedded database; an error that explains for a libSQL server. */
 function databaseFile(): string {
@@ -129,7 +129,7 @@ async function integrityProblem(path: string): Promise<string | null> {
 
 /**
  * Processes of this machine that have `file` (or its -wal) open, found through /proc (Linux; other
- * systems report none, and the README asks to stop the server first). Processes of other users
+ * systems report none, and lib/admin/README.md asks to stop the server first). Processes of other users
  * are invisible to a non-root user; so is a server on another machine sharing the file.
  */
 function processesHolding(file: string): { pid: number; command: string }[] {

@@ -379,7 +379,7 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       tag: "Queues",
       summary: "Change a queue's settings (its leads and admins)",
       description:
-        "Only the fields sent change. escalationQueueId must be another open queue the caller can see (null: no escalation). An archived queue is 409 queue_archived; a name in use is 409 already_exists. slackChannelId (a Slack channel id such as C0123ABCD, null: none) makes the queue post its new cards there with Approve / Reject / Open buttons, once the installation has SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (README, Slack). Writes a queue.updated event listing each change before and after.",
+        "Only the fields sent change. escalationQueueId must be another open queue the caller can see (null: no escalation). An archived queue is 409 queue_archived; a name in use is 409 already_exists. slackChannelId (a Slack channel id such as C0123ABCD, null: none) makes the queue post its new cards there with Approve / Reject / Open buttons, once the installation has SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (lib/slack/README.md). Writes a queue.updated event listing each change before and after.",
       auth: "reviewer",
       params: ["queueId"],
       body: UpdateQueueInput,

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { format } from "prettier";
 import { SETTINGS, type SettingName } from "./settings";
 
-// `npm run config:docs` writes `.env.example` and the README's Configuration table from the
+// `npm run config:docs` writes `.env.example` and lib/config/README.md's settings table from the
 // settings table (lib/config/settings.ts); test/config/config.test.ts checks both are current.
 
 export const README_BEGIN = "<!-- settings:begin (npm run config:docs writes this table) -->";
@@ -61,7 +61,7 @@ function escapeCell(text: string): string {
   return text.replaceAll("|", "\\|");
 }
 
-/** The README's Configuration table, as prettier formats it. */
+/** The settings table of lib/config/README.md, as prettier formats it. */
 export async function readmeTable(): Promise<string> {
   const rows = names().map((name) => {
     const setting = SETTINGS[name] as (typeof SETTINGS)[SettingName] & { scope?: string };
@@ -77,14 +77,14 @@ export async function withCurrentTable(readme: string): Promise<string> {
   const begin = readme.indexOf(README_BEGIN);
   const end = readme.indexOf(README_END);
   if (begin < 0 || end < begin)
-    throw new Error(`README.md lacks the ${README_BEGIN} … ${README_END} markers.`);
+    throw new Error(`lib/config/README.md lacks the ${README_BEGIN} … ${README_END} markers.`);
   return `${readme.slice(0, begin + README_BEGIN.length)}\n\n${await readmeTable()}\n\n${readme.slice(end)}`;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const root = process.cwd();
   writeFileSync(join(root, ".env.example"), envExample());
-  const readme = join(root, "README.md");
+  const readme = join(root, "lib", "config", "README.md");
   writeFileSync(readme, await withCurrentTable(readFileSync(readme, "utf8")));
-  console.log("Wrote .env.example and the README's Configuration table.");
+  console.log("Wrote .env.example and the settings table of lib/config/README.md.");
 }

@@ -4,7 +4,7 @@ import { getClient } from "@/db/client";
 import { unavailableAnswers } from "@/lib/errors";
 
 // The Prometheus metrics of this process (served at /metrics: app/metrics/route.ts; the names are
-// documented in the README). Counters and histograms are kept in memory where the thing happens —
+// documented in lib/metrics/README.md). Counters and histograms are kept in memory where the thing happens —
 // a decision's write batch, a webhook attempt, a 503 — and cost an increment there; the gauges
 // that describe the database (queue depth, outbox backlogs) are read when Prometheus scrapes,
 // from partial or covering indexes, so a scrape costs a few index lookups and no request pays.

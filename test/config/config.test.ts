@@ -39,8 +39,8 @@ describe("the generated docs", () => {
     expect(listed).toEqual(Object.keys(SETTINGS));
   });
 
-  it("the README's Configuration table is the schema's, as `npm run config:docs` writes it", async () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8");
+  it("lib/config/README.md's settings table is the schema's, as `npm run config:docs` writes it", async () => {
+    const readme = readFileSync(join(root, "lib", "config", "README.md"), "utf8");
     expect(readme, "run npm run config:docs").toBe(await withCurrentTable(readme));
     const table = readme.slice(
       readme.indexOf("<!-- settings:begin"),

@@ -16,7 +16,7 @@ import { sleep, waitUntil } from "../support/polling";
 import { startServer, type TestServer } from "../support/server";
 import { openSse, type SseClient } from "../support/sse";
 
-// DESIGN invariant 1: the database is the only source of truth, so a server killed with SIGKILL
+// lib/README.md, invariant 1: the database is the only source of truth, so a server killed with SIGKILL
 // loses nothing it acknowledged, and whatever starts next on the same file carries on: decisions,
 // stream replay, and deadlines that passed while nothing ran. The servers here run one after another.
 

@@ -18,8 +18,8 @@ import { startServer, type TestServer } from "../support/server";
 import { openSse, type SseClient } from "../support/sse";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver";
 
-// Two app processes over one database file, with nothing between them but the file (DESIGN
-// invariant 3): each tails the event log by polling `seq`, and every write is a compare-and-swap.
+// Two app processes over one database file, with nothing between them but the file
+// (lib/README.md, invariant 3): each tails the event log by polling `seq`, and every write is a compare-and-swap.
 
 let one: TestServer;
 let two: TestServer;

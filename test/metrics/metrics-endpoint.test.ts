@@ -9,7 +9,7 @@ import { apiClient, refundBatch } from "@/test/support/http";
 import type { TestServer } from "@/test/support/server";
 
 // /metrics: off without METRICS_TOKEN, refused without the token, and with it the text exposition
-// format holding every metric the README documents, whose values follow a real decision.
+// format holding every metric lib/metrics/README.md documents, whose values follow a real decision.
 
 // at least 32 characters: a shorter METRICS_TOKEN stops the start (below)
 const TOKEN = "metrics-test-token-0123456789abcdef";
@@ -37,11 +37,9 @@ function sample(text: string, series: string): number {
   return line ? Number(line.slice(series.length + 1)) : 0;
 }
 
-/** The metric names of the README's table (its "Metrics" section). */
+/** The metric names of the table in lib/metrics/README.md. */
 function documentedNames(): string[] {
-  const readme = readFileSync("README.md", "utf8");
-  const section = readme.slice(readme.indexOf("## Metrics"));
-  const table = section.slice(0, section.indexOf("\n## ", 5));
+  const table = readFileSync("lib/metrics/README.md", "utf8");
   return [...new Set([...table.matchAll(/^\| `(countersign_[a-z_]+)`/gm)].map((m) => m[1]!))];
 }
 

@@ -16,7 +16,7 @@ import { startServer, type TestServer } from "../support/server";
 import { openSse, type SseClient } from "../support/sse";
 
 // GET /api/v1/stream against a real server: the wire format, replay after Last-Event-ID, the
-// seam between replay and live events, and who may see what (DESIGN invariants 3 and 7).
+// seam between replay and live events, and who may see what (lib/README.md, invariants 3 and 7).
 
 let server: TestServer;
 let queueA: { id: string; name: string };

@@ -41,7 +41,7 @@ describe("the production server's table of API route files", () => {
 
   it("holds only files that work outside Next.js's request context", () => {
     // next/headers, cookies(), after() and friends need the context Next.js sets up per request;
-    // lib/ never imports Next.js (DESIGN.md), so the route files themselves are what to check.
+    // lib/ never imports Next.js (lib/README.md, Layout), so the route files themselves are what to check.
     for (const file of apiRouteFiles) {
       expect(readFileSync(file, "utf8"), file).not.toMatch(/from ["']next(\/|["'])/);
     }
