@@ -901,7 +901,7 @@ const retryAfter = {
   "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" } },
 };
 
-/** The error answers, shared by every operation that can give them; all carry the Error shape. */
+/** The error answers, shared by every operation that can give them; all carry the ErrorResponse shape. */
 const ERROR_RESPONSES: Record<number, { name: string; description: string; headers?: object }> = {
   400: { name: "BadRequest", description: "invalid_request (with issues) or invalid_json" },
   401: { name: "Unauthenticated", description: "unauthenticated" },
@@ -1053,7 +1053,7 @@ export function openApiDocument() {
       version: "1",
       description:
         "Where AI agents ask people for permission. Times are ISO-8601 UTC; ids are opaque strings. " +
-        "Every error answer has the Error shape. Besides the errors each operation lists: a method " +
+        "Every error answer has the ErrorResponse shape. Besides the errors each operation lists: a method " +
         "an endpoint does not serve is answered 405 `method_not_allowed` with an `Allow` header (and " +
         "`allow` in the error); a client address that sent too many unknown bearer keys or tokens is " +
         "answered 429 `rate_limited` with `Retry-After` (seconds) on every bearer request until the " +
@@ -1084,7 +1084,9 @@ export function openApiDocument() {
           {
             description,
             ...(headers && { headers }),
-            content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+            content: {
+              "application/json": { schema: { $ref: "#/components/schemas/ErrorResponse" } },
+            },
           },
         ]),
       ),

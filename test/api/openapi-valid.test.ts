@@ -100,11 +100,13 @@ describe("the OpenAPI document", () => {
     const { components } = openApiDocument() as unknown as {
       components: {
         schemas: {
-          Error: { properties: { error: { properties: { code: { description: string } } } } };
+          ErrorResponse: {
+            properties: { error: { properties: { code: { description: string } } } };
+          };
         };
       };
     };
-    const described = components.schemas.Error.properties.error.properties.code.description;
+    const described = components.schemas.ErrorResponse.properties.error.properties.code.description;
     for (const code of ERROR_CODES) expect(described).toContain(code);
   });
 
