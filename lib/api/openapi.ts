@@ -1151,7 +1151,10 @@ function buildDocument() {
         "(an unpaired surrogate such as `\\ud800` is refused wherever it is, tool args included), " +
         "and a text the API stores (a name, an id, a reason, a summary) refuses control characters " +
         "(reasons, summaries and plans keep tab and line breaks): 400 `invalid_request` naming the " +
-        "field. Tool args, metadata and checkpoints are data and keep them.",
+        "field. Tool args, metadata and checkpoints are data and keep them. The document names two " +
+        "servers, `/api/v1` relative to where it is served and the installation's address " +
+        "(PUBLIC_URL); `GET /api/v1/openapi.json?server=absolute` names only the absolute one, " +
+        "which generators take as their base URL.",
     },
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
