@@ -155,6 +155,10 @@ describe("a client generated from the served OpenAPI document", () => {
     expect(securityOf("claimRun")).toEqual({ bearer: 1, cookie: 0 });
     expect(securityOf("decideCall")).toEqual({ bearer: 1, cookie: 1 });
     expect(securityOf("issuePasswordReset")).toEqual({ bearer: 0, cookie: 1 });
+    // the error body's type does not shadow the language's own Error
+    const types = await readFile(path.join(output, "types.gen.ts"), "utf8");
+    expect(types).toContain("export type ErrorResponse = {");
+    expect(types).not.toMatch(/export type Error\b/);
     expect(await readFile(path.join(output, "client.gen.ts"), "utf8")).toContain(
       `baseUrl: '${server.baseUrl}/api/v1'`,
     );
