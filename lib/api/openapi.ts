@@ -901,7 +901,7 @@ const retryAfter = {
   "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" } },
 };
 
-/** The error answers, shared by every operation that can give them; all carry the Error shape. */
+/** The error answers, shared by every operation that can give them; all carry the ErrorResponse shape. */
 const ERROR_RESPONSES: Record<number, { name: string; description: string; headers?: object }> = {
   400: { name: "BadRequest", description: "invalid_request (with issues) or invalid_json" },
   401: { name: "Unauthenticated", description: "unauthenticated" },
@@ -968,7 +968,100 @@ function schemaOf(schema: z.ZodType, components: Record<string, JsonSchema>, io?
   return rest;
 }
 
-export function openApiDocument() {
+/**
+ * The credentials each kind of operation takes, by security scheme: an agent key and a reviewer
+ * token are both `Authorization: Bearer …`, so each is its own scheme (with its own bearerFormat)
+ * and an operation names only those it accepts; a generated client then knows which to send.
+ */
+const SECURITY: Record<Operation["auth"], (keyof typeof SECURITY_SCHEMES)[]> = {
+  agent: ["agentKey"],
+  reviewer: ["reviewerToken", "session"],
+  session: ["session"],
+  either: ["agentKey", "reviewerToken", "session"],
+};
+
+const SECURITY_SCHEMES = {
+  agentKey: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "cs_agent_…",
+    description:
+      "An agent key (cs_agent_…), sent as `Authorization: Bearer cs_agent_…`: what an agent calls the API with (`npm run admin -- agent create`).",
+  },
+  reviewerToken: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "cs_rev_…",
+    description:
+      "A reviewer's personal token (cs_rev_…), sent as `Authorization: Bearer cs_rev_…`: what scripts and embedding hosts call the reviewer endpoints with, as that reviewer.",
+  },
+  session: {
+    type: "apiKey",
+    in: "cookie",
+    name: "better-auth.session_token",
+    description: "The reviewer web app's session cookie (signing in at /sign-in sets it).",
+  },
+} as const;
+
+/**
+ * One message of a server-sent event stream (text/event-stream), as its fields: `id` (the
+ * event's seq, to send back as Last-Event-ID), `event` (its type) and `data` (the event as JSON).
+ */
+const STREAM_MESSAGE = {
+  type: "object",
+  description:
+    'One message of the stream, in the text/event-stream format: `id: <seq>`, `event: <type>`, `data: <the Event as JSON>`, then a blank line. `retry: 2000` comes once first; a comment line (`: keep-alive`) every 15 s keeps proxies from closing the connection. When the Last-Event-ID sent is older than the log keeps, a `resync` message (no id, data `{"reason":"unknown_last_event_id"}`) comes first: refetch, then follow.',
+  properties: {
+    id: {
+      type: "string",
+      description:
+        "the event's seq: reconnect with it as the Last-Event-ID header (or ?lastEventId=)",
+    },
+    event: {
+      type: "string",
+      description:
+        "the event's type (run.created, batch.created, call.voted, call.decided, batch.decided, batch.expired, batch.escalated, batch.cancelled, run.claimed, run.lease_expired, tool.completed, tool.failed, run.completed, run.failed, rollback.requested, action.reverted, review.claimed, review.released, …) or resync",
+    },
+    data: {
+      type: "string",
+      contentMediaType: "application/json",
+      contentSchema: { $ref: "#/components/schemas/Event" },
+      description: "the event, as JSON",
+    },
+    retry: { type: "integer", description: "milliseconds to wait before reconnecting" },
+  },
+  required: ["data"],
+};
+
+/** Where the document's operations are served: relative to it, or at the installation's address. */
+export type ServerOption = "relative" | "absolute";
+
+/**
+ * The document. Given the installation's address (`publicUrl`: PUBLIC_URL, or the address `npm
+ * start` listens on), it is named as a second server, or with `server: "absolute"` as the only
+ * one, for clients that cannot resolve a relative URL (a generator run on a saved file, a Node
+ * process): `GET /api/v1/openapi.json?server=absolute`.
+ */
+export function openApiDocument(publicUrl?: string, server: ServerOption = "relative") {
+  const relative = { url: "/api/v1", description: "relative to this document's address" };
+  const absolute = publicUrl && {
+    url: `${publicUrl.replace(/\/+$/, "")}/api/v1`,
+    description: "this installation's address (PUBLIC_URL)",
+  };
+  return {
+    ...baseDocument(),
+    servers: !absolute ? [relative] : server === "absolute" ? [absolute] : [relative, absolute],
+  };
+}
+
+let built: ReturnType<typeof buildDocument> | undefined;
+
+// Built once per process: the operations and schemas do not change while it runs.
+function baseDocument() {
+  return (built ??= buildDocument());
+}
+
+function buildDocument() {
   const schemas: Record<string, JsonSchema> = {};
   for (const [name, schema] of Object.entries(resourceSchemas)) {
     const root = schemaOf(schema, schemas);
@@ -1001,14 +1094,7 @@ export function openApiDocument() {
             }))
           : []),
       ];
-      const security =
-        op.auth === "agent"
-          ? [{ agentKey: [] }]
-          : op.auth === "reviewer"
-            ? [{ reviewerToken: [] }, { session: [] }]
-            : op.auth === "session"
-              ? [{ session: [] }]
-              : [{ agentKey: [] }, { reviewerToken: [] }, { session: [] }];
+      const security = SECURITY[op.auth].map((scheme) => ({ [scheme]: [] }));
       paths[path]![method] = {
         operationId: op.operationId,
         tags: [op.tag],
@@ -1028,7 +1114,9 @@ export function openApiDocument() {
             content: op.content
               ? op.content
               : op.ok.schema === "EventStream"
-                ? { "text/event-stream": { schema: { type: "string" } } }
+                ? {
+                    "text/event-stream": { schema: { $ref: "#/components/schemas/StreamMessage" } },
+                  }
                 : {
                     "application/json": {
                       schema: { $ref: `#/components/schemas/${op.ok.schema}` },
@@ -1053,7 +1141,7 @@ export function openApiDocument() {
       version: "1",
       description:
         "Where AI agents ask people for permission. Times are ISO-8601 UTC; ids are opaque strings. " +
-        "Every error answer has the Error shape. Besides the errors each operation lists: a method " +
+        "Every error answer has the ErrorResponse shape. Besides the errors each operation lists: a method " +
         "an endpoint does not serve is answered 405 `method_not_allowed` with an `Allow` header (and " +
         "`allow` in the error); a client address that sent too many unknown bearer keys or tokens is " +
         "answered 429 `rate_limited` with `Retry-After` (seconds) on every bearer request until the " +
@@ -1063,32 +1151,28 @@ export function openApiDocument() {
         "(an unpaired surrogate such as `\\ud800` is refused wherever it is, tool args included), " +
         "and a text the API stores (a name, an id, a reason, a summary) refuses control characters " +
         "(reasons, summaries and plans keep tab and line breaks): 400 `invalid_request` naming the " +
-        "field. Tool args, metadata and checkpoints are data and keep them.",
+        "field. Tool args, metadata and checkpoints are data and keep them. The document names two " +
+        "servers, `/api/v1` relative to where it is served and the installation's address " +
+        "(PUBLIC_URL); `GET /api/v1/openapi.json?server=absolute` names only the absolute one, " +
+        "which generators take as their base URL.",
     },
-    servers: [{ url: "/api/v1" }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
     components: {
-      securitySchemes: {
-        agentKey: { type: "http", scheme: "bearer", description: "An agent key (cs_agent_…)" },
-        reviewerToken: {
-          type: "http",
-          scheme: "bearer",
-          description: "A reviewer's personal token (cs_rev_…)",
-        },
-        session: { type: "apiKey", in: "cookie", name: "better-auth.session_token" },
-      },
+      securitySchemes: SECURITY_SCHEMES,
       responses: Object.fromEntries(
         Object.values(ERROR_RESPONSES).map(({ name, description, headers }) => [
           name,
           {
             description,
             ...(headers && { headers }),
-            content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+            content: {
+              "application/json": { schema: { $ref: "#/components/schemas/ErrorResponse" } },
+            },
           },
         ]),
       ),
-      schemas,
+      schemas: { ...schemas, StreamMessage: STREAM_MESSAGE },
     },
   };
 }

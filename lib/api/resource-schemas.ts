@@ -541,7 +541,7 @@ export const resourceSchemas = {
   ]),
   SavedView: SavedViewResource,
   SavedViewList: z.object({ views: z.array(SavedViewResource) }),
-  Error: z.object({
+  ErrorResponse: z.object({
     // Loose: some errors carry more (already_claimed its `holder` and `expiresAt`); a client that
     // validated answers against a closed shape would reject them.
     error: z.looseObject({

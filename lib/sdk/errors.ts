@@ -1,31 +1,11 @@
 // Every failure the SDK reports is a CountersignError: the API's own errors keep their contract
 // code, and the SDK adds a few codes of its own (status 0) for what never got an answer.
 
-/** The API contract's error codes. */
-export type ApiErrorCode =
-  | "invalid_request"
-  | "invalid_json"
-  | "unauthenticated"
-  | "forbidden"
-  | "not_found"
-  | "already_decided"
-  | "stale_revision"
-  | "not_pending"
-  | "already_claimed"
-  | "claimed_by_other"
-  | "not_ready"
-  | "claim_lost"
-  | "run_terminal"
-  | "idempotency_conflict"
-  | "already_exists"
-  | "queue_archived"
-  | "last_admin"
-  | "plan_required"
-  | "payload_too_large"
-  | "unsupported_media_type"
-  | "rate_limited"
-  | "unavailable"
-  | "internal_error";
+import type { ApiErrorCode } from "./contract.gen.js";
+
+/** The API contract's error codes, generated from the server's (contract.gen.ts). */
+export type { ApiErrorCode };
+export { API_ERROR_CODES } from "./contract.gen.js";
 
 /** Codes the SDK gives failures that have no API answer (status 0), or answers it cannot read. */
 export type ClientErrorCode =

@@ -100,11 +100,13 @@ describe("the OpenAPI document", () => {
     const { components } = openApiDocument() as unknown as {
       components: {
         schemas: {
-          Error: { properties: { error: { properties: { code: { description: string } } } } };
+          ErrorResponse: {
+            properties: { error: { properties: { code: { description: string } } } };
+          };
         };
       };
     };
-    const described = components.schemas.Error.properties.error.properties.code.description;
+    const described = components.schemas.ErrorResponse.properties.error.properties.code.description;
     for (const code of ERROR_CODES) expect(described).toContain(code);
   });
 
@@ -126,5 +128,86 @@ describe("the OpenAPI document", () => {
       ([name, schema]) => name !== "Batch" && JSON.stringify(schema).includes('"reviewUrl"'),
     );
     expect(copies.map(([name]) => name)).toEqual([]);
+  });
+});
+
+// Issue 27: what generated clients need from the document.
+describe("the OpenAPI document, for generated clients", () => {
+  type Operation = { operationId: string; security: Record<string, string[]>[]; responses: any };
+  const operations = () =>
+    Object.values(openApiDocument().paths).flatMap((methods) =>
+      Object.values(methods as Record<string, Operation>),
+    );
+  const schemesOf = (operation: Operation) =>
+    operation.security.flatMap((requirement) => Object.keys(requirement));
+
+  it("tells agent keys and reviewer tokens apart: two schemes, each with its own bearerFormat", () => {
+    const { securitySchemes } = openApiDocument().components as unknown as {
+      securitySchemes: Record<string, { type: string; scheme?: string; bearerFormat?: string }>;
+    };
+    expect(securitySchemes.agentKey).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(securitySchemes.reviewerToken).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(securitySchemes.agentKey!.bearerFormat).toMatch(/^cs_agent_/);
+    expect(securitySchemes.reviewerToken!.bearerFormat).toMatch(/^cs_rev_/);
+
+    // each requirement is one scheme the document declares, and each operation names each once
+    for (const operation of operations()) {
+      const schemes = schemesOf(operation);
+      expect(operation.security.every((r) => Object.keys(r).length === 1)).toBe(true);
+      expect(new Set(schemes).size, operation.operationId).toBe(schemes.length);
+      for (const scheme of schemes) expect(Object.keys(securitySchemes)).toContain(scheme);
+    }
+    const byId = new Map(operations().map((operation) => [operation.operationId, operation]));
+    // the agent's own operations take an agent key only; the reviewer's never take one
+    for (const id of ["createRun", "createBatch", "claimRun", "heartbeatRun", "completeRun"]) {
+      expect(schemesOf(byId.get(id)!), id).toEqual(["agentKey"]);
+    }
+    for (const id of ["decideCall", "decideBatch", "listQueue", "streamQueues", "getMySettings"]) {
+      expect(schemesOf(byId.get(id)!), id).toEqual(["reviewerToken", "session"]);
+    }
+    // both may read a run and its batches
+    expect(schemesOf(byId.get("getRun")!)).toEqual(["agentKey", "reviewerToken", "session"]);
+    // what leads to a new credential takes a signed-in session only (lib/auth/require-session.ts)
+    expect(schemesOf(byId.get("issuePasswordReset")!)).toEqual(["session"]);
+  });
+
+  it("describes the streams as text/event-stream messages carrying the Event schema", () => {
+    const document = openApiDocument() as any;
+    for (const path of ["/runs/{runId}/stream", "/stream"]) {
+      const content = document.paths[path].get.responses["200"].content;
+      expect(Object.keys(content), path).toEqual(["text/event-stream"]);
+      expect(content["text/event-stream"].schema).toEqual({
+        $ref: "#/components/schemas/StreamMessage",
+      });
+    }
+    const message = document.components.schemas.StreamMessage;
+    expect(Object.keys(message.properties)).toEqual(["id", "event", "data", "retry"]);
+    expect(message.properties.data).toMatchObject({
+      contentMediaType: "application/json",
+      contentSchema: { $ref: "#/components/schemas/Event" },
+    });
+    expect(message.description).toContain("resync");
+  });
+
+  it("names its error schema ErrorResponse, which shadows no language's Error", () => {
+    const { components } = openApiDocument() as any;
+    expect(Object.keys(components.schemas)).not.toContain("Error");
+    for (const response of Object.values(components.responses) as any[]) {
+      expect(response.content["application/json"].schema).toEqual({
+        $ref: "#/components/schemas/ErrorResponse",
+      });
+    }
+  });
+
+  it("names the installation's absolute address as a server, or as the only one on request", () => {
+    expect(openApiDocument().servers.map((server) => server.url)).toEqual(["/api/v1"]);
+    expect(
+      openApiDocument("https://countersign.example.com/").servers.map((server) => server.url),
+    ).toEqual(["/api/v1", "https://countersign.example.com/api/v1"]);
+    expect(
+      openApiDocument("https://countersign.example.com", "absolute").servers.map(
+        (server) => server.url,
+      ),
+    ).toEqual(["https://countersign.example.com/api/v1"]);
   });
 });

@@ -367,6 +367,34 @@ describe("the endpoint matrix", () => {
         .map((row) => row.operation)
         .sort(),
     ).toEqual(sessionOnly.sort());
+
+    // Issue 27: the security schemes each operation names are exactly the credentials this matrix
+    // finds accepted (a refused kind is 401/403 for everyone holding it), so a generated client
+    // knows which token an operation wants
+    const accepted = (callers: Caller[], row: Row) =>
+      callers.some((caller) => ![401, 403].includes(row.expected[caller]));
+    const documented = (operation: string) => {
+      const [method, path] = operation.split(" ");
+      const item = document.paths[path!][method!.toLowerCase()] as {
+        security: Record<string, string[]>[];
+      };
+      return item.security.flatMap((requirement) => Object.keys(requirement));
+    };
+    const found = MATRIX.map((row) => {
+      const reviewers = accepted(["nonMember", "reviewer", "lead", "admin"], row);
+      return {
+        operation: row.operation,
+        schemes: row.session
+          ? ["session"]
+          : [
+              ...(accepted(["owner", "peerAgent"], row) ? ["agentKey"] : []),
+              ...(reviewers ? ["reviewerToken", "session"] : []),
+            ],
+      };
+    });
+    expect(found).toEqual(
+      MATRIX.map((row) => ({ operation: row.operation, schemes: documented(row.operation) })),
+    );
   });
 
   const cases = MATRIX.flatMap((row) =>

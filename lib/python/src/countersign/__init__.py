@@ -27,7 +27,7 @@ from ._types import (
 )
 from .claim import AsyncClaim, Claim
 from .client import AsyncCountersign, Countersign
-from .errors import CountersignError
+from .errors import API_ERROR_CODES, ApiErrorCode, CountersignError
 from .gate import GateRejection, gate
 from .rejection import approved_args, call_rejection_message, rejection_message
 from .session import AsyncRunSession, RunSession
@@ -36,6 +36,8 @@ from .webhooks import WebhookVerificationError, verify_webhook
 __version__ = "0.1.0"
 
 __all__ = [
+    "API_ERROR_CODES",
+    "ApiErrorCode",
     "AsyncClaim",
     "AsyncCountersign",
     "AsyncRunSession",

@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from ._types import Batch, BatchInput, ClaimGrant, Run, RunEvent
+from ._types import Batch, BatchInput, ClaimGrant, RollbackAction, Run, RunEvent
 from .errors import CountersignError
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class _ClaimBase:
         #: the run's latest batch, settled: what the worker resumes with
         self.batch: Batch | None = grant["batch"]
         #: None unless a rollback was requested: the reported actions to revert, newest first
-        self.rollback: list[dict[str, Any]] | None = grant["rollback"]
+        self.rollback: list[RollbackAction] | None = grant["rollback"]
         self.state: ClaimState = "held"
         #: the claim_lost (or run_terminal) error, once the claim is lost
         self.lost_error: CountersignError | None = None

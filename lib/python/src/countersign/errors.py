@@ -6,11 +6,18 @@ adds a few codes of its own, with status 0, for what never got an answer:
 - ``network_error``: no answer (connection refused or dropped, DNS, a request timeout), after retries
 - ``wait_timeout``: ``wait_for_decision``'s ``timeout`` passed with the batch still pending
 - ``invalid_response``: an answer that is not the contract's JSON (a proxy's error page, say)
+
+``API_ERROR_CODES`` lists the API's codes (``ApiErrorCode`` is their Literal), generated from the
+server's; a newer server may send a code this list does not have yet, passed through as is.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from ._contract import API_ERROR_CODES, ApiErrorCode
+
+__all__ = ["API_ERROR_CODES", "ApiErrorCode", "CountersignError", "error_from_response"]
 
 
 class CountersignError(Exception):

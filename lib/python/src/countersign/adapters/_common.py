@@ -10,6 +10,20 @@ from ..client import AsyncCountersign
 from ..errors import CountersignError
 
 
+def require_async(client: object, claim: object | None = None) -> None:
+    """Refuses a sync client (or claim) before any request: the adapters await its answers, so a
+    sync ``Countersign`` would create the run (a card in the queue) and only then fail."""
+    if not isinstance(client, AsyncCountersign):
+        raise TypeError(
+            f"The adapters need an AsyncCountersign, not {type(client).__name__}: "
+            "use `AsyncCountersign(base_url, api_key)` (its methods are coroutines). Nothing was sent."
+        )
+    if claim is not None and not isinstance(claim, AsyncClaim):
+        raise TypeError(
+            f"The adapters need an AsyncClaim (from AsyncCountersign.claim), not {type(claim).__name__}."
+        )
+
+
 async def claim_when_decided(
     client: AsyncCountersign,
     run_id: str,

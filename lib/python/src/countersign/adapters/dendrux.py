@@ -33,7 +33,7 @@ from ..claim import AsyncClaim
 from ..client import AsyncCountersign
 from ..errors import CountersignError
 from ..rejection import call_rejection_message
-from ._common import claim_when_decided, edited_args
+from ._common import claim_when_decided, edited_args, require_async
 
 CHECKPOINT_FORMAT = "dendrux/run"
 
@@ -109,6 +109,7 @@ async def pause_on_approval(
     Safe to repeat after a crash: the Idempotency-Key is derived from the dendrux pause, so the
     same pause answers the same run and batch.
     """
+    require_async(client, claim)
     if result.status != RunStatus.WAITING_APPROVAL:
         return None
     options = options or PauseOptions()
@@ -161,6 +162,7 @@ async def resume_from_decision(
     cannot resume), the error is raised and the claim is left to lapse, so the run can be resumed
     again; if the resumed agent raises, the Countersign run is failed.
     """
+    require_async(client)
     claim = await claim_when_decided(
         client,
         run_id,

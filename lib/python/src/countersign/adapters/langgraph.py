@@ -35,7 +35,7 @@ from ..claim import AsyncClaim
 from ..client import AsyncCountersign
 from ..errors import CountersignError
 from ..rejection import call_rejection_message
-from ._common import claim_when_decided, edited_args
+from ._common import claim_when_decided, edited_args, require_async
 
 CHECKPOINT_FORMAT = "langgraph/thread"
 #: the key of an interrupt value made by request_approval
@@ -136,6 +136,7 @@ async def pause_on_interrupts(
     """Sends the approval interrupts of ``result`` (what ``invoke`` returned) to Countersign as
     one batch; None when there are none. ``config`` is the invoke's: its ``thread_id`` is saved
     as checkpoint. With ``claim`` (a resumed run pausing again) the batch goes to that run."""
+    require_async(client, claim)
     interrupts = approval_interrupts(result)
     if not interrupts:
         return None
@@ -196,6 +197,7 @@ async def resume_from_decision(
     decisions (``graph`` is a compiled graph over the same checkpointer; ``config`` adds to the
     saved ``configurable``). ``output`` picks what the completed run stores from the final state
     (default: the state as JSON). If the graph raises, the Countersign run is failed."""
+    require_async(client)
     claim = await claim_when_decided(
         client,
         run_id,
@@ -238,6 +240,7 @@ async def invoke_with_approval(
 ) -> Resumed | Any:
     """Invokes the graph and, while it stops on approvals, asks Countersign, waits and resumes;
     returns the final ``Resumed``, or the graph's plain result when nothing needed approval."""
+    require_async(client)
     state = await graph.ainvoke(graph_input, config)
     paused = await pause_on_interrupts(client, state, config, pause)
     if paused is None:

@@ -30,7 +30,7 @@ from ..claim import AsyncClaim
 from ..client import AsyncCountersign
 from ..errors import CountersignError
 from ..rejection import call_rejection_message
-from ._common import claim_when_decided, edited_args, same_json
+from ._common import claim_when_decided, edited_args, require_async, same_json
 
 CHECKPOINT_FORMAT = "openai-agents/run-state"
 #: the API refuses bodies over 4 MiB; the state must fit with the rest of the batch
@@ -112,6 +112,7 @@ async def pause_on_interruptions(
 ) -> Paused | None:
     """Sends a run's pending tool approvals to Countersign as one batch; None when there are none.
     With ``claim`` (a resumed run stopping again) the batch goes to that run."""
+    require_async(client, claim)
     if not result.interruptions:
         return None
     options = options or PauseOptions()
@@ -164,6 +165,7 @@ async def resume_from_decision(
     left to lapse, so the run can be resumed again; once a tool started, the Countersign run is
     failed instead, since resuming from the checkpoint would run its tools again.
     """
+    require_async(client)
     claim = await claim_when_decided(
         client,
         run_id,
