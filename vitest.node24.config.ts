@@ -23,6 +23,7 @@ export default defineConfig({
   test: {
     ...base.test,
     include: [
+      "test/ops/node-runtime.test.ts",
       "test/api/health.test.ts",
       "test/api/decisions.test.ts",
       "test/streams/reviewer-stream.test.ts",
