@@ -20,6 +20,11 @@ export async function startEverything(): Promise<EverythingHost> {
     // @ts-expect-error: the package ships JavaScript without declarations for this deep path
     "@modelcontextprotocol/server-everything/dist/server/index.js"
   )) as { createServer: () => EverythingServer };
+  return startMcpHost(createEverything);
+}
+
+/** Any MCP server (a new one per session, from `create`) hosted the same way. */
+export async function startMcpHost(create: () => EverythingServer): Promise<EverythingHost> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const http: Server = createServer(async (request, response) => {
     try {
@@ -35,7 +40,7 @@ export async function startEverything(): Promise<EverythingHost> {
           response.writeHead(404).end();
           return;
         }
-        const { server, cleanup } = createEverything();
+        const { server, cleanup } = create();
         const created = new StreamableHTTPServerTransport({
           sessionIdGenerator: () => randomUUID(),
           eventStore: new InMemoryEventStore(),
