@@ -39,12 +39,15 @@ const CONFORMANCE_CLI = join(
   "node_modules/@modelcontextprotocol/conformance/dist/index.js",
 );
 
+let node24: string;
 let server: TestServer;
 let agentKey: string;
 const hosts: EverythingHost[] = [];
 const gateways: ChildProcess[] = [];
 
 beforeAll(async () => {
+  // First, while nothing is hosted here yet: a first install blocks this process for a while.
+  node24 = ensureNode24();
   server = await startApiServer("mcp-gateway-conformance");
   const t = await makeQuickTeam();
   agentKey = t.agent.key;
@@ -126,11 +129,10 @@ type Verdicts = { passed: string[]; failed: string[]; output: string };
  * summary: ✓ when none of a scenario's checks failed.
  */
 async function conformance(url: string): Promise<Verdicts> {
-  const node = ensureNode24();
   let output: string;
   try {
     const run = await promisify(execFile)(
-      node,
+      node24,
       [CONFORMANCE_CLI, "server", "--url", url, "--suite", "all"],
       {
         timeout: 150_000,
