@@ -1,10 +1,12 @@
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 
 // @modelcontextprotocol/server-everything (the MCP reference server: every feature of the
 // protocol) served over streamable HTTP on 127.0.0.1, one server per session, as its own
-// streamableHttp transport does (that one listens on every interface, which tests here may not).
+// streamableHttp transport does, resumable streams included (that one listens on every interface,
+// which tests here may not).
 
 type EverythingServer = {
   server: { connect: (transport: StreamableHTTPServerTransport) => Promise<void> };
@@ -18,6 +20,11 @@ export async function startEverything(): Promise<EverythingHost> {
     // @ts-expect-error: the package ships JavaScript without declarations for this deep path
     "@modelcontextprotocol/server-everything/dist/server/index.js"
   )) as { createServer: () => EverythingServer };
+  return startMcpHost(createEverything);
+}
+
+/** Any MCP server (a new one per session, from `create`) hosted the same way. */
+export async function startMcpHost(create: () => EverythingServer): Promise<EverythingHost> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const http: Server = createServer(async (request, response) => {
     try {
@@ -33,9 +40,10 @@ export async function startEverything(): Promise<EverythingHost> {
           response.writeHead(404).end();
           return;
         }
-        const { server, cleanup } = createEverything();
+        const { server, cleanup } = create();
         const created = new StreamableHTTPServerTransport({
           sessionIdGenerator: () => randomUUID(),
+          eventStore: new InMemoryEventStore(),
           onsessioninitialized: (id) => void sessions.set(id, created),
         });
         created.onclose = () => {
@@ -60,6 +68,30 @@ export async function startEverything(): Promise<EverythingHost> {
       await new Promise((resolve) => http.close(resolve));
     },
   };
+}
+
+/** server-everything's own event store: a client that lost a stream resumes it (Last-Event-ID). */
+class InMemoryEventStore {
+  private readonly events = new Map<string, { streamId: string; message: JSONRPCMessage }>();
+  async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+    const eventId = randomUUID();
+    this.events.set(eventId, { streamId, message });
+    return eventId;
+  }
+  async replayEventsAfter(
+    lastEventId: string,
+    { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> },
+  ): Promise<string> {
+    const entries = [...this.events.entries()];
+    const start = entries.findIndex(([id]) => id === lastEventId);
+    if (start === -1) return lastEventId;
+    let last = lastEventId;
+    for (const [eventId, { message }] of entries.slice(start + 1)) {
+      await send(eventId, message);
+      last = eventId;
+    }
+    return last;
+  }
 }
 
 async function readJson(request: IncomingMessage): Promise<unknown> {
