@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { cpus, loadavg } from "node:os";
 import { rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { closeDb } from "@/db/client";
@@ -177,7 +178,7 @@ const fmt = (values: number[]) => values.map((v) => v.toFixed(1)).join(" / ");
 
 function report(rows: Row[], latencies: Latency[], version: string): string {
   const lines = [
-    `Idle cost, ${SECONDS} s per row (${version}; sqld reached over Hrana-over-HTTP through a counting proxy per instance)`,
+    `Idle cost, ${SECONDS} s per row (${version}, reached over Hrana-over-HTTP through a counting proxy per instance; ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} at the end)`,
     "",
     "| database | instances | open streams each | requests/s per instance | instance CPU ms/s | sqld CPU ms/s |",
     "| --- | --- | --- | --- | --- | --- |",
