@@ -20,7 +20,8 @@ import {
 import { sqldBinary, startCountingProxy, startSqld, type CountingProxy } from "./sqld-server";
 import { pauseBody, startCountersign, stopAllChildren, type Target } from "./targets";
 
-// `npx tsx test/bench/idle.ts [--seconds=20] [--instances=1,3] [--latency=40]`: what app
+// `npx tsx test/bench/idle.ts [--seconds=20] [--instances=1,3] [--latency=40]
+// [--databases=sqld,embedded]`: what app
 // instances cost while nothing happens, over a libSQL server (sqld) and over the embedded file.
 //   - over sqld, each instance reaches it through a counting proxy of its own (Hrana over HTTP,
 //     what a `http://` DATABASE_URL uses), so requests per second are counted per instance; the
@@ -38,6 +39,7 @@ const arg = (name: string, fallback: string) =>
 const SECONDS = Number(arg("seconds", "20"));
 const INSTANCES = arg("instances", "1,3").split(",").map(Number);
 const LATENCY_SAMPLES = Number(arg("latency", "40"));
+const DATABASES = arg("databases", "sqld,embedded").split(",");
 /** after start-up (migrations, the first sweep, electing the one that runs the cluster's work) */
 const SETTLE_MS = 8_000;
 
@@ -203,17 +205,20 @@ async function main() {
   const rows: Row[] = [];
   const latencies: Latency[] = [];
   const version = execFileSync(sqldBinary(), ["--version"], { encoding: "utf8" }).trim();
-  const sqld = await startSqld();
-  try {
-    closeDb();
-    process.env.DATABASE_URL = sqld.url;
-    await migrateDatabase();
-    for (const n of INSTANCES) await scenario("sqld", n, rows, latencies, sqld);
-  } finally {
-    closeDb();
-    await sqld.stop();
+  if (DATABASES.includes("sqld")) {
+    const sqld = await startSqld();
+    try {
+      closeDb();
+      process.env.DATABASE_URL = sqld.url;
+      await migrateDatabase();
+      for (const n of INSTANCES) await scenario("sqld", n, rows, latencies, sqld);
+    } finally {
+      closeDb();
+      await sqld.stop();
+    }
   }
-  for (const n of INSTANCES) await scenario("embedded", n, rows, latencies);
+  if (DATABASES.includes("embedded"))
+    for (const n of INSTANCES) await scenario("embedded", n, rows, latencies);
   console.log(report(rows, latencies, version));
 }
 
