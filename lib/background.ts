@@ -1,3 +1,4 @@
+import { readlinkSync } from "node:fs";
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
 import { expireBatch, overdueBatchIds } from "@/lib/batches/expire-batch";
@@ -56,8 +57,20 @@ function every(ms: number, work: () => Promise<unknown>, label: string, now = fa
   return () => clearInterval(timer);
 }
 
+/**
+ * Where this process's pid means something: the host, and on Linux its pid namespace (containers
+ * sharing a host's name each have their own, and a pid of one is not a process of another).
+ */
+function pidPlace(): string {
+  try {
+    return `${hostname()}~${readlinkSync("/proc/self/ns/pid").replace(/\D/g, "")}`;
+  } catch {
+    return hostname();
+  }
+}
+
 /** This process's name in the lease row: where it runs, its pid (see takeOverFromTheDead), a nonce. */
-const holder = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+const holder = `${pidPlace()}/${process.pid}/${randomUUID().slice(0, 8)}`;
 
 export async function startBackgroundWork(): Promise<void> {
   if (globalWork.__countersignBackground) return;
@@ -119,7 +132,7 @@ export async function startBackgroundWork(): Promise<void> {
 async function takeOverFromTheDead(ttlMs: number): Promise<boolean> {
   const current = await leaseHolder(LEASE);
   const [host, pid] = current?.split("/") ?? [];
-  if (!current || host !== hostname() || !pid || alive(Number(pid))) return false;
+  if (!current || host !== pidPlace() || !pid || alive(Number(pid))) return false;
   return holdLease(LEASE, holder, ttlMs, current);
 }
 
@@ -133,53 +146,64 @@ function alive(pid: number): boolean {
 }
 
 /**
- * The holder's periodic work. Sweeps and webhook deliveries share one tick whose single read
- * (dueWork) says whether either has anything to do, so an idle holder makes one request per tick;
- * each still runs no more often than its own interval asks.
+ * The holder's periodic work, on one tick whose single read (dueWork) says which workers have
+ * anything to do, so an idle holder makes one request per tick; each worker still runs no more
+ * often than its own interval asks. Deadlines approaching (an email notice) are not in the log:
+ * the email planner also runs every tenth of a minute or so without events to look for them.
  */
 function startHeldWork(holding: () => boolean): () => void {
-  const sweepMs = setting("SWEEP_INTERVAL_MS");
-  const webhookMs = setting("WEBHOOK_POLL_MS");
-  let lastSweep = -Infinity;
-  let lastWebhooks = -Infinity;
+  const email = emailConfigured();
+  const slack = slackConfigured();
+  const intervals = {
+    sweep: setting("SWEEP_INTERVAL_MS"),
+    webhooks: setting("WEBHOOK_POLL_MS"),
+    email: email ? setting("NOTIFY_POLL_MS") : Infinity,
+    slack: slack ? setting("SLACK_POLL_MS") : Infinity,
+  };
+  const deadlineScanMs = 10 * intervals.email;
+  const last = { sweep: -Infinity, webhooks: -Infinity, email: -Infinity, slack: -Infinity };
+  let lastDeadlineScan = -Infinity;
   const tick = async () => {
     if (!holding()) return;
     const at = performance.now();
-    const sweep = at - lastSweep >= sweepMs - 5;
-    const webhooks = at - lastWebhooks >= webhookMs - 5;
-    if (!sweep && !webhooks) return;
-    const due = await dueWork();
-    if (sweep) lastSweep = at;
-    if (webhooks) lastWebhooks = at;
-    if (sweep && due.sweep) await sweepOnce();
-    if (webhooks && due.webhooks) await deliverDueWebhooks();
+    const turn = (name: keyof typeof last) => at - last[name] >= intervals[name] - 5;
+    const turns = {
+      sweep: turn("sweep"),
+      webhooks: turn("webhooks"),
+      email: turn("email"),
+      slack: turn("slack"),
+    };
+    if (!Object.values(turns).some(Boolean)) return;
+    const due = await dueWork({ email, slack });
+    for (const name of Object.keys(turns) as (keyof typeof last)[])
+      if (turns[name]) last[name] = at;
+    // each worker on its own: one that fails does not hold the others back
+    const run = (label: string, work: () => Promise<unknown>) =>
+      work().catch((error) => log().error({ err: error }, `${label} failed; will retry`));
+    if (turns.sweep && due.sweep) await run("The deadline sweeper", sweepOnce);
+    if (turns.webhooks && due.webhooks) await run("Webhook delivery", deliverDueWebhooks);
+    if (turns.email) {
+      const scanDeadlines = at - lastDeadlineScan >= deadlineScanMs;
+      if (scanDeadlines) lastDeadlineScan = at;
+      await run("Notifications", async () => {
+        if (due.emailEvents || scanDeadlines) await planNotifications();
+        if (due.emailDue || due.emailEvents || scanDeadlines) await deliverDueNotifications();
+      });
+    }
+    if (turns.slack) {
+      await run("Slack posting", async () => {
+        if (due.slackEvents) await planSlack();
+        if (due.slackDue || due.slackEvents) await deliverSlack();
+      });
+    }
   };
   const stops = [
-    every(Math.min(sweepMs, webhookMs), tick, "The deadline sweeper and webhook delivery", true),
+    every(Math.min(...Object.values(intervals)), tick, "The cluster's background work", true),
     every(
       setting("AUDIT_HEAD_LOG_MS"),
       async () => holding() && (await logChainHead()),
       "Logging the chain head",
       true,
-    ),
-    every(
-      setting("NOTIFY_POLL_MS"),
-      async () => {
-        // Without a channel to send on there is nothing to plan (lib/notifications explains)
-        if (!holding() || !emailConfigured()) return;
-        await planNotifications();
-        await deliverDueNotifications();
-      },
-      "Notifications",
-    ),
-    every(
-      setting("SLACK_POLL_MS"),
-      async () => {
-        if (!holding() || !slackConfigured()) return;
-        await planSlack();
-        await deliverSlack();
-      },
-      "Slack posting",
     ),
   ];
   return () => stops.forEach((stop) => stop());

@@ -108,4 +108,20 @@ describe.skipIf(!available)("three instances over one libSQL server", () => {
       expect(settled.filter((e) => e.type === "call.decided")).toHaveLength(1);
     }
   }, 90_000);
+
+  it("is taken at once by a server restarted on the host of a holder that crashed", async () => {
+    const crashed = (await holder())!;
+    // As if its lease had a minute left: only knowing its holder is dead lets anyone take it.
+    await getDb()
+      .update(clusterLeases)
+      .set({ expiresAt: Date.now() + 60_000 })
+      .where(eq(clusterLeases.name, "background"));
+    await crashed.kill();
+    const restarted = await startServer({ databaseUrl: proxies[0]!.url });
+    servers.push(restarted);
+    await waitUntil(async () => (await holder()) === restarted, {
+      timeoutMs: 10_000,
+      what: "the restarted server to hold the lease",
+    });
+  }, 60_000);
 });
