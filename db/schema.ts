@@ -854,3 +854,15 @@ export const slackMessages = sqliteTable(
 );
 export type SlackMessage = typeof slackMessages.$inferSelect;
 export type NewSlackMessage = typeof slackMessages.$inferInsert;
+
+// The cluster's once-only periodic work (deadline and lease sweeps, the outboxes) is done by the
+// one instance holding its lease (lib/cluster/hold-lease.ts). The holder renews before
+// `expires_at` (the database's clock, so hosts' clocks never disagree); once it has passed,
+// another instance takes the row over by compare-and-swap. No event: who runs the sweeps is not
+// a change anyone reviews, and a renewal every few seconds would flood the log.
+export const clusterLeases = sqliteTable("cluster_leases", {
+  name: text("name", { enum: ["background"] }).primaryKey(),
+  holder: text("holder").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+});
+export type ClusterLease = typeof clusterLeases.$inferSelect;

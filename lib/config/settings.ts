@@ -213,12 +213,19 @@ export const SETTINGS = {
   EVENT_POLL_MS: {
     schema: wholeNumber(50),
     shown: "`50`",
-    description: "how often a process polls the event log for other processes' events",
+    description:
+      "how often a process with a stream or long-poll open polls the event log for other processes' events (none open: no polls)",
   },
   SWEEP_INTERVAL_MS: {
     schema: wholeNumber(1000),
     shown: "`1000`",
     description: "deadline and lease sweeper interval",
+  },
+  CLUSTER_LEASE_MS: {
+    schema: wholeNumber(5000),
+    shown: "`5000`",
+    description:
+      "one instance over a database runs the sweeps and outboxes, under a lease it renews every third of this; another takes over within about this after it dies",
   },
   AUDIT_HEAD_LOG_MS: {
     schema: wholeNumber(300_000),
@@ -227,8 +234,8 @@ export const SETTINGS = {
       "how often the server logs the event log's chain head (seq and hash) when it moved: an anchor kept outside the database (`audit verify`)",
   },
   WEBHOOK_POLL_MS: {
-    schema: wholeNumber(500),
-    shown: "`500`",
+    schema: wholeNumber(1000),
+    shown: "`1000`",
     description: "how often due webhook deliveries are looked for",
   },
   WEBHOOK_RETRY_BASE_MS: {

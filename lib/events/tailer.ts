@@ -7,7 +7,10 @@ import { log } from "@/lib/log/logger";
 // One tailer per process follows the event log and fans new rows out to local subscribers
 // (streams, long-polls). It reads when a local write wakes it and otherwise every `pollMs`, which
 // is how a process sees events written by another process over the same database.
-
+//
+// It follows the log only while someone listens: with no stream or long-poll open it forgets its
+// place and polls nothing (an idle instance costs the database no reads), and the first
+// subscriber has it read where the log ends now. Events written meanwhile were for nobody here.
 export type EventListener = (rows: EventRow[]) => void;
 
 const PAGE = 500;
@@ -18,19 +21,41 @@ class EventTailer {
   private reading = false;
   private readAgain = false;
   private timer: NodeJS.Timeout | null = null;
+  /** the start of following (the log's end read), shared by concurrent first subscribers */
+  private starting: Promise<void> | null = null;
+  /** grows each time the tailer stops, so a read begun before cannot move the new position */
+  private epoch = 0;
 
   constructor(private readonly pollMs: number) {}
 
-  /** The highest `seq` this tailer has dispatched (events up to it reached every listener). */
+  /**
+   * The highest `seq` this tailer has dispatched (events up to it reached every listener). Only
+   * meaningful to a subscriber: without one the tailer does not follow the log.
+   */
   async position(): Promise<number> {
     await this.ensureStarted();
     return this.lastSeq!;
   }
 
   async subscribe(listener: EventListener): Promise<() => void> {
-    await this.ensureStarted();
+    // Added before the start's read, so that no other subscriber's leaving stops the tailer
+    // under it; it hears nothing until the position is known.
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    const unsubscribe = () => {
+      if (this.listeners.delete(listener) && this.listeners.size === 0) this.rest();
+    };
+    try {
+      await this.ensureStarted();
+    } catch (error) {
+      unsubscribe();
+      throw error;
+    }
+    return unsubscribe;
+  }
+
+  /** How many subscribers follow the log (streams and long-polls of this process). */
+  subscribers(): number {
+    return this.listeners.size;
   }
 
   wake(): void {
@@ -56,46 +81,65 @@ class EventTailer {
     this.dispatch(rows);
   }
 
-  stop(): void {
+  /** Stops following the log (the last subscriber left): no timer, no position. */
+  private rest(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.lastSeq = null;
+    this.starting = null;
+    this.readAgain = false;
+    this.epoch++;
   }
 
-  private async ensureStarted(): Promise<void> {
-    if (this.lastSeq !== null) return;
-    const [row] = await getDb()
-      .select({ last: max(events.seq) })
-      .from(events);
-    this.lastSeq ??= row?.last ?? 0;
-    if (!this.timer) {
+  private ensureStarted(): Promise<void> {
+    if (this.lastSeq !== null) return Promise.resolve();
+    if (this.starting) return this.starting;
+    const epoch = this.epoch;
+    const starting = (async () => {
+      const [row] = await getDb()
+        .select({ last: max(events.seq) })
+        .from(events);
+      if (epoch !== this.epoch) return; // everyone left meanwhile
+      this.lastSeq = row?.last ?? 0;
       this.timer = setInterval(() => this.wake(), this.pollMs);
       this.timer.unref();
-    }
+    })();
+    this.starting = starting;
+    // a failed start is tried again by the next subscriber
+    starting.catch(() => {
+      if (this.starting === starting) this.starting = null;
+    });
+    return starting;
   }
 
   private async read(): Promise<void> {
     this.reading = true;
+    const epoch = this.epoch;
     try {
       do {
         this.readAgain = false;
         let rows: EventRow[];
         do {
+          if (this.lastSeq === null) return;
           rows = await getDb()
             .select()
             .from(events)
-            .where(gt(events.seq, this.lastSeq!))
+            .where(gt(events.seq, this.lastSeq))
             .orderBy(asc(events.seq))
             .limit(PAGE);
-          if (rows.length === 0) break;
+          // The tailer stopped (and perhaps started again elsewhere in the log) during the read.
+          if (epoch !== this.epoch || rows.length === 0) break;
           this.lastSeq = rows[rows.length - 1]!.seq;
           this.dispatch(rows);
         } while (rows.length === PAGE);
-      } while (this.readAgain);
+      } while (this.readAgain && epoch === this.epoch);
     } catch (error) {
       log().error({ err: error }, "Reading the event log failed; retrying on the next poll");
     } finally {
       this.reading = false;
     }
+    // a wake-up that came for the tailer started again while an older read finished
+    if (epoch !== this.epoch && this.readAgain) this.wake();
   }
 
   private dispatch(rows: EventRow[]): void {

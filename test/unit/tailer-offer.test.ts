@@ -19,7 +19,6 @@ beforeAll(async () => {
   databaseUrl = await freshDatabase("tailer-offer");
 });
 afterAll(() => {
-  getTailer().stop();
   closeDb();
   rmSync(dirname(databaseUrl.slice("file:".length)), { recursive: true, force: true });
 });
