@@ -163,14 +163,10 @@ describe("a hosted gateway", () => {
     // The upstream's outcome is reported on the run; ending the session (DELETE) completes it.
     const agent = apiClient(server.baseUrl, team.agent.key);
     await waitUntil(
-      async () => {
-        const run = await agent.get(`/runs/${batch.runId}`);
-        return run.body.status === "ready" || run.body.status === "resuming"
-          ? null
-          : (await getDb().select().from(events)).some(
-              (e) => e.type === "tool.completed" && e.runId === batch.runId,
-            );
-      },
+      async () =>
+        (await getDb().select().from(events)).find(
+          (e) => e.type === "tool.completed" && e.runId === batch.runId,
+        ),
       { timeoutMs: 10_000, what: "tool.completed" },
     );
     await transport.terminateSession();
@@ -211,6 +207,35 @@ describe("a hosted gateway", () => {
     expect(outsider.status).toBe(403);
     expect(outsider.body.error.code).toBe("forbidden");
     expect(outsider.body.error.message).toContain("not allowed on MCP gateway 'everything'");
+  });
+
+  it("ends an open session at its next request once the gateway is edited (404: initialize again)", async () => {
+    const { client, transport } = await connect();
+    await client.listTools();
+    const listed = await admin.get("/mcp-gateways");
+    const gateway = listed.body.gateways.find((g: { name: string }) => g.name === "everything");
+    const edited = await admin.raw(`/mcp-gateways/${gateway.id}`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ expectedRevision: gateway.revision, agents: [team.agent.id] }),
+    });
+    expect(edited.status).toBe(200);
+    const ping = await fetch(endpoint("everything"), {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${team.agent.key}`,
+        "mcp-session-id": transport.sessionId!,
+        "mcp-protocol-version": "2025-06-18",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" }),
+    });
+    expect(ping.status).toBe(404);
+    expect((await ping.json()).error.message).toContain("gateway was changed");
+    // a new session works on the new settings
+    const again = await connect();
+    expect((await again.client.listTools()).tools.length).toBeGreaterThan(0);
   });
 
   it("never hands the agent the upstream's token, even when the upstream quotes it", async () => {
