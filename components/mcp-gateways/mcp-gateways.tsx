@@ -310,7 +310,7 @@ function GatewayForm({
           <p id={`${prefix}-headers-hint`} className={styles.hint}>
             {gateway
               ? `Stored: ${gateway.headerNames.length ? gateway.headerNames.join(", ") : "none"}. Their values are never shown again; leave this empty to keep them, or type them all anew.`
-              : "Stored encrypted and never shown again, nor given to agents."}
+              : "Never shown again, nor given to agents; stored encrypted when the server has a COUNTERSIGN_SECRET_KEY."}
           </p>
           {gateway && gateway.headerNames.length > 0 && (
             <div className={settings.check}>
@@ -337,7 +337,7 @@ function GatewayForm({
             ))
           )}
         </fieldset>
-        <div className={settings.formActions}>
+        <div className={`${settings.formActions} ${settings.fullRow}`}>
           <button type="submit" className={settings.primary} disabled={pending}>
             {pending ? "Saving…" : gateway ? "Save gateway" : "Add gateway"}
           </button>
