@@ -90,9 +90,18 @@ function startSweeper() {
 const GATEWAY_PACKAGE = "@countersign/mcp-gateway";
 let gatewayPackage: Promise<typeof GatewayPackage> | undefined;
 const loadGatewayPackage = () =>
-  (gatewayPackage ??= import(
-    /* webpackIgnore: true */ /* turbopackIgnore: true */ GATEWAY_PACKAGE
-  ) as Promise<typeof GatewayPackage>);
+  (gatewayPackage ??= (
+    import(/* webpackIgnore: true */ /* turbopackIgnore: true */ GATEWAY_PACKAGE) as Promise<
+      typeof GatewayPackage
+    >
+  ).catch((error: unknown) => {
+    gatewayPackage = undefined;
+    log().error({ err: error }, "The countersign-mcp-gateway package could not be loaded");
+    throw new UnavailableError(
+      "Hosted MCP gateways are not available on this server: its countersign-mcp-gateway package is not built (npm run build).",
+      60,
+    );
+  }));
 
 /** How many hosted sessions are open in this process (tests and /metrics-style checks). */
 export const openHostedSessions = () => registry.sessions.size;
