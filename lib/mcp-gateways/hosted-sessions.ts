@@ -56,6 +56,7 @@ const UPSTREAM_TIMEOUT_MS = 600_000;
 
 type HostedSession = {
   gatewayId: string;
+  gatewayName: string;
   gatewayRevision: number;
   agentId: string;
   transport: WebStandardStreamableHTTPServerTransport;
@@ -115,9 +116,17 @@ export async function serveGatewayRequest(request: Request, name: string): Promi
     throw new UnauthenticatedError(
       "A hosted MCP gateway takes an agent key: send 'Authorization: Bearer cs_agent_…'.",
     );
-  const gateway = await gatewayFor(name, actor);
-
   const sessionId = request.headers.get("mcp-session-id");
+  let gateway: McpGateway;
+  try {
+    gateway = await gatewayFor(name, actor);
+  } catch (error) {
+    // Disabled, or this key taken off it: the key's session there ends now, not when idle.
+    const open = sessionId === null ? undefined : registry.sessions.get(sessionId);
+    if (open?.agentId === actor.id && open.gatewayName === name) await open.end();
+    throw error;
+  }
+
   if (sessionId !== null) {
     const session = registry.sessions.get(sessionId);
     if (!session || session.agentId !== actor.id || session.gatewayId !== gateway.id)
@@ -256,6 +265,7 @@ async function openSession(
   })();
   const session: HostedSession = {
     gatewayId: gateway.id,
+    gatewayName: gateway.name,
     gatewayRevision: gateway.revision,
     agentId: actor.id,
     transport,
