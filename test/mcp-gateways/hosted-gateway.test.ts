@@ -188,6 +188,34 @@ describe("a hosted gateway", () => {
     expect(after.status).toBe(404);
   }, 60_000);
 
+  it("forwards a call a policy allows at once, and never forwards one a policy denies", async () => {
+    const lead = await makeReviewer({ queues: [{ name: team.queue.name, role: "lead" }] });
+    const leadClient = apiClient(server.baseUrl, lead.token);
+    for (const rule of [
+      { name: "sums are harmless", effect: "allow", toolPattern: "everything.get-sum" },
+      {
+        name: "no environment",
+        effect: "deny",
+        toolPattern: "everything.get-env",
+        reason: "Environment variables stay on the server.",
+      },
+    ]) {
+      const created = await leadClient.post("/policy-rules", { queue: team.queue.name, ...rule });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+    }
+    const { client } = await connect();
+    const sum = (await client.callTool({
+      name: "get-sum",
+      arguments: { a: 2, b: 3 },
+    })) as CallToolResult;
+    expect(sum.isError).toBeFalsy();
+    expect(JSON.stringify(sum.content)).toContain("5");
+    const env = (await client.callTool({ name: "get-env", arguments: {} })) as CallToolResult;
+    expect(env.isError).toBe(true);
+    expect(JSON.stringify(env.content)).toContain("Environment variables stay on the server.");
+    expect(JSON.stringify(env.content)).not.toContain("PATH");
+  });
+
   it("answers without an agent key 401, an unknown or disabled gateway 404, a key not allowed 403", async () => {
     const none = await initialize("everything");
     expect(none.status).toBe(401);
