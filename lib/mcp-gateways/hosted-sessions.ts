@@ -76,12 +76,15 @@ type Registry = {
 
 function startSweeper() {
   if (registry.sweeper) return;
-  registry.sweeper = setInterval(() => {
-    const now = Date.now();
-    for (const session of registry.sessions.values())
-      if (now - session.lastSeen > IDLE_MS) void session.end();
-  }, SWEEP_MS);
+  registry.sweeper = setInterval(() => void endIdleSessions(), SWEEP_MS);
   registry.sweeper.unref();
+}
+
+/** Ends the sessions without a request (or a message to their agent) for IDLE_MS by `now`. */
+export async function endIdleSessions(now = Date.now()): Promise<number> {
+  const idle = [...registry.sessions.values()].filter((s) => now - s.lastSeen > IDLE_MS);
+  await Promise.all(idle.map((session) => session.end()));
+  return idle.length;
 }
 
 // The countersign-mcp-gateway package, loaded by its name: its build (lib/mcp-gateway/dist, made by
