@@ -866,3 +866,41 @@ export const clusterLeases = sqliteTable("cluster_leases", {
   expiresAt: integer("expires_at").notNull(),
 });
 export type ClusterLease = typeof clusterLeases.$inferSelect;
+
+/* ---------------------------------------------------------------- hosted MCP gateways */
+
+export const MCP_GATEWAY_STATUSES = ["enabled", "disabled"] as const;
+export type McpGatewayStatus = (typeof MCP_GATEWAY_STATUSES)[number];
+
+// An upstream MCP server (streamable HTTP) that Countersign serves at /api/mcp/gateways/{name}
+// for the agent keys allowed on it, every tools/call gated (lib/mcp-gateways/README.md).
+export const mcpGateways = sqliteTable("mcp_gateways", {
+  id: text("id").primaryKey(),
+  /** the path segment and the server's name on cards and in policies (`name.tool`) */
+  name: text("name").notNull().unique(),
+  url: text("url").notNull(),
+  // The headers sent upstream ({ name: value } as JSON), the upstream's own token among them:
+  // sealed as one value (lib/auth/sealed-secrets.ts), never returned. Their names are kept apart,
+  // in clear, to show which are set.
+  headers: text("headers").notNull(),
+  headerNames: text("header_names", { mode: "json" }).$type<string[]>().notNull(),
+  status: text("status", { enum: MCP_GATEWAY_STATUSES }).notNull().default("enabled"),
+  /** grows with every change; edits compare-and-swap on it */
+  revision: integer("revision").notNull().default(1),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+export type McpGateway = typeof mcpGateways.$inferSelect;
+
+export const mcpGatewayAgents = sqliteTable(
+  "mcp_gateway_agents",
+  {
+    gatewayId: text("gateway_id")
+      .notNull()
+      .references(() => mcpGateways.id),
+    agentKeyId: text("agent_key_id")
+      .notNull()
+      .references(() => agentKeys.id),
+  },
+  (t) => [primaryKey({ columns: [t.gatewayId, t.agentKeyId] })],
+);

@@ -227,7 +227,9 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
       )}
       <p className={styles.details}>
         An agent&apos;s mode (whether its calls meet the policy rules) is set on the{" "}
-        <Link href="/policies">Policies</Link> page.
+        <Link href="/policies">Policies</Link> page. Remote MCP servers an agent may use through
+        Countersign, its tool calls gated, are on the <Link href="/mcp-gateways">MCP gateways</Link>{" "}
+        page.
       </p>
 
       <section className={settings.panel} aria-labelledby="new-agent-title">

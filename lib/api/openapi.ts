@@ -40,6 +40,8 @@ import { UpdatePersonInput } from "@/lib/people/update-person";
 import { CreateReviewerTokenInput } from "@/lib/reviewer-tokens/create-reviewer-token";
 import { SignOutEverywhereInput } from "@/lib/sessions/sign-out-everywhere";
 import { SsoSettingsInput } from "@/lib/sso/sso-settings";
+import { CreateMcpGatewayInput } from "@/lib/mcp-gateways/create-mcp-gateway";
+import { EditMcpGatewayInput } from "@/lib/mcp-gateways/edit-mcp-gateway";
 import { resourceSchemas } from "./resource-schemas";
 
 // The OpenAPI 3.1 document, built from the very zod schemas that validate requests.
@@ -64,6 +66,8 @@ const TAGS = {
   SingleSignOn:
     "Sign-in with the company's OpenID Connect identity provider (admins configure it).",
   Me: "The caller's own settings: the time zone times are shown in.",
+  McpGateways:
+    "Hosted MCP gateways: upstream MCP servers Countersign serves at /api/mcp/gateways/{name} to the agent keys allowed on them, every tools/call gated (admins manage them).",
 };
 
 type Operation = {
@@ -883,6 +887,55 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       body: SsoSettingsInput,
       ok: { status: 200, schema: "SsoSettings" },
       errors: [400, 401, 403, 413, 415],
+    },
+  },
+  "/mcp-gateways": {
+    get: {
+      operationId: "listMcpGateways",
+      tag: "McpGateways",
+      summary: "Hosted MCP gateways, with the endpoint to give agents and the agent keys allowed",
+      description: "Any reviewer. Header values are never returned, only their names.",
+      auth: "reviewer",
+      ok: { status: 200, schema: "McpGatewayList" },
+      errors: [401, 403],
+    },
+    post: {
+      operationId: "createMcpGateway",
+      tag: "McpGateways",
+      summary: "Register an upstream MCP server (admins)",
+      description:
+        "url is checked as webhook targets are (public http(s) addresses, unless the operator allows the host in CALLBACK_ALLOWED_HOSTS), when saved and again when each session connects. headers (the upstream's own token) are write-only: stored sealed, never returned, never given to agents. agents are agent key ids. 409 already_exists for a taken name. Writes an mcp_gateway.created event (header names only).",
+      auth: "reviewer",
+      body: CreateMcpGatewayInput,
+      ok: { status: 201, schema: "McpGatewayAnswer" },
+      errors: [400, 401, 403, 409, 413, 415],
+    },
+  },
+  "/mcp-gateways/{gatewayId}": {
+    patch: {
+      operationId: "editMcpGateway",
+      tag: "McpGateways",
+      summary: "Edit a hosted MCP gateway (admins), compare-and-swapped on expectedRevision",
+      description:
+        "Only the fields given change; headers replace every header (omit to keep them). A url on another origin needs the headers again. status: enabled turns a disabled gateway back on. Sessions open on the old settings end at their next request. 409 stale_revision or already_exists with current. Writes an mcp_gateway.updated event naming what changed.",
+      auth: "reviewer",
+      params: ["gatewayId"],
+      body: EditMcpGatewayInput,
+      ok: { status: 200, schema: "McpGatewayAnswer" },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
+  },
+  "/mcp-gateways/{gatewayId}/disable": {
+    post: {
+      operationId: "disableMcpGateway",
+      tag: "McpGateways",
+      summary: "Disable a hosted MCP gateway (admins): agents can no longer connect",
+      description:
+        "Open sessions end at their next request. Disabling a disabled gateway answers it unchanged. Writes an mcp_gateway.disabled event.",
+      auth: "reviewer",
+      params: ["gatewayId"],
+      ok: { status: 200, schema: "McpGatewayAnswer" },
+      errors: [401, 403, 404],
     },
   },
   "/stream": {

@@ -396,6 +396,23 @@ export const MySettingsResource = z
   })
   .meta({ id: "MySettings" });
 
+const McpGatewayResource = z.object({
+  id: z.string(),
+  name: z.string().describe("the path segment of its endpoint, and the server's name in policies"),
+  url: z.string().describe("the upstream MCP server's streamable HTTP endpoint"),
+  endpoint: z
+    .string()
+    .describe("where agents connect (MCP streamable HTTP, their agent key as Bearer)"),
+  headerNames: z
+    .array(z.string())
+    .describe("the headers sent upstream; their values are write-only, never returned"),
+  status: z.enum(["enabled", "disabled"]),
+  revision: z.number().int(),
+  agents: z.array(z.object({ id: z.string(), name: z.string() })),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
 export const resourceSchemas = {
   Run: RunResource,
   Batch: BatchResource,
@@ -467,6 +484,8 @@ export const resourceSchemas = {
     key: z.string().describe("the new secret: shown this once"),
   }),
   RevokedAgentKey: z.object({ agent: AgentKeyResource }),
+  McpGatewayList: z.object({ gateways: z.array(McpGatewayResource) }),
+  McpGatewayAnswer: z.object({ gateway: McpGatewayResource }),
   ReviewerTokenList: z.object({ tokens: z.array(ReviewerTokenResource) }),
   CreatedReviewerToken: z.object({
     token: z.string().describe("the secret: shown this once, only its hash is kept"),

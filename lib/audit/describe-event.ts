@@ -44,6 +44,12 @@ export function describeTrustEvent(event: AuditEntry): string {
       const links = typeof d.linksRetired === "number" ? d.linksRetired : 0;
       return `${base}; the issuer was ${text(d.previousIssuer)}: ${links} single sign-on ${links === 1 ? "link" : "links"} made with it retired (people link again by verified email)`;
     }
+    case "mcp_gateway.created":
+      return `Added MCP gateway '${text(d.name)}' for ${text(d.url)}`;
+    case "mcp_gateway.updated":
+      return `Changed ${Array.isArray(d.changed) ? d.changed.join(", ") : "the settings"} of MCP gateway '${text(d.name)}'`;
+    case "mcp_gateway.disabled":
+      return `Disabled MCP gateway '${text(d.name)}'`;
     case "person.sso_password_proven":
       return `${text(d.email) || text(d.userId)} signed in with their password and then single sign-on: the two are linked`;
     case "person.invited":

@@ -7,7 +7,7 @@ import { isoTime } from "@/lib/ids";
 import { managerOf, requireAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 
 // The audit view: the event log narrowed to changes of trust — agent keys, reviewer tokens,
-// sessions, people, and queue memberships and roles — newest first, for admins.
+// sessions, people, queue memberships and roles, and hosted MCP gateways — newest first, for admins.
 
 /** Event type prefixes that are changes of who may do what. */
 export const TRUST_EVENT_PREFIXES = [
@@ -17,6 +17,7 @@ export const TRUST_EVENT_PREFIXES = [
   "person.",
   "member.",
   "sso.",
+  "mcp_gateway.",
 ];
 
 export const AuditQuery = z.object({

@@ -1,6 +1,6 @@
 import { inArray } from "drizzle-orm";
 import { getDb } from "@/db/client";
-import { agentKeys, appSettings } from "@/db/schema";
+import { agentKeys, appSettings, mcpGateways } from "@/db/schema";
 import { updateRow, writeBatch, type Statement } from "@/db/write-batch";
 import { readStoredSsoSettings, SSO_SECRET_PLACE, SSO_SETTING } from "@/lib/sso/sso-settings";
 import {
@@ -30,12 +30,13 @@ const SEALED_SETTINGS: Record<string, string> = {
 export async function sealStoredSecrets(): Promise<number> {
   const keys = configuredSecretKeys();
   const db = getDb();
-  const [webhookSecrets, authSecrets] = await Promise.all([
+  const [webhookSecrets, authSecrets, gatewayHeaders] = await Promise.all([
     db.select({ id: agentKeys.id, stored: agentKeys.webhookSecret }).from(agentKeys),
     db
       .select({ key: appSettings.key, stored: appSettings.value })
       .from(appSettings)
       .where(inArray(appSettings.key, Object.keys(SEALED_SETTINGS))),
+    db.select({ id: mcpGateways.id, stored: mcpGateways.headers }).from(mcpGateways),
   ]);
   const rewrites: Statement[] = [];
   const reseal = (stored: string, place: string, write: (sealed: string) => Statement) => {
@@ -46,6 +47,11 @@ export async function sealStoredSecrets(): Promise<number> {
   for (const { id, stored } of webhookSecrets) {
     reseal(stored, SECRET_PLACES.webhookSecret(id), (sealed) =>
       updateRow(agentKeys, { webhookSecret: sealed }, "id = ? and webhook_secret = ?", id, stored),
+    );
+  }
+  for (const { id, stored } of gatewayHeaders) {
+    reseal(stored, SECRET_PLACES.mcpGatewayHeaders(id), (sealed) =>
+      updateRow(mcpGateways, { headers: sealed }, "id = ? and headers = ?", id, stored),
     );
   }
   for (const { key, stored } of authSecrets) {

@@ -103,4 +103,6 @@ export const SECRET_PLACES = {
   webhookSecret: (agentKeyId: string) => `agent_keys.webhook_secret:${agentKeyId}`,
   authSecret: "app_settings.auth_secret",
   auditSigningKey: "app_settings.audit_signing_key",
+  /** a hosted MCP gateway's upstream headers, as one JSON value */
+  mcpGatewayHeaders: (gatewayId: string) => `mcp_gateways.headers:${gatewayId}`,
 } as const;

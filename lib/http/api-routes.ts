@@ -1,4 +1,5 @@
 import * as health from "@/app/api/health/route";
+import * as hostedMcpGateway from "@/app/api/mcp/gateways/[name]/route";
 import * as notAnEndpoint from "@/app/api/v1/[...path]/route";
 import * as agentRevoke from "@/app/api/v1/agents/[agentId]/revoke/route";
 import * as agentRotate from "@/app/api/v1/agents/[agentId]/rotate/route";
@@ -17,6 +18,9 @@ import * as history from "@/app/api/v1/history/route";
 import * as insights from "@/app/api/v1/insights/route";
 import * as myNotificationPreference from "@/app/api/v1/me/notification-preferences/[queueId]/route";
 import * as myNotificationPreferences from "@/app/api/v1/me/notification-preferences/route";
+import * as mcpGatewayDisable from "@/app/api/v1/mcp-gateways/[gatewayId]/disable/route";
+import * as mcpGateway from "@/app/api/v1/mcp-gateways/[gatewayId]/route";
+import * as mcpGateways from "@/app/api/v1/mcp-gateways/route";
 import * as me from "@/app/api/v1/me/route";
 import * as openApi from "@/app/api/v1/openapi.json/route";
 import * as personPasswordReset from "@/app/api/v1/people/[userId]/password-reset/route";
@@ -60,7 +64,8 @@ import * as views from "@/app/api/v1/views/route";
 // missing here, so a new endpoint cannot silently go without it.
 //
 // Left to Next.js: app/api/auth (better-auth's handler, which expects Next's request) and
-// app/api/mcp (the MCP transport); neither is on an agent's hot path.
+// app/api/mcp (the MCP transport); neither is on an agent's hot path. The hosted MCP gateways
+// (app/api/mcp/gateways) are here: every tools/call of an agent behind one goes through it.
 
 export type HttpMethod = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 
@@ -85,6 +90,8 @@ export interface RouteModule {
 /** Pattern (the route file's folder under app/, as Next.js spells it) → the route file. */
 export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/health": health,
+  // hosted MCP gateways: MCP sessions, their streams written back as any API answer's body
+  "/api/mcp/gateways/[name]": hostedMcpGateway,
   "/api/v1/[...path]": notAnEndpoint,
   "/api/v1/agents": agents,
   "/api/v1/agents/[agentId]": agent,
@@ -101,6 +108,9 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/history": history,
   "/api/v1/history/export": historyExport,
   "/api/v1/insights": insights,
+  "/api/v1/mcp-gateways": mcpGateways,
+  "/api/v1/mcp-gateways/[gatewayId]": mcpGateway,
+  "/api/v1/mcp-gateways/[gatewayId]/disable": mcpGatewayDisable,
   "/api/v1/me": me,
   "/api/v1/me/notification-preferences": myNotificationPreferences,
   "/api/v1/me/notification-preferences/[queueId]": myNotificationPreference,

@@ -4,6 +4,7 @@ import {
   CountersignError,
   type Batch,
   type BatchInput,
+  type FetchLike,
   type RunSession,
 } from "@countersign/sdk";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -79,7 +80,8 @@ export class CountersignGate {
   private readonly workerId = `mcp-gateway-${randomUUID().slice(0, 8)}`;
 
   constructor(
-    options: { baseUrl: string; apiKey: string },
+    /** `fetch`: how the SDK reaches Countersign (a hosted gateway calls its own API in-process) */
+    options: { baseUrl: string; apiKey: string; fetch?: FetchLike },
     private readonly facts: () => SessionFacts,
     private readonly settings: GateSettings,
   ) {

@@ -21,6 +21,7 @@ import { addMember } from "@/lib/queues/add-member";
 import { OPERATOR } from "@/lib/queues/queue-access";
 import { createPolicyRule } from "@/lib/policies/create-policy-rule";
 import { createRule } from "@/lib/routing/create-rule";
+import { createMcpGateway } from "@/lib/mcp-gateways/create-mcp-gateway";
 import {
   makeReviewers,
   pausedRun,
@@ -183,6 +184,7 @@ const LINKS = "app/(auth)/invite/actions.ts";
 const NOTIFICATIONS = "app/(reviewer)/notifications/actions.ts";
 const SSO = "app/(reviewer)/settings/sso/actions.ts";
 const SETTINGS = "app/(reviewer)/settings/actions.ts";
+const GATEWAYS = "app/(reviewer)/mcp-gateways/actions.ts";
 /** inviting into a queue, resetting its members' passwords: its leads and installation admins */
 const PEOPLE_MANAGERS: Record<Caller, Answer> = { ...MANAGERS, outsider: "forbidden" };
 /** renaming, deactivating: installation admins (a lead elsewhere is refused, not misled) */
@@ -196,6 +198,14 @@ const SIGNED_IN: Record<Caller, Answer> = {
 
 /** "Try a call" reads: any member, and installation admins (who may see every queue). */
 const READERS: Record<Caller, Answer> = { ...MEMBERS, "admin elsewhere": "ok" };
+
+const newGateway = async () => ({
+  // a public address: this process has no CALLBACK_ALLOWED_HOSTS (the server's loopback allowance)
+  gateway: await createMcpGateway(OPERATOR, {
+    name: `g-${unique()}`,
+    url: "http://93.184.215.14/mcp",
+  }),
+});
 
 const queueRule = (s: Scene) =>
   createPolicyRule(OPERATOR, {
@@ -587,6 +597,39 @@ const cases: ActionCase[] = [
         },
       ],
     }),
+  },
+  // hosted MCP gateways (issue 25): installation-wide, admins only, nothing to hide
+  {
+    file: GATEWAYS,
+    name: "createMcpGatewayAction",
+    answers: INSTALLATION_ADMINS,
+    event: "mcp_gateway.created",
+    prepare: async () => ({
+      args: [
+        { name: `g-${unique()}`, url: "http://127.0.0.1:9/mcp", headers: { "X-Key": "k-123456" } },
+      ],
+    }),
+  },
+  {
+    file: GATEWAYS,
+    name: "editMcpGatewayAction",
+    answers: INSTALLATION_ADMINS,
+    event: "mcp_gateway.updated",
+    async prepare() {
+      const { gateway } = await newGateway();
+      const edit = { expectedRevision: gateway.revision, url: "http://93.184.215.14/v2/mcp" };
+      return { args: [gateway.id, edit], missing: [MISSING, edit] };
+    },
+  },
+  {
+    file: GATEWAYS,
+    name: "disableMcpGatewayAction",
+    answers: INSTALLATION_ADMINS,
+    event: "mcp_gateway.disabled",
+    async prepare() {
+      const { gateway } = await newGateway();
+      return { args: [gateway.id], missing: [MISSING] };
+    },
   },
   {
     file: SETTINGS,

@@ -121,6 +121,14 @@ async function fixture(stage: "pending" | "claimed", session = false) {
     { queueId: queue.id, name: `v-${unique()}`, filters: { status: "all" } },
     reviewerClients.reviewer,
   );
+  const gateway = (
+    await created("/mcp-gateways", {
+      name: `g-${unique()}`,
+      url: "http://127.0.0.1:9/mcp",
+      headers: { Authorization: "Bearer upstream-secret-of-the-matrix" },
+      agents: [ownerKey.id],
+    })
+  ).gateway;
   const [targetToken] = await getDb()
     .select({ id: reviewerTokens.id })
     .from(reviewerTokens)
@@ -138,6 +146,7 @@ async function fixture(stage: "pending" | "claimed", session = false) {
     routingRule,
     policyRule,
     view,
+    gateway,
     clients: {
       ...reviewerClients,
       // signed in afresh: "sign out everywhere" (below) ends the earlier sessions
@@ -303,6 +312,14 @@ const MATRIX: Row[] = [
   { operation: "PATCH /people/{userId}", request: (f) => [`/people/${f.target.id}`, { name: `Tess ${unique()}` }], expected: ADMIN_ONLY },
   { operation: "POST /people/{userId}/password-reset", request: (f) => [`/people/${f.target.id}/password-reset`],
     expected: but(ADMIN_ONLY, { lead: 201, admin: 201 }), session: true },
+
+  // hosted MCP gateways (issue 25): any reviewer lists them (the endpoint to give agents); admins change them
+  { operation: "GET /mcp-gateways", request: () => ["/mcp-gateways"], expected: REVIEWER_LIST },
+  { operation: "POST /mcp-gateways", request: () => ["/mcp-gateways", { name: `g-${unique()}`, url: "http://127.0.0.1:9/mcp" }],
+    expected: but(ADMIN_ONLY, { admin: 201 }) },
+  { operation: "PATCH /mcp-gateways/{gatewayId}",
+    request: (f) => [`/mcp-gateways/${f.gateway.id}`, { expectedRevision: f.gateway.revision, url: "http://127.0.0.1:9/v2/mcp" }], expected: ADMIN_ONLY },
+  { operation: "POST /mcp-gateways/{gatewayId}/disable", request: (f) => [`/mcp-gateways/${f.gateway.id}/disable`], expected: ADMIN_ONLY },
 
   // single sign-on (issue 16): installation-wide, admins only
   { operation: "GET /sso", request: () => ["/sso"], expected: ADMIN_ONLY },

@@ -13,6 +13,7 @@ const cookies: Record<string, string> = {};
 let ids: { batch: string; run: string; queue: string; queueName: string };
 let trust: { agentPrefix: string; reviewerTokenPrefix: string };
 const emails: Record<string, string> = {};
+let adminToken: string;
 
 beforeAll(async () => {
   server = await startApiServer("page-matrix");
@@ -24,6 +25,7 @@ beforeAll(async () => {
     outsider: await makeReviewer({ queues: [{ name: elsewhere.name, role: "lead" }] }),
     admin: await makeReviewer({ queues: [{ name: elsewhere.name, role: "admin" }] }),
   };
+  adminToken = people.admin.token;
   for (const [who, person] of Object.entries(people)) {
     cookies[who] = await sessionCookie(server.baseUrl, person.email);
     emails[who] = person.email;
@@ -116,6 +118,28 @@ describe("reviewer pages", () => {
     const policies = await page(p.policies, "outsider");
     expect(policies.html).toContain("That queue is not one of yours");
     expect(policies.html).not.toContain(ids.queueName);
+  });
+});
+
+describe("the hosted MCP gateways page (issue 25)", () => {
+  it("sends a signed-out visitor to sign in; lists gateways to reviewers, with the forms for admins only, and never a header's value", async () => {
+    const admin = apiClient(server.baseUrl, adminToken);
+    const created = await admin.post("/mcp-gateways", {
+      name: "matrix-docs",
+      url: "http://127.0.0.1:9/mcp",
+      headers: { Authorization: "Bearer page-matrix-upstream-secret" },
+    });
+    expect(created.status).toBe(201);
+    const signedOut = await page("/mcp-gateways", null);
+    expect([307, 308]).toContain(signedOut.status);
+    expect(signedOut.location).toMatch(/\/sign-in/);
+    for (const who of ["reviewer", "lead", "outsider", "admin"]) {
+      const answer = await page("/mcp-gateways", who);
+      expect(answer.status, who).toBe(200);
+      expect(answer.html, who).toContain("/api/mcp/gateways/matrix-docs");
+      expect(answer.html, who).not.toContain("page-matrix-upstream-secret");
+      expect(answer.html.includes("New MCP gateway"), who).toBe(who === "admin");
+    }
   });
 });
 

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
-import { agentKeys, appSettings } from "@/db/schema";
+import { agentKeys, appSettings, mcpGateways } from "@/db/schema";
 import { auditSigningKey } from "@/lib/audit/signing-key";
 import { sealStoredSecrets } from "@/lib/auth/seal-stored-secrets";
 import { openSecret, parseSecretKey, sealSecret, SECRET_PLACES } from "@/lib/auth/sealed-secrets";
@@ -57,6 +57,7 @@ describe("a server with COUNTERSIGN_SECRET_KEY", () => {
   let receiver: WebhookReceiver;
   let team: Awaited<ReturnType<typeof makeTeam>>;
   const plainAuthSecret = randomBytes(32).toString("base64url");
+  const plainGatewayHeaders = { Authorization: `Bearer ${randomBytes(16).toString("hex")}` };
 
   beforeAll(async () => {
     const databaseUrl = await freshDatabase("secrets-at-rest");
@@ -65,6 +66,18 @@ describe("a server with COUNTERSIGN_SECRET_KEY", () => {
     await getDb()
       .insert(appSettings)
       .values({ key: "auth_secret", value: plainAuthSecret, createdAt: Date.now() });
+    // a hosted MCP gateway's upstream headers (issue 25), saved before the key was set
+    await getDb()
+      .insert(mcpGateways)
+      .values({
+        id: "gw-plain",
+        name: "plain",
+        url: "https://mcp.example.com/mcp",
+        headers: JSON.stringify(plainGatewayHeaders),
+        headerNames: ["Authorization"],
+        createdAt: Date.now(),
+        updatedAt: Date.now(),
+      });
     receiver = await startWebhookReceiver();
     server = await startServer({
       databaseUrl,
@@ -99,6 +112,16 @@ describe("a server with COUNTERSIGN_SECRET_KEY", () => {
     expect(setting!.value).toMatch(/^enc:v1:/);
     expect(setting!.value).not.toContain(plainAuthSecret);
     expect(openSecret(setting!.value, SECRET_PLACES.authSecret, [key])).toBe(plainAuthSecret);
+
+    const [gateway] = await getDb()
+      .select()
+      .from(mcpGateways)
+      .where(eq(mcpGateways.id, "gw-plain"));
+    expect(gateway!.headers).toMatch(/^enc:v1:/);
+    expect(gateway!.headers).not.toContain(plainGatewayHeaders.Authorization.slice(7));
+    expect(
+      JSON.parse(openSecret(gateway!.headers, SECRET_PLACES.mcpGatewayHeaders("gw-plain"), [key])),
+    ).toEqual(plainGatewayHeaders);
   });
 
   it("generates the key that signs exports at the first start, sealed, and serves its public half", async () => {

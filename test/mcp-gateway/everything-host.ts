@@ -15,7 +15,10 @@ type EverythingServer = {
 
 export type EverythingHost = { url: string; close: () => Promise<void> };
 
-export async function startEverything(): Promise<EverythingHost> {
+/** `requireHeaders`: answered 401 without them (an upstream with its own API token). */
+export async function startEverything(
+  options: { requireHeaders?: Record<string, string> } = {},
+): Promise<EverythingHost> {
   const { createServer: createEverything } = (await import(
     // @ts-expect-error: the package ships JavaScript without declarations for this deep path
     "@modelcontextprotocol/server-everything/dist/server/index.js"
@@ -31,6 +34,12 @@ export async function startMcpHost(create: () => EverythingServer): Promise<Ever
       if (!request.url?.startsWith("/mcp")) {
         response.writeHead(404).end();
         return;
+      }
+      for (const [name, value] of Object.entries(options.requireHeaders ?? {})) {
+        if (request.headers[name.toLowerCase()] !== value) {
+          response.writeHead(401, { "content-type": "text/plain" }).end(`missing ${name}`);
+          return;
+        }
       }
       const sessionId = request.headers["mcp-session-id"];
       let transport = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;

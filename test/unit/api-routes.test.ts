@@ -20,7 +20,12 @@ function routeFiles(dir: string): string[] {
 /** app/api/v1/runs/[runId]/route.ts → /api/v1/runs/[runId], as the table spells it. */
 const patternOf = (file: string) => "/" + relative("app", file).split(sep).slice(0, -1).join("/");
 
-const apiRouteFiles = [...routeFiles("app/api/v1"), "app/api/health/route.ts"];
+const apiRouteFiles = [
+  ...routeFiles("app/api/v1"),
+  "app/api/health/route.ts",
+  // the hosted MCP gateways (issue 25): served here too, their sessions' streams as answer bodies
+  "app/api/mcp/gateways/[name]/route.ts",
+];
 
 const request = (method: string, url: string) => ({ method, url }) as IncomingMessage;
 

@@ -1,0 +1,283 @@
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import {
+  isInitializeRequest,
+  isJSONRPCErrorResponse,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
+import { randomUUID } from "node:crypto";
+import { and, eq } from "drizzle-orm";
+import { getDb } from "@/db/client";
+import { mcpGatewayAgents, mcpGateways, type McpGateway } from "@/db/schema";
+import { authenticate, type AgentActor } from "@/lib/auth/actor";
+import {
+  ApiError,
+  ForbiddenError,
+  InvalidRequestError,
+  NotFoundError,
+  RateLimitedError,
+  UnauthenticatedError,
+  UnavailableError,
+} from "@/lib/errors";
+import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
+import { readJsonBody } from "@/lib/http/read-body";
+import { log } from "@/lib/log/logger";
+import type * as GatewayPackage from "@/lib/mcp-gateway/index";
+import type { RelayFacts } from "@/lib/mcp-gateway/index";
+import { openHeaders } from "./gateway-record";
+import { GuardedUpstream, redact, secretsOf } from "./guarded-upstream";
+import { OWN_API_BASE, ownApiFetch } from "./own-api-fetch";
+import { pinnedFetch, resolveUpstreamTarget } from "./upstream-target";
+
+// The hosted gateways' MCP sessions (streamable HTTP at /api/mcp/gateways/{name}). An agent
+// presents its agent key as Bearer; an initialize opens a session: a relay (the
+// countersign-mcp-gateway package's Relay and CountersignGate, exactly as the bin runs them) between
+// the agent and a fresh connection to the upstream with the gateway's sealed headers, every
+// tools/call put to Countersign as that agent key's call. Later requests carry the session's
+// Mcp-Session-Id and must come from the same agent key.
+//
+// A session is connection state, like an open event stream, and lives in this process's memory:
+// nothing decided lives only here (decisions, runs and batches are in the database), so a lost
+// session costs the agent a new initialize, and the gate's pick-up of a decided call works as the
+// bin's does. Behind a load balancer, route by the Mcp-Session-Id header (a session is answered
+// 404 by another instance, and MCP clients then initialize again).
+//
+// Every request re-reads the gateway: a disabled gateway, an agent no longer allowed or an edited
+// gateway (its revision moved) ends the session at its next request (404: initialize again), so
+// an edit's new URL or headers are used from then on. Sessions end on DELETE, when the upstream
+// closes, and after IDLE_MS without a request.
+
+const IDLE_MS = 15 * 60_000;
+const SWEEP_MS = 60_000;
+/** sessions one agent key may hold open at once (each holds an upstream connection) */
+const MAX_SESSIONS_PER_AGENT = 32;
+/** how long a forwarded call may take upstream, as the bin's default --upstream-timeout */
+const UPSTREAM_TIMEOUT_MS = 600_000;
+
+type HostedSession = {
+  gatewayId: string;
+  gatewayName: string;
+  gatewayRevision: number;
+  agentId: string;
+  transport: WebStandardStreamableHTTPServerTransport;
+  lastSeen: number;
+  /** ends the session (as a DELETE would) and resolves once its run was closed */
+  end: () => Promise<void>;
+};
+
+// One table per process (lib/http/server.ts loads lib/ twice: its own copy and Next.js's).
+const registry = ((
+  globalThis as { __countersignMcpGatewaySessions?: Registry }
+).__countersignMcpGatewaySessions ??= { sessions: new Map(), sweeper: null });
+type Registry = {
+  sessions: Map<string, HostedSession>;
+  sweeper: ReturnType<typeof setInterval> | null;
+};
+
+function startSweeper() {
+  if (registry.sweeper) return;
+  registry.sweeper = setInterval(() => void endIdleSessions(), SWEEP_MS);
+  registry.sweeper.unref();
+}
+
+/** Ends the sessions without a request (or a message to their agent) for IDLE_MS by `now`. */
+export async function endIdleSessions(now = Date.now()): Promise<number> {
+  const idle = [...registry.sessions.values()].filter((s) => now - s.lastSeen > IDLE_MS);
+  await Promise.all(idle.map((session) => session.end()));
+  return idle.length;
+}
+
+// The countersign-mcp-gateway package, loaded by its name: its build (lib/mcp-gateway/dist, made by
+// `npm run build` before the app's) through its exports, as any program using it would. Not
+// imported statically: Next.js's bundler does not resolve the `.js` specifiers the package's
+// TypeScript sources use (its types are read from the sources above).
+const GATEWAY_PACKAGE = "@countersign/mcp-gateway";
+let gatewayPackage: Promise<typeof GatewayPackage> | undefined;
+const loadGatewayPackage = () =>
+  (gatewayPackage ??= (
+    import(/* webpackIgnore: true */ /* turbopackIgnore: true */ GATEWAY_PACKAGE) as Promise<
+      typeof GatewayPackage
+    >
+  ).catch((error: unknown) => {
+    gatewayPackage = undefined;
+    log().error({ err: error }, "The countersign-mcp-gateway package could not be loaded");
+    throw new UnavailableError(
+      "Hosted MCP gateways are not available on this server: its countersign-mcp-gateway package is not built (npm run build).",
+      60,
+    );
+  }));
+
+/** How many hosted sessions are open in this process (tests and /metrics-style checks). */
+export const openHostedSessions = () => registry.sessions.size;
+
+/** Serves one request to /api/mcp/gateways/{name}: 401 → 404 → 403 → the MCP transport. */
+export async function serveGatewayRequest(request: Request, name: string): Promise<Response> {
+  const body = request.method === "POST" ? await readJsonBody(request) : undefined;
+  const db = getDb();
+  const actor = await authenticate(db, request.headers);
+  if (actor.kind !== "agent")
+    throw new UnauthenticatedError(
+      "A hosted MCP gateway takes an agent key: send 'Authorization: Bearer cs_agent_…'.",
+    );
+  const sessionId = request.headers.get("mcp-session-id");
+  let gateway: McpGateway;
+  try {
+    gateway = await gatewayFor(name, actor);
+  } catch (error) {
+    // Disabled, or this key taken off it: the key's session there ends now, not when idle.
+    const open = sessionId === null ? undefined : registry.sessions.get(sessionId);
+    if (open?.agentId === actor.id && open.gatewayName === name) await open.end();
+    throw error;
+  }
+
+  if (sessionId !== null) {
+    const session = registry.sessions.get(sessionId);
+    if (!session || session.agentId !== actor.id || session.gatewayId !== gateway.id)
+      throw sessionGone("This MCP session ended (or is another key's): initialize again.");
+    if (session.gatewayRevision !== gateway.revision) {
+      await session.end();
+      throw sessionGone("The gateway was changed since this MCP session began: initialize again.");
+    }
+    session.lastSeen = Date.now();
+    return session.transport.handleRequest(request, { parsedBody: body });
+  }
+  if (request.method !== "POST" || !isInitializeRequest(body))
+    throw new InvalidRequestError(
+      "Start an MCP session first: POST an initialize request (without Mcp-Session-Id).",
+      [{ path: "(body)", message: "expected an initialize request" }],
+    );
+  const held = [...registry.sessions.values()].filter((s) => s.agentId === actor.id).length;
+  if (held >= MAX_SESSIONS_PER_AGENT)
+    throw new RateLimitedError(
+      60,
+      `This agent key holds ${held} open sessions on hosted MCP gateways; end some (DELETE) or wait for them to go idle.`,
+    );
+  const transport = await openSession(
+    gateway,
+    actor,
+    request,
+    (body as unknown as { id: RequestId }).id,
+  );
+  return transport.handleRequest(request, { parsedBody: body });
+}
+
+/** 404 is what MCP clients take as "the session is gone, initialize again". */
+const sessionGone = (message: string) => new ApiError("not_found", 404, message);
+
+async function gatewayFor(name: string, actor: AgentActor): Promise<McpGateway> {
+  const [row] = await getDb()
+    .select({ gateway: mcpGateways, allowed: mcpGatewayAgents.agentKeyId })
+    .from(mcpGateways)
+    .leftJoin(
+      mcpGatewayAgents,
+      and(
+        eq(mcpGatewayAgents.gatewayId, mcpGateways.id),
+        eq(mcpGatewayAgents.agentKeyId, actor.id),
+      ),
+    )
+    .where(eq(mcpGateways.name, name));
+  if (!row || row.gateway.status !== "enabled")
+    throw new NotFoundError(`MCP gateway '${name}' (unknown or disabled)`);
+  if (row.allowed === null)
+    throw new ForbiddenError(
+      `Agent key '${actor.name}' is not allowed on MCP gateway '${name}': an admin can allow it on the MCP gateways page.`,
+    );
+  return row.gateway;
+}
+
+/** Connects a new session: the upstream checked (SSRF) and pinned, the relay started. */
+async function openSession(
+  gateway: McpGateway,
+  actor: AgentActor,
+  request: Request,
+  initializeId: RequestId,
+): Promise<WebStandardStreamableHTTPServerTransport> {
+  // Checked again now, after resolving the name: it may point elsewhere than when it was saved.
+  const target = await resolveUpstreamTarget(gateway.url);
+  if (!target.ok)
+    throw new UnavailableError(
+      `The upstream of MCP gateway '${gateway.name}' cannot be reached: ${target.reason}`,
+      target.permanent ? 60 : 5,
+    );
+  const headers = openHeaders(gateway);
+  const secrets = secretsOf(headers);
+  const fetchUpstream = pinnedFetch(target);
+  const upstream = new GuardedUpstream(
+    new StreamableHTTPClientTransport(new URL(gateway.url), {
+      requestInit: { headers },
+      fetch: fetchUpstream,
+    }),
+    secrets,
+  );
+  const say = (line: string) =>
+    log().warn({ gateway: gateway.name, agentId: actor.id }, redact(line, secrets));
+
+  const agentKey = request.headers
+    .get("authorization")!
+    .replace(/^Bearer\s+/i, "")
+    .trim();
+  const { CountersignGate, Relay } = await loadGatewayPackage();
+  const facts: RelayFacts = { clientInfo: null, serverInfo: null };
+  const gate = new CountersignGate(
+    {
+      baseUrl: OWN_API_BASE,
+      apiKey: agentKey,
+      fetch: ownApiFetch(request.headers.get(CLIENT_ADDRESS_HEADER)),
+    },
+    () => ({
+      // the gateway's name is the server's name on cards and in policies (`name.tool`)
+      server: gateway.name,
+      serverVersion: facts.serverInfo?.version ?? null,
+      client: facts.clientInfo?.name ?? null,
+      clientVersion: facts.clientInfo?.version ?? null,
+      upstreamTransport: "http",
+    }),
+    { queue: null, timeoutSecs: null, answerWithinMs: null },
+  );
+
+  // (`session`, below, is in place before the transport handles its first request)
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    onsessioninitialized: (id) => {
+      registry.sessions.set(id, session);
+      startSweeper();
+    },
+  });
+  // What reaches the agent keeps the session alive (progress while a call waits for a person).
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    session.lastSeen = Date.now();
+    // An initialize the upstream refused leaves nothing to keep: the session ends once answered.
+    if (isJSONRPCErrorResponse(message) && message.id === initializeId)
+      setTimeout(() => void session.end(), 1_000).unref();
+    return send(message, options);
+  };
+  const relay = new Relay(transport, upstream, gate, {
+    facts,
+    upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS,
+    log: say,
+  });
+  const ended = (async () => {
+    const side = await relay.closed;
+    await relay.drain();
+    await gate.close(side === "upstream" ? { failed: "The upstream MCP server closed." } : {});
+    await upstream.close().catch(() => {});
+    await transport.close().catch(() => {});
+    fetchUpstream.close();
+    if (transport.sessionId) registry.sessions.delete(transport.sessionId);
+  })();
+  const session: HostedSession = {
+    gatewayId: gateway.id,
+    gatewayName: gateway.name,
+    gatewayRevision: gateway.revision,
+    agentId: actor.id,
+    transport,
+    lastSeen: Date.now(),
+    end: async () => {
+      await transport.close().catch(() => {});
+      await ended;
+    },
+  };
+  await relay.start();
+  return transport;
+}
