@@ -6,7 +6,7 @@ import { GENERATE_COMMAND, generateClients } from "@/lib/client-gen/generate";
 import { typescriptContract } from "@/lib/client-gen/typescript";
 import { pythonContract } from "@/lib/client-gen/python";
 import { ERROR_CODES, type ErrorCode } from "@/lib/errors";
-import type { ApiErrorCode } from "@/lib/sdk";
+import type { ApiErrorCode } from "@countersign/sdk";
 
 // Issue 27: the SDK's and the Python package's copies of the contract (error codes, resource
 // types, request bodies) are generated from the server's definitions and checked in. This test

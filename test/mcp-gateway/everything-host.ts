@@ -23,11 +23,14 @@ export async function startEverything(
     // @ts-expect-error: the package ships JavaScript without declarations for this deep path
     "@modelcontextprotocol/server-everything/dist/server/index.js"
   )) as { createServer: () => EverythingServer };
-  return startMcpHost(createEverything);
+  return startMcpHost(createEverything, options);
 }
 
 /** Any MCP server (a new one per session, from `create`) hosted the same way. */
-export async function startMcpHost(create: () => EverythingServer): Promise<EverythingHost> {
+export async function startMcpHost(
+  create: () => EverythingServer,
+  options: { requireHeaders?: Record<string, string> } = {},
+): Promise<EverythingHost> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const http: Server = createServer(async (request, response) => {
     try {
