@@ -301,6 +301,8 @@ export function planOpenBatch(
   context: PauseContext,
   input: CreateBatchInput,
   now: number,
+  /** a call of an MCP gateway (lib/gated-calls): its decision is used once, at creation when settled */
+  gateway: string | null = null,
 ): { writes: Statement[]; view: BatchView } {
   checkTimeoutApproval(queue, input);
   const batchId = newId();
@@ -386,6 +388,9 @@ export function planOpenBatch(
     decisionReason: null,
     decisionScope: null,
     decisionPolicy: null,
+    gateway,
+    usedAt: gateway !== null && settlements[position]!.kind !== "review" ? now : null,
+    reportedAt: null,
     ...settledFields(settlements[position]!, now),
   }));
   const viewRows: BatchViewRows = {
