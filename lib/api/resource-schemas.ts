@@ -412,6 +412,12 @@ export const GatedCallResource = z
         "answered from the card of an earlier identical call of this gateway whose decision nobody used (its client gave up waiting, or the gateway restarted)",
       ),
     batch: BatchResource,
+    reported: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "POST /runs/{runId}/gated-calls only: the outcomes sent along that this request took (recorded now, recorded before, or refused for good); the others are to be sent again",
+      ),
   })
   .meta({ id: "GatedCall" });
 

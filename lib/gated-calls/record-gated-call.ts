@@ -7,10 +7,16 @@ import { parseInput } from "@/lib/api/parse";
 import { loadBatchView } from "@/lib/api/views";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { CallInput, type CreateBatchInput } from "@/lib/batches/batch-input";
-import { chooseQueue, planOpenBatch, readPauseContext } from "@/lib/batches/open-batch";
+import { chooseQueue, planOpenBatch, readPauseContextWith } from "@/lib/batches/open-batch";
 import { NotFoundError } from "@/lib/errors";
 import { commit } from "@/lib/events/transact";
 import { SingleLineText } from "@/lib/text/stored-text";
+import {
+  GatedOutcome,
+  outcomeCallsRead,
+  outcomeCallsValues,
+  planOutcomes,
+} from "./report-gated-outcomes";
 import {
   assertGatewayRun,
   gatedAnswer,
@@ -30,6 +36,11 @@ export const RecordGatedCallInput = CallInput.extend({
     .min(1)
     .max(30 * 24 * 3600)
     .optional(),
+  /**
+   * outcomes of this run's earlier calls that were waiting to be reported: recorded in this
+   * call's write (one commit rather than two); the answer's `reported` lists the ones taken
+   */
+  outcomes: z.array(GatedOutcome).max(100).optional(),
 });
 export type RecordGatedCallInput = z.infer<typeof RecordGatedCallInput>;
 
@@ -46,10 +57,10 @@ export async function recordGatedCall(
   actor: Actor,
   runId: string,
   body: unknown,
-): Promise<{ answer: GatedCallAnswer; created: boolean }> {
+): Promise<{ answer: GatedCallAnswer & { reported: string[] }; created: boolean }> {
   const agent = requireAgent(actor);
   const input = parseInput(RecordGatedCallInput, body);
-  const { gateway, queue, timeoutSecs, ...asked } = input;
+  const { gateway, queue, timeoutSecs, outcomes = [], ...asked } = input;
   // Policies match `server.tool` (metadata.mcp.tool): the gateway's name is the server's.
   const mcp = isObject(asked.metadata?.mcp) ? asked.metadata.mcp : {};
   const call = {
@@ -67,11 +78,25 @@ export async function recordGatedCall(
     ...(timeoutSecs !== undefined && { timeoutSecs }),
   };
   return untilWritten(async () => {
-    const context = await readPauseContext(agent, { runId, idempotency: null, batch: batchInput });
+    // One read batch (one round trip over a libSQL server): the pause's reads, and the calls
+    // whose outcomes came along.
+    const [context, [reportedCalls]] = await readPauseContextWith(
+      agent,
+      { runId, idempotency: null, batch: batchInput },
+      [outcomeCallsRead()],
+      outcomeCallsValues(agent, outcomes),
+    );
     const run = context.run;
     if (!run || run.agentKeyId !== agent.id) throw new NotFoundError("Run");
     await assertGatewayRun(run);
     const now = Date.now();
+    // Refused outcomes can never be recorded: they are listed as taken, so the gateway drops them.
+    const reports = planOutcomes(agent, run, outcomes, reportedCalls, now);
+    const reported = [
+      ...reports.recorded,
+      ...reports.alreadyReported,
+      ...reports.refused.map((r) => r.callId),
+    ];
     const opened = planOpenBatch(
       agent,
       run,
@@ -91,13 +116,16 @@ export async function recordGatedCall(
       if (unused) {
         const earlier = (await loadBatchView(getDb(), unused.batchId, "agent"))!;
         if (unused.status === "pending")
-          return { answer: gatedAnswer(earlier, unused.id, true), created: false };
-        await commit(planUse(agent, run.id, earlier, unused.id, now));
-        return { answer: gatedAnswer(earlier, unused.id, true), created: false };
+          return {
+            answer: { ...gatedAnswer(earlier, unused.id, true), reported: [] },
+            created: false,
+          };
+        await commit([...planUse(agent, run.id, earlier, unused.id, now), ...reports.writes]);
+        return { answer: { ...gatedAnswer(earlier, unused.id, true), reported }, created: false };
       }
     }
-    await commit([runStillRunning(run.id), ...opened.writes]);
-    return { answer: gatedAnswer(opened.view, mine!.id, false), created: true };
+    await commit([runStillRunning(run.id), ...opened.writes, ...reports.writes]);
+    return { answer: { ...gatedAnswer(opened.view, mine!.id, false), reported }, created: true };
   });
 }
 

@@ -213,13 +213,24 @@ export class CountersignGate implements ToolGate {
   /** One request: the call recorded and answered allow / deny / ask (see the file's comment). */
   private async record(runId: string, call: GatedCall): Promise<GatedAnswer> {
     const body = gatedCallBody(call, this.facts(), this.settings);
-    const post = (input: Record<string, unknown>) =>
-      this.client.transport.request<GatedAnswer>({
-        method: "POST",
-        path: `/runs/${encodeURIComponent(runId)}/gated-calls`,
-        body: input,
-        signal: call.signal,
-      });
+    // Outcomes of earlier calls waiting to be reported ride along (one commit, not two); those
+    // the server did not take go back in the queue.
+    const post = async (input: Record<string, unknown>) => {
+      const outcomes = this.reports.take();
+      let reported: string[] | null = null;
+      try {
+        const answer = await this.client.transport.request<GatedAnswer & { reported?: string[] }>({
+          method: "POST",
+          path: `/runs/${encodeURIComponent(runId)}/gated-calls`,
+          body: outcomes.length > 0 ? { ...input, outcomes } : input,
+          signal: call.signal,
+        });
+        reported = answer.reported ?? [];
+        return answer;
+      } finally {
+        this.reports.settle(outcomes, reported);
+      }
+    };
     try {
       return await post(body);
     } catch (error) {

@@ -166,6 +166,32 @@ describe("POST /runs/{runId}/gated-calls", () => {
     expect(completed).toHaveLength(1);
   });
 
+  it("takes the outcomes of earlier calls along with a call: one write, recorded once", async () => {
+    const { agentApi, leadApi, queue, session } = await setup();
+    await leadApi.post("/policy-rules", {
+      queue: queue.name,
+      name: "reads",
+      effect: "allow",
+      toolPattern: "read_*",
+    });
+    const runId = await session();
+    const read = (n: number, outcomes?: unknown[]) =>
+      agentApi.post(`/runs/${runId}/gated-calls`, {
+        ...writeCall({ path: `r${n}` }),
+        toolName: "read_file",
+        ...(outcomes && { outcomes }),
+      });
+    const first = await read(1);
+    const outcome = { callId: first.body.callId, type: "tool.completed", result: { text: "1" } };
+    const second = await read(2, [outcome, { callId: "nobodys", type: "tool.completed" }]);
+    expect(second.body.decision).toBe("allow");
+    // taken: recorded now, and the unknown call refused for good (the gateway drops both)
+    expect(second.body.reported).toEqual([first.body.callId, "nobodys"]);
+    const third = await read(3, [outcome]);
+    expect(third.body.reported).toEqual([first.body.callId]);
+    expect(await eventsOf(runId, "tool.completed")).toHaveLength(1);
+  });
+
   it("a deny rule in force wins over an earlier approval nobody used", async () => {
     const { agentApi, reviewerApi, leadApi, queue, session } = await setup();
     const first = await session();
