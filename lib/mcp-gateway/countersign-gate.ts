@@ -7,6 +7,7 @@ import {
 } from "@countersign/sdk";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
+import { keepAliveFetch } from "./http-fetch.js";
 import { OutcomeReports } from "./outcome-reports.js";
 
 // The Countersign side of the gateway. The session is one run (created once, and left
@@ -91,6 +92,7 @@ const CLOSE_FLUSH_MS = 5_000;
 
 export class CountersignGate implements ToolGate {
   readonly client: Countersign;
+  private readonly perCall: Countersign;
   private run: Promise<string> | null = null;
   private readonly reports: OutcomeReports;
 
@@ -101,12 +103,15 @@ export class CountersignGate implements ToolGate {
   ) {
     // A few quick retries: when Countersign is down, the model hears so within seconds (fail
     // closed) rather than after the SDK's default backoff.
-    this.client = new Countersign({
+    const clientOptions = {
       ...options,
       retry: { retries: 2, minDelayMs: 200, maxDelayMs: 1000 },
       requestTimeoutMs: 15_000,
-    });
-    this.reports = new OutcomeReports(this.client, () => this.runId(), say);
+    };
+    this.client = new Countersign(clientOptions);
+    // The requests every call makes go over kept-alive node:http connections (http-fetch.ts).
+    this.perCall = new Countersign({ ...clientOptions, fetch: keepAliveFetch });
+    this.reports = new OutcomeReports(this.perCall, () => this.runId(), say);
   }
 
   /** The session's run id, created on first use; a failed creation is tried again next call. */
@@ -219,7 +224,7 @@ export class CountersignGate implements ToolGate {
       const outcomes = this.reports.take();
       let reported: string[] | null = null;
       try {
-        const answer = await this.client.transport.request<GatedAnswer & { reported?: string[] }>({
+        const answer = await this.perCall.transport.request<GatedAnswer & { reported?: string[] }>({
           method: "POST",
           path: `/runs/${encodeURIComponent(runId)}/gated-calls`,
           body: outcomes.length > 0 ? { ...input, outcomes } : input,
@@ -260,7 +265,7 @@ export class CountersignGate implements ToolGate {
     const waited = await this.wait(asked.batch, call);
     if (waited === "deadline") return "deadline";
     try {
-      return await this.client.transport.request<GatedAnswer>({
+      return await this.perCall.transport.request<GatedAnswer>({
         method: "POST",
         path: `/runs/${encodeURIComponent(runId)}/gated-calls/${encodeURIComponent(asked.callId)}/use`,
       });

@@ -1,6 +1,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { createClient } from "@libsql/client";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { closeDb, getDb } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
@@ -70,7 +73,59 @@ export type GatewayDatabaseResult = {
   throughput: GatewayThroughput[];
 };
 
-export type GatewayResult = { options: GatewayBenchOptions; results: GatewayDatabaseResult[] };
+/** What the disk allows: bare one-INSERT write batches on a WAL file like the app's. */
+export type CommitFloor = { latency: Summary; perSecond: number };
+
+export type GatewayResult = {
+  options: GatewayBenchOptions;
+  results: GatewayDatabaseResult[];
+  commitFloor?: CommitFloor;
+};
+
+/**
+ * Every governed call is one commit of the embedded database (fsync'd: SQLite's default
+ * synchronous=FULL, as the app runs it), and commits go one at a time: this measures that floor on
+ * the same disk, in the same temp directory as the app's database, one commit at a time and from
+ * 16 writers sharing one connection (as the app's writes do).
+ */
+async function commitFloor(options: GatewayBenchOptions): Promise<CommitFloor> {
+  const dir = mkdtempSync(join(tmpdir(), "countersign-bench-commit-"));
+  const client = createClient({ url: `file:${join(dir, "floor.db")}` });
+  try {
+    await client.execute("PRAGMA journal_mode = WAL");
+    await client.execute("create table t (id integer primary key, v text)");
+    const insert = () =>
+      client.batch([{ sql: "insert into t (v) values (?)", args: ["x".repeat(1000)] }], "write");
+    for (let i = 0; i < 20; i++) await insert();
+    const samples: number[] = [];
+    for (let i = 0; i < options.sequential; i++) {
+      const start = now();
+      await insert();
+      samples.push(now() - start);
+    }
+    let done = 0;
+    const end = now() + Math.min(options.durationMs, 5000);
+    await Promise.all(
+      Array.from({ length: options.sessions }, async () => {
+        while (now() < end) {
+          await insert();
+          done++;
+        }
+      }),
+    );
+    const row = {
+      latency: summarize(samples),
+      perSecond: done / (Math.min(options.durationMs, 5000) / 1000),
+    };
+    log(
+      `  commit floor: p50 ${row.latency.p50.toFixed(2)} ms, p99 ${row.latency.p99.toFixed(2)} ms; ${row.perSecond.toFixed(0)} commits/s`,
+    );
+    return row;
+  } finally {
+    client.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 const log = (message: string) => console.error(message);
 const UPSTREAM = join(process.cwd(), "test/mcp-gateway/faulty-server.mjs");
@@ -266,8 +321,10 @@ export async function gatewayScenario(
   databases: ("embedded" | "sqld")[] = ["embedded", "sqld"],
 ): Promise<GatewayResult> {
   const results: GatewayDatabaseResult[] = [];
+  let floorOfCommits: CommitFloor | undefined;
   if (databases.includes("embedded")) {
     log("bench: MCP gateway, embedded database");
+    floorOfCommits = await commitFloor(options);
     const target = await startCountersign();
     try {
       results.push(await measure("embedded", target, options, undefined));
@@ -295,7 +352,7 @@ export async function gatewayScenario(
       else process.env.DATABASE_URL = previousUrl;
     }
   }
-  return { options, results };
+  return { options, results, commitFloor: floorOfCommits };
 }
 
 /* ------------------------------------------------------------------ the report */
@@ -336,6 +393,10 @@ export function gatewayReport(result: GatewayResult): string[] {
     "| database | path | calls/s | p50 / p99 ms | server CPU / call | sqld CPU / call |",
     "| --- | --- | ---: | ---: | ---: | ---: |",
   );
+  if (result.commitFloor)
+    lines.push(
+      `| embedded | commit floor: a bare one-INSERT write batch, fsync'd (the disk, no app) | ${f(result.commitFloor.perSecond, 0)} from ${options.sessions} writers | ${f(result.commitFloor.latency.p50, 2)} / ${f(result.commitFloor.latency.p99, 2)} one at a time | – | – |`,
+    );
   for (const r of result.results)
     for (const t of r.throughput)
       lines.push(
