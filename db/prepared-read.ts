@@ -7,7 +7,7 @@ import { getClient, getDb, type Database } from "./client";
 // and result mapping are kept, so a request pays for no query building (which was a fifth of
 // its CPU). `readTogether` sends several as one read batch: one round trip, one snapshot.
 
-type Prepared = {
+export type PreparedRead = {
   getQuery(): { sql: string; params: unknown[] };
   mapResult(response: unknown, isFromBatch?: boolean): unknown;
   all(placeholderValues?: Record<string, unknown>): Promise<unknown>;
@@ -24,10 +24,10 @@ export function preparedRead<P>(build: (db: Database) => P): () => P {
   };
 }
 
-type RowsOf<P> = P extends { all(...args: never[]): Promise<infer Rows> } ? Rows : never;
+export type RowsOf<P> = P extends { all(...args: never[]): Promise<infer Rows> } ? Rows : never;
 
 /** Runs prepared reads as one read batch, their placeholders filled from `values`. */
-export async function readTogether<const Reads extends readonly Prepared[]>(
+export async function readTogether<const Reads extends readonly PreparedRead[]>(
   reads: Reads,
   values: Record<string, unknown>,
 ): Promise<{ -readonly [K in keyof Reads]: RowsOf<Reads[K]> }> {

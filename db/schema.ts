@@ -421,9 +421,21 @@ export const calls = sqliteTable(
     // What settled the call at creation when the source is `policy`: the rule (as it was then) or
     // the agent's mode.
     decisionPolicy: text("decision_policy", { mode: "json" }).$type<PolicyDecision>(),
+    // A call put through an MCP gateway (lib/gated-calls): the gateway's name (its upstream server),
+    // null for any other call. Its decision is used once: `usedAt` is when a gateway took it (set
+    // at creation when policy or memory answered at once), `reportedAt` when the tool's outcome
+    // was reported, so a retried report is not a second one.
+    gateway: text("gateway"),
+    usedAt: integer("used_at"),
+    reportedAt: integer("reported_at"),
   },
   (t) => [
     uniqueIndex("calls_batch_position_idx").on(t.batchId, t.position),
+    // a restarted gateway picks up a decision nobody used yet by its call's hash; calls answered
+    // at once are used at creation and never enter this index
+    index("calls_gateway_unused_idx")
+      .on(t.gateway, t.actionHash)
+      .where(sql`${t.gateway} is not null and ${t.usedAt} is null`),
     // insights group a period's decisions by source, outcome, tool and decider without reading
     // the calls' rows (their args and schemas make them large); `id` joins their votes
     index("calls_insights_idx").on(

@@ -270,6 +270,21 @@ export function describeEvent(event: WireEvent, context: TimelineContext): Event
         note: "The worker stopped renewing its lease; another may claim the run.",
       };
 
+    case "call.used": {
+      const earlier = text(data.fromRunId) !== event.runId;
+      return {
+        icon: "claim",
+        tone: data.outcome === "approved" ? "ok" : "danger",
+        title: earlier
+          ? `Used the ${data.outcome === "approved" ? "approval" : "refusal"} of an earlier {code} call`
+          : `The MCP gateway took the decision on {code}`,
+        code: text(data.toolName) ?? "(tool)",
+        note: earlier
+          ? "The MCP gateway's identical call (same tool and arguments) picked up a decision nobody had used, from an earlier session; a decision is used once."
+          : null,
+      };
+    }
+
     case "tool.completed":
       return {
         icon: "tool",

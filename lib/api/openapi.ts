@@ -15,6 +15,8 @@ import { CompleteRunInput } from "@/lib/runs/complete-run";
 import { CreateRunInput } from "@/lib/runs/create-run";
 import { HeartbeatInput } from "@/lib/runs/heartbeat";
 import { RecordToolEventInput } from "@/lib/runs/record-tool-event";
+import { RecordGatedCallInput } from "@/lib/gated-calls/record-gated-call";
+import { ReportGatedOutcomesInput } from "@/lib/gated-calls/report-gated-outcomes";
 import { RequestRollbackInput } from "@/lib/runs/request-rollback";
 import { AddMemberInput } from "@/lib/queues/add-member";
 import { ChangeRoleInput } from "@/lib/queues/change-role";
@@ -218,6 +220,47 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       params: ["runId"],
       body: RecordToolEventInput,
       ok: { status: 201, schema: "Event" },
+      errors: [400, 401, 403, 404, 409],
+    },
+  },
+  "/runs/{runId}/gated-calls": {
+    post: {
+      operationId: "recordGatedCall",
+      tag: "Runs",
+      summary: "Record an MCP gateway's tool call and answer allow, deny or ask at once",
+      description:
+        "One request per governed call, for gateways (countersign-mcp-gateway): a batch of one call on the session's run, which must be running and stays so (calls never make it wait, so one waiting for a person holds up none of the others). Settled at once by policy, remembered approval or the agent's mode (allow / deny: 201, the decision used), or left for a person (ask: 201, wait on the batch). A call no rule settles first picks up the card of an earlier identical call (same tool and canonical arguments) of the same agent key and gateway whose decision nobody used: 200 with pickedUp, answered from that decision (used now, once) or, still waiting, ask on that card. A deny rule in force wins over an earlier approval.",
+      auth: "agent",
+      params: ["runId"],
+      body: RecordGatedCallInput,
+      ok: { status: 201, schema: "GatedCall" },
+      errors: [400, 401, 403, 404, 409],
+    },
+  },
+  "/runs/{runId}/gated-calls/{callId}/use": {
+    post: {
+      operationId: "useGatedDecision",
+      tag: "Runs",
+      summary: "Use the decision a gateway waited for (once)",
+      description:
+        "409 not_ready while the call waits, already_claimed when its decision was used already (a replay, or another gateway picked it up), not_pending when it was withdrawn.",
+      auth: "agent",
+      params: ["runId", "callId"],
+      ok: { status: 200, schema: "GatedCall" },
+      errors: [401, 403, 404, 409],
+    },
+  },
+  "/runs/{runId}/gated-calls/outcomes": {
+    post: {
+      operationId: "reportGatedOutcomes",
+      tag: "Runs",
+      summary: "Report what the tools of a gateway's approved calls answered",
+      description:
+        "tool.completed / tool.failed events on the run, once per call: a retried report of a call already reported changes nothing and is listed in alreadyReported.",
+      auth: "agent",
+      params: ["runId"],
+      body: ReportGatedOutcomesInput,
+      ok: { status: 201, schema: "GatedOutcomes" },
       errors: [400, 401, 403, 404, 409],
     },
   },

@@ -413,8 +413,40 @@ const McpGatewayResource = z.object({
   updatedAt: z.string(),
 });
 
+export const GatedCallResource = z
+  .object({
+    decision: z
+      .enum(["allow", "deny", "ask"])
+      .describe(
+        "allow: forward the call (with the call's decision.editedArgs when a reviewer edited it); deny: never forward it (the call's decision.reason says why); ask: a person decides, wait on `batch` and use its decision with POST /runs/{runId}/gated-calls/{callId}/use",
+      ),
+    callId: z
+      .string()
+      .describe("the call this answer is about: an earlier identical call's when pickedUp"),
+    pickedUp: z
+      .boolean()
+      .describe(
+        "answered from the card of an earlier identical call of this gateway whose decision nobody used (its client gave up waiting, or the gateway restarted)",
+      ),
+    batch: BatchResource,
+    reported: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "POST /runs/{runId}/gated-calls only: the outcomes sent along that this request took (recorded now, recorded before, or refused for good); the others are to be sent again",
+      ),
+  })
+  .meta({ id: "GatedCall" });
+
 export const resourceSchemas = {
   Run: RunResource,
+  GatedCall: GatedCallResource,
+  GatedOutcomes: z.object({
+    recorded: z.array(z.string()).describe("the calls whose outcome this request recorded"),
+    alreadyReported: z
+      .array(z.string())
+      .describe("the calls whose outcome was recorded before (a retried report): nothing changed"),
+  }),
   Batch: BatchResource,
   Call: CallResource,
   Event: EventResource,

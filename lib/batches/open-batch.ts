@@ -1,5 +1,5 @@
 import { and, eq, isNull, or, sql } from "drizzle-orm";
-import { preparedRead, readTogether } from "@/db/prepared-read";
+import { preparedRead, readTogether, type PreparedRead, type RowsOf } from "@/db/prepared-read";
 import {
   batches,
   calls,
@@ -63,30 +63,68 @@ type Memory = {
   queueId: string;
 };
 
+type PauseRequest = {
+  runId?: string;
+  conversationId?: string | null;
+  idempotency: Idempotency | null;
+  batch?: CreateBatchInput;
+};
+
 export async function readPauseContext(
   agent: AgentActor,
-  request: {
-    runId?: string;
-    conversationId?: string | null;
-    idempotency: Idempotency | null;
-    batch?: CreateBatchInput;
-  },
+  request: PauseRequest,
 ): Promise<PauseContext> {
+  const rows = await readTogether(pauseReads(), pauseValues(agent, request));
+  return pauseContextOf(rows, request);
+}
+
+/**
+ * The pause's reads, and more of the caller's in the same read batch (one round trip): `more`
+ * are prepared reads whose placeholders are filled from the pause's values and `values`.
+ */
+export async function readPauseContextWith<const More extends readonly PreparedRead[]>(
+  agent: AgentActor,
+  request: PauseRequest,
+  more: More,
+  values: Record<string, unknown>,
+): Promise<[PauseContext, { -readonly [K in keyof More]: RowsOf<More[K]> }]> {
+  const reads = pauseReads();
+  const rows = await readTogether([...reads, ...more] as const, {
+    ...pauseValues(agent, request),
+    ...values,
+  });
+  const pause = rows.slice(0, reads.length) as unknown as Awaited<
+    ReturnType<typeof readTogether<ReturnType<typeof pauseReads>>>
+  >;
+  return [
+    pauseContextOf(pause, request),
+    rows.slice(reads.length) as unknown as { -readonly [K in keyof More]: RowsOf<More[K]> },
+  ];
+}
+
+function pauseValues(agent: AgentActor, request: PauseRequest): Record<string, unknown> {
   const { runId, idempotency, batch } = request;
   const hashes = batch
     ? batchCallsOf(batch).map((call) => actionHash(call.toolName, call.args))
     : [];
-  const [runRows, planRows, earlierRows, ruleRows, queueRows, policyRows, memoryRows] =
-    await readTogether(pauseReads(), {
-      agentId: agent.id,
-      runId: runId ?? null,
-      conversationId: request.conversationId ?? null,
-      scope: idempotency?.scope ?? null,
-      key: idempotency?.key ?? null,
-      queueIds: JSON.stringify(agent.queueIds),
-      requested: batch?.queue ?? null,
-      hashes: JSON.stringify(hashes),
-    });
+  return {
+    agentId: agent.id,
+    runId: runId ?? null,
+    conversationId: request.conversationId ?? null,
+    scope: idempotency?.scope ?? null,
+    key: idempotency?.key ?? null,
+    queueIds: JSON.stringify(agent.queueIds),
+    requested: batch?.queue ?? null,
+    hashes: JSON.stringify(hashes),
+  };
+}
+
+function pauseContextOf(
+  [runRows, planRows, earlierRows, ruleRows, queueRows, policyRows, memoryRows]: Awaited<
+    ReturnType<typeof readTogether<ReturnType<typeof pauseReads>>>
+  >,
+  { idempotency }: PauseRequest,
+): PauseContext {
   return {
     run: runRows[0] ?? null,
     planApproved: planRows.length > 0,
@@ -301,6 +339,8 @@ export function planOpenBatch(
   context: PauseContext,
   input: CreateBatchInput,
   now: number,
+  /** a call of an MCP gateway (lib/gated-calls): its decision is used once, at creation when settled */
+  gateway: string | null = null,
 ): { writes: Statement[]; view: BatchView } {
   checkTimeoutApproval(queue, input);
   const batchId = newId();
@@ -386,6 +426,9 @@ export function planOpenBatch(
     decisionReason: null,
     decisionScope: null,
     decisionPolicy: null,
+    gateway,
+    usedAt: gateway !== null && settlements[position]!.kind !== "review" ? now : null,
+    reportedAt: null,
     ...settledFields(settlements[position]!, now),
   }));
   const viewRows: BatchViewRows = {

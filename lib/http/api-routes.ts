@@ -46,6 +46,9 @@ import * as runBatches from "@/app/api/v1/runs/[runId]/batches/route";
 import * as runClaim from "@/app/api/v1/runs/[runId]/claim/route";
 import * as runComplete from "@/app/api/v1/runs/[runId]/complete/route";
 import * as runEvents from "@/app/api/v1/runs/[runId]/events/route";
+import * as runGatedCalls from "@/app/api/v1/runs/[runId]/gated-calls/route";
+import * as runGatedCallUse from "@/app/api/v1/runs/[runId]/gated-calls/[callId]/use/route";
+import * as runGatedOutcomes from "@/app/api/v1/runs/[runId]/gated-calls/outcomes/route";
 import * as runHeartbeat from "@/app/api/v1/runs/[runId]/heartbeat/route";
 import * as runRollback from "@/app/api/v1/runs/[runId]/rollback/route";
 import * as run from "@/app/api/v1/runs/[runId]/route";
@@ -140,6 +143,9 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/runs/[runId]/claim": runClaim,
   "/api/v1/runs/[runId]/complete": runComplete,
   "/api/v1/runs/[runId]/events": runEvents,
+  "/api/v1/runs/[runId]/gated-calls": runGatedCalls,
+  "/api/v1/runs/[runId]/gated-calls/[callId]/use": runGatedCallUse,
+  "/api/v1/runs/[runId]/gated-calls/outcomes": runGatedOutcomes,
   "/api/v1/runs/[runId]/heartbeat": runHeartbeat,
   "/api/v1/runs/[runId]/rollback": runRollback,
   "/api/v1/runs/[runId]/stream": runStream,

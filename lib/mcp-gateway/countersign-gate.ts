@@ -3,18 +3,23 @@ import {
   Countersign,
   CountersignError,
   type Batch,
-  type BatchInput,
   type FetchLike,
-  type RunSession,
+  type Call,
 } from "@countersign/sdk";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
+import { keepAliveFetch } from "./http-fetch.js";
+import { OutcomeReports } from "./outcome-reports.js";
 
-// The Countersign side of the gateway: one run per MCP session (created at its first tools/call),
-// one batch per call, the run taken back after each decision so the upstream's outcome is
-// reported on it as `tool.completed` / `tool.failed`, and the run completed when the session ends.
-// Calls go one at a time (RunSession.exclusive): a run holds one pause at a time, and a pause
-// ends the claim the previous call's report needs.
+// The Countersign side of the gateway. The session is one run (created once, and left
+// `running`); each tools/call is ONE request, POST /runs/{id}/gated-calls, which records the call
+// as a batch of that run and answers allow / deny / ask at once. Allowed calls are forwarded
+// straight away and their outcome is reported afterwards, off the client's critical path
+// (outcome-reports.ts). Calls do not wait for each other: a call waiting for a person holds up
+// none of the session's others. Which decision a call gets is Countersign's to say, never this
+// process's memory: an identical call (same tool, same arguments in canonical form) picks up the
+// card of an earlier one whose decision nobody used — after a client gave up waiting, or after
+// this gateway restarted — and a decision is used once.
 
 export type SessionFacts = {
   /** the upstream's name on cards and in policies (`--name`, else its serverInfo.name) */
@@ -31,12 +36,29 @@ export type GatedCall = {
   args: Record<string, unknown>;
   /** the tool as the upstream lists it (schema, description, annotations), when it does */
   tool: Tool | null;
+  /**
+   * Aborted when the call ends without an answer: with the reason `"cancelled"` when the MCP
+   * client cancelled it (its card is withdrawn), with any other when the session ended (its card
+   * stays: an identical call of a later session picks up its decision).
+   */
   signal: AbortSignal;
   /** the client sent a progress token (so progress can keep it waiting) */
   progress: boolean;
   /** what the model's client is told while the call waits (progress) */
   onStatus: (message: string) => void;
 };
+
+/** What the relay needs of a gate: hosted gateways may bring their own. */
+export interface ToolGate {
+  call(
+    call: GatedCall,
+    forward: (args: Record<string, unknown>) => Promise<CallToolResult>,
+  ): Promise<CallToolResult>;
+  close(outcome?: { failed?: string }): Promise<void>;
+}
+
+/** The abort reason of a call its MCP client cancelled (notifications/cancelled). */
+export const CANCELLED = "cancelled";
 
 export type GateSettings = {
   /** the queue (id or name) cards go to; null: the agent key's */
@@ -51,12 +73,12 @@ export type GateSettings = {
   answerWithinMs: number | null;
 };
 
-/** A card whose client was told to call again; the identical call picks up its decision once. */
-type Parked = {
+/** POST /runs/{id}/gated-calls's answer (lib/gated-calls/gated-answer.ts). */
+type GatedAnswer = {
+  decision: "allow" | "deny" | "ask";
+  callId: string;
+  pickedUp: boolean;
   batch: Batch;
-  toolCallId: string;
-  args: Record<string, unknown>;
-  settled: Promise<Batch>;
 };
 
 export const DEFAULT_ANSWER_WITHIN_MS = 50_000;
@@ -66,18 +88,14 @@ export class CallCancelled extends Error {}
 
 /** The largest result text reported to Countersign (the run page shows it; the client gets all). */
 const REPORT_TEXT_LIMIT = 2000;
+/** how long closing waits for the last outcome reports */
+const CLOSE_FLUSH_MS = 5_000;
 
-export class CountersignGate {
+export class CountersignGate implements ToolGate {
   readonly client: Countersign;
-  private session: Promise<RunSession> | null = null;
-  /** cards whose client got "still awaiting approval", by tool and canonical args */
-  private readonly parked = new Map<string, Parked>();
-  private readonly sessionEnd = new AbortController();
-  /** cards a call of this session is waiting on now (in wait()) */
-  private waitingCards = 0;
-  /** calls of this session in the gate now (they go one at a time) */
-  private calls = 0;
-  private readonly workerId = `mcp-gateway-${randomUUID().slice(0, 8)}`;
+  private readonly perCall: Countersign;
+  private run: Promise<string> | null = null;
+  private readonly reports: OutcomeReports;
 
   constructor(
     /** `fetch`: how the SDK reaches Countersign (a hosted gateway calls its own API in-process) */
@@ -87,208 +105,85 @@ export class CountersignGate {
   ) {
     // A few quick retries: when Countersign is down, the model hears so within seconds (fail
     // closed) rather than after the SDK's default backoff.
-    this.client = new Countersign({
+    const clientOptions = {
       ...options,
       retry: { retries: 2, minDelayMs: 200, maxDelayMs: 1000 },
       requestTimeoutMs: 15_000,
-    });
+    };
+    this.client = new Countersign(clientOptions);
+    // The requests every call makes go over kept-alive node:http connections (http-fetch.ts),
+    // unless the host says how to reach Countersign (a hosted gateway: in-process).
+    this.perCall = new Countersign({ ...clientOptions, fetch: options.fetch ?? keepAliveFetch });
+    this.reports = new OutcomeReports(this.perCall, () => this.runId(), say);
   }
 
-  /** The session's run, created on first use; a failed creation is tried again next call. */
-  private runSession(): Promise<RunSession> {
-    if (!this.session) {
+  /** The session's run id, created on first use; a failed creation is tried again next call. */
+  runId(): Promise<string> {
+    if (!this.run) {
       const facts = this.facts();
-      this.session = this.client
-        .startRun(
-          {
-            metadata: {
-              via: "countersign-mcp-gateway",
-              mcp: {
-                server: facts.server,
-                serverVersion: facts.serverVersion,
-                client: facts.client,
-                clientVersion: facts.clientVersion,
-                upstreamTransport: facts.upstreamTransport,
-              },
+      this.run = this.client
+        .createRun({
+          metadata: {
+            via: "countersign-mcp-gateway",
+            mcp: {
+              server: facts.server,
+              serverVersion: facts.serverVersion,
+              client: facts.client,
+              clientVersion: facts.clientVersion,
+              upstreamTransport: facts.upstreamTransport,
             },
           },
-          { workerId: this.workerId, leaseSecs: 300 },
-        )
+        })
+        .then((run) => run.id)
         .catch((error: unknown) => {
-          this.session = null;
+          this.run = null;
           throw error;
         });
     }
-    return this.session;
+    return this.run;
   }
 
   /**
-   * Puts one tools/call to Countersign and, when it is approved, runs `forward` with exactly the
-   * approved arguments and reports what the upstream answered. Resolves with the result for the
-   * MCP client (`isError` when refused or when Countersign could not be asked); throws
-   * CallCancelled when the client cancelled, and rethrows what `forward` threw.
+   * Puts one tools/call to Countersign and, when it is allowed, runs `forward` with exactly the
+   * allowed arguments; the outcome is reported afterwards. Resolves with the result for the MCP
+   * client (`isError` when refused or when Countersign could not be asked); throws CallCancelled
+   * when the client cancelled, and rethrows what `forward` threw.
    */
   async call(
     call: GatedCall,
     forward: (args: Record<string, unknown>) => Promise<CallToolResult>,
+    attempt = 0,
   ): Promise<CallToolResult> {
-    let session: RunSession;
+    let runId: string;
+    let answer: GatedAnswer;
     try {
-      session = await this.runSession();
+      runId = await this.runId();
+      if (call.signal.aborted) throw new CallCancelled();
+      answer = await this.record(runId, call);
     } catch (error) {
+      if (error instanceof CallCancelled || call.signal.aborted) throw new CallCancelled();
       return notAsked(error);
     }
-    const key = callKey(call.toolName, call.args);
-    const parked = this.parked.get(key);
-    if (parked) return this.pickUp(session, key, parked, call, forward);
-
-    // Said only when the wait is a real one (a card is waiting for a person), not while an earlier
-    // call finishes its report.
-    const busy =
-      this.calls > 0
-        ? setTimeout(() => {
-            if (!started && (this.waitingCards > 0 || this.parked.size > 0))
-              call.onStatus("Waiting for an earlier call of this session to be decided.");
-          }, 1_000)
-        : undefined;
-    this.calls++;
-    const answer = deferred<CallToolResult>();
-    // Once the client has its answer (the deadline passed while queued), the call never starts.
-    let answered = false;
-    let started = false;
-    const deadline = this.deadline(call);
-    void deadline.promise.then(() => {
-      // A call already asked waits for its own card instead (wait() sees the deadline too).
-      if (answered || started) return;
-      answered = true;
-      answer.resolve(
-        refused(
-          "Not asked yet: an earlier call of this session is still awaiting approval on Countersign, and calls go one at a time. Nothing ran; call again later.",
-        ),
-      );
-    });
-    session
-      .exclusive(async () => {
-        if (answered) return;
-        started = true;
-        if (call.signal.aborted) throw new CallCancelled();
-        const toolCallId = `${call.toolName.slice(0, 100)}-${randomUUID().slice(0, 12)}`;
-        let paused: Batch;
-        try {
-          paused = await this.pause(session, call, toolCallId);
-        } catch (error) {
-          if (call.signal.aborted) throw new CallCancelled();
-          answered = true;
-          return answer.resolve(notAsked(error));
-        }
-        let settled = paused;
-        if (paused.status === "pending") {
-          const waited = await this.wait(paused, call, deadline.promise);
-          if (waited === "deadline") {
-            // The card stays in the queue; the identical call picks up its decision. The session
-            // waits for it meanwhile (a run holds one pause at a time).
-            const entry: Parked = {
-              batch: paused,
-              toolCallId,
-              args: call.args,
-              settled: this.settleInBackground(paused),
-            };
-            this.parked.set(key, entry);
-            answered = true;
-            answer.resolve(awaiting(call.toolName, paused));
-            await entry.settled.catch(() => {});
-            return;
-          }
-          settled = waited;
-        }
-        answered = true;
-        await this.finish(session, settled, toolCallId, call.args, forward, answer.resolve);
-      })
-      .catch((error: unknown) => {
-        answered = true;
-        answer.reject(error);
-      })
-      .finally(() => {
-        clearTimeout(busy);
-        deadline.cancel();
-        this.calls--;
-      });
-    return answer.promise;
+    if (answer.decision === "ask") {
+      const used = await this.waitAndUse(runId, answer, call);
+      if (used === "deadline") return awaiting(call.toolName, answer.batch);
+      // Someone used that decision first (a racing identical call): this call is asked afresh.
+      if (used === "used" && attempt < 2) return this.call(call, forward, attempt + 1);
+      if (typeof used === "string") return refused(USED_ELSEWHERE[used]);
+      answer = used;
+    }
+    const decided = answer.batch.calls.find((c) => c.id === answer.callId) ?? null;
+    if (answer.decision !== "allow" || decided?.status !== "approved")
+      return refused(callRejectionMessage(decided, answer.batch, { nameReviewer: true }));
+    return this.forwardAllowed(decided, call.args, forward);
   }
 
-  /** The identical call again: answered from its parked card's decision (once), or still waiting. */
-  private async pickUp(
-    session: RunSession,
-    key: string,
-    parked: Parked,
-    call: GatedCall,
-    forward: (args: Record<string, unknown>) => Promise<CallToolResult>,
-  ): Promise<CallToolResult> {
-    call.onStatus(waitingStatus(parked.batch));
-    const deadline = this.deadline(call);
-    const cancelled = new Promise<"cancelled">((resolve) => {
-      if (call.signal.aborted) resolve("cancelled");
-      call.signal.addEventListener("abort", () => resolve("cancelled"), { once: true });
-    });
-    const first = await Promise.race([
-      parked.settled,
-      deadline.promise.then(() => "deadline" as const),
-      cancelled,
-    ]).finally(() => deadline.cancel());
-    if (first === "deadline") return awaiting(call.toolName, parked.batch);
-    if (this.parked.get(key) !== parked) {
-      // Another identical call used the decision meanwhile: this one is asked afresh.
-      return this.call(call, forward);
-    }
-    this.parked.delete(key);
-    if (first === "cancelled") {
-      await this.withdraw(parked.batch, "The MCP client cancelled the tool call.");
-      throw new CallCancelled();
-    }
-    this.calls++;
-    const answer = deferred<CallToolResult>();
-    session
-      .exclusive(() =>
-        this.finish(session, first, parked.toolCallId, parked.args, forward, answer.resolve),
-      )
-      .catch(answer.reject)
-      .finally(() => this.calls--);
-    return answer.promise;
-  }
-
-  /**
-   * After the decision: a refusal, or the approved call forwarded and its outcome reported.
-   * `answer` gets the client's result as soon as there is one; the bookkeeping after it (taking the
-   * run back, reporting) still holds the session's lock but not the client.
-   */
-  private async finish(
-    session: RunSession,
-    settled: Batch,
-    toolCallId: string,
+  /** An allowed call: forwarded with the approved arguments, its outcome reported afterwards. */
+  private async forwardAllowed(
+    decided: Call,
     askedArgs: Record<string, unknown>,
     forward: (args: Record<string, unknown>) => Promise<CallToolResult>,
-    answer: (result: CallToolResult) => void,
-  ): Promise<void> {
-    const decided = settled.calls.find((c) => c.toolCallId === toolCallId) ?? null;
-    if (decided?.status !== "approved") {
-      answer(refused(callRejectionMessage(decided, settled, { nameReviewer: true })));
-      // Taken back now, the run's next pause is one request rather than a refused one and two.
-      if (settled.status !== "cancelled" && session.claim?.state !== "held")
-        await session.takeBack().catch(() => {});
-      return;
-    }
-    // The outcome is reported on the run, which needs it back from the decision: taken while the
-    // call runs, so the client does not wait for it.
-    const claimed: Promise<boolean> =
-      session.claim?.state === "held"
-        ? Promise.resolve(true)
-        : session.takeBack().then(
-            () => true,
-            (error: unknown) => {
-              warn("could not take the run back to report on it")(error);
-              return false;
-            },
-          );
+  ): Promise<CallToolResult> {
     const edited = decided.decision?.editedArgs;
     const runArgs = isObject(edited) ? edited : askedArgs;
     const changed = isObject(edited) ? changedKeys(askedArgs, edited) : [];
@@ -296,64 +191,56 @@ export class CountersignGate {
     try {
       result = await forward(runArgs);
     } catch (error) {
-      if (await claimed)
-        await session
-          .reportToolFailure(toolCallId, error instanceof Error ? error : String(error))
-          .catch(warn("could not report the failure"));
+      this.reports.add({
+        callId: decided.id,
+        type: "tool.failed",
+        error: error instanceof Error ? error.message.slice(0, REPORT_TEXT_LIMIT) : String(error),
+      });
       throw error;
     }
-    const by = decided.decision?.by?.name ?? "A reviewer";
-    answer(
-      changed.length === 0
-        ? result
-        : {
-            ...result,
-            content: [
-              ...(result.content ?? []),
-              {
-                type: "text" as const,
-                text: `Note: ${by} changed ${changed.map((k) => `'${k}'`).join(", ")} before approving; the tool ran with these arguments: ${JSON.stringify(runArgs)}`,
-              },
-            ],
-          },
-    );
-    if (!(await claimed)) return;
     const summary = reportedResult(result);
-    await (
+    this.reports.add(
       result.isError
-        ? session.reportToolFailure(toolCallId, summary)
-        : session.reportToolResult(toolCallId, summary)
-    ).catch(warn("could not report the result"));
+        ? { callId: decided.id, type: "tool.failed", error: summary }
+        : { callId: decided.id, type: "tool.completed", result: summary },
+    );
+    if (changed.length === 0) return result;
+    const by = decided.decision?.by?.name ?? "A reviewer";
+    return {
+      ...result,
+      content: [
+        ...(result.content ?? []),
+        {
+          type: "text" as const,
+          text: `Note: ${by} changed ${changed.map((k) => `'${k}'`).join(", ")} before approving; the tool ran with these arguments: ${JSON.stringify(runArgs)}`,
+        },
+      ],
+    };
   }
 
-  /** When the client gets an answer whatever happens: `--answer-within`, else (see GateSettings). */
-  private deadline(call: GatedCall): { promise: Promise<void>; cancel: () => void } {
-    const ms = this.settings.answerWithinMs ?? (call.progress ? null : DEFAULT_ANSWER_WITHIN_MS);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const promise = new Promise<void>((resolve) => {
-      if (ms !== null && ms > 0) timer = setTimeout(resolve, ms);
-    });
-    return { promise, cancel: () => clearTimeout(timer) };
-  }
-
-  /** Follows a parked card until it settles (aborted only when the session ends). */
-  private settleInBackground(batch: Batch): Promise<Batch> {
-    return this.client.waitForDecision(batch.id, {
-      runId: batch.runId,
-      signal: this.sessionEnd.signal,
-    });
-  }
-
-  private async withdraw(batch: Batch, reason: string): Promise<void> {
-    await this.client
-      .cancelBatch(batch.id, { reason })
-      .catch(warn(`could not withdraw batch ${batch.id}`));
-  }
-
-  private async pause(session: RunSession, call: GatedCall, toolCallId: string): Promise<Batch> {
-    const batch = batchInput(call, toolCallId, this.facts(), this.settings);
+  /** One request: the call recorded and answered allow / deny / ask (see the file's comment). */
+  private async record(runId: string, call: GatedCall): Promise<GatedAnswer> {
+    const body = gatedCallBody(call, this.facts(), this.settings);
+    // Outcomes of earlier calls waiting to be reported ride along (one commit, not two); those
+    // the server did not take go back in the queue.
+    const post = async (input: Record<string, unknown>) => {
+      const outcomes = this.reports.take();
+      let reported: string[] | null = null;
+      try {
+        const answer = await this.perCall.transport.request<GatedAnswer & { reported?: string[] }>({
+          method: "POST",
+          path: `/runs/${encodeURIComponent(runId)}/gated-calls`,
+          body: outcomes.length > 0 ? { ...input, outcomes } : input,
+          signal: call.signal,
+        });
+        reported = answer.reported ?? [];
+        return answer;
+      } finally {
+        this.reports.settle(outcomes, reported);
+      }
+    };
     try {
-      return await session.pause(batch, { signal: call.signal });
+      return await post(body);
     } catch (error) {
       // A tool schema this server cannot use for checking edits must not block the tool: the call
       // is asked without it (edits then go unchecked, as for any call without a schema).
@@ -361,31 +248,46 @@ export class CountersignGate {
         CountersignError.is(error, "invalid_request") &&
         error.issues.some((issue) => issue.path.includes("inputSchema"))
       ) {
-        const [first] = batch.calls!;
-        return session.pause(
-          { ...batch, calls: [{ ...first!, inputSchema: undefined }] },
-          { signal: call.signal },
-        );
+        const { inputSchema: _dropped, ...rest } = body;
+        return post(rest);
       }
       throw error;
     }
   }
 
   /**
-   * Waits for the decision, or the answer deadline ("deadline": the card stays pending). A
-   * cancelled MCP request withdraws its card.
+   * Waits for the card's decision and uses it (once), or gives up at the answer deadline
+   * ("deadline": the card stays, unused, for the identical call to pick up). A cancelled MCP
+   * request withdraws its card.
    */
-  private async wait(
-    paused: Batch,
+  private async waitAndUse(
+    runId: string,
+    asked: GatedAnswer,
     call: GatedCall,
-    deadline: Promise<void>,
-  ): Promise<Batch | "deadline"> {
+  ): Promise<GatedAnswer | "deadline" | keyof typeof USED_ELSEWHERE> {
+    const waited = await this.wait(asked.batch, call);
+    if (waited === "deadline") return "deadline";
+    try {
+      return await this.perCall.transport.request<GatedAnswer>({
+        method: "POST",
+        path: `/runs/${encodeURIComponent(runId)}/gated-calls/${encodeURIComponent(asked.callId)}/use`,
+      });
+    } catch (error) {
+      if (CountersignError.is(error, "already_claimed")) return "used";
+      if (CountersignError.is(error, "not_pending")) return "withdrawn";
+      return "unreachable";
+    }
+  }
+
+  /** Waits for the decision, or the answer deadline. A cancelled MCP request withdraws its card. */
+  private async wait(paused: Batch, call: GatedCall): Promise<Batch | "deadline"> {
     call.onStatus(waitingStatus(paused));
-    this.waitingCards++;
     const stop = new AbortController();
-    const cancelled = () => stop.abort();
-    call.signal.addEventListener("abort", cancelled, { once: true });
-    void deadline.then(() => stop.abort("deadline"));
+    const ms = this.settings.answerWithinMs ?? (call.progress ? null : DEFAULT_ANSWER_WITHIN_MS);
+    const timer = ms !== null && ms > 0 ? setTimeout(() => stop.abort("deadline"), ms) : undefined;
+    const ended = () => stop.abort(call.signal.reason);
+    if (call.signal.aborted) ended();
+    else call.signal.addEventListener("abort", ended, { once: true });
     try {
       // Outages while waiting are waited out by the SDK: the card is still in the queue.
       return await this.client.waitForDecision(paused.id, {
@@ -395,44 +297,49 @@ export class CountersignGate {
     } catch (error) {
       if (!stop.signal.aborted) throw error;
       if (!call.signal.aborted) return "deadline";
-      await this.withdraw(paused, "The MCP client cancelled the tool call.");
+      // Only the client's own cancellation withdraws the card; a session that ended leaves it
+      // for the identical call of a later session (a restarted gateway) to pick up.
+      if (call.signal.reason === CANCELLED)
+        await this.client
+          .cancelBatch(paused.id, { reason: "The MCP client cancelled the tool call." })
+          .catch(warn(`could not withdraw batch ${paused.id}`));
       throw new CallCancelled();
     } finally {
-      this.waitingCards--;
-      call.signal.removeEventListener("abort", cancelled);
+      clearTimeout(timer);
+      call.signal.removeEventListener("abort", ended);
     }
   }
 
-  /** Ends the session's run (completed), if one was started. */
+  /** Sends the last outcome reports, then ends the session's run (completed, or failed). */
   async close(outcome: { failed?: string } = {}): Promise<void> {
-    // Nobody is left to pick up the cards still waiting: withdraw them.
-    const waiting = [...this.parked.values()];
-    this.parked.clear();
-    this.sessionEnd.abort();
-    await Promise.all(waiting.map((p) => this.withdraw(p.batch, "The MCP session ended.")));
-    if (!this.session) return;
-    const session = await this.session.catch(() => null);
-    if (!session || session.finished) return;
-    try {
-      // A run whose last batch settled without a claim (a refusal) is taken back to be ended.
-      if (session.claim?.state !== "held") await session.takeBack().catch(() => {});
-      await (outcome.failed === undefined
-        ? session.complete({ via: "countersign-mcp-gateway" })
-        : session.fail(new Error(outcome.failed)));
-    } catch (error) {
-      warn("could not end the run")(error);
-    } finally {
-      session.release();
-    }
+    const unsent = await this.reports.flush(CLOSE_FLUSH_MS);
+    if (unsent > 0) say(`${unsent} tool outcome report(s) could not be sent before closing`);
+    if (!this.run) return;
+    const runId = await this.run.catch(() => null);
+    if (!runId) return;
+    await this.client
+      .completeRun(
+        runId,
+        outcome.failed === undefined
+          ? { outcome: "completed", result: { via: "countersign-mcp-gateway" } }
+          : { outcome: "failed", error: { message: outcome.failed } },
+      )
+      .catch(warn("could not end the run"));
   }
 }
 
-function batchInput(
+const USED_ELSEWHERE = {
+  used: "The decision on this call was already used by another identical call (an approval is used once). Nothing ran; call again to be asked afresh.",
+  withdrawn: "This call's card was withdrawn before it was decided. Nothing ran.",
+  unreachable:
+    "The call was decided, but Countersign could not be reached to use the decision. Nothing ran; call again with exactly the same arguments to pick it up.",
+};
+
+function gatedCallBody(
   call: GatedCall,
-  toolCallId: string,
   facts: SessionFacts,
   settings: GateSettings,
-): BatchInput {
+): Record<string, unknown> {
   const tool = call.tool;
   const description = tool?.description?.trim() || null;
   const annotations = tool?.annotations ?? null;
@@ -446,25 +353,22 @@ function batchInput(
   const from = `MCP server '${facts.server}'${facts.client ? `, client ${facts.client}` : ""}`;
   const summary = `${title ?? call.toolName} via ${from}${description ? `: ${description}` : ""}`;
   return {
-    calls: [
-      {
-        toolCallId,
-        toolName: call.toolName,
-        args: call.args,
-        inputSchema: tool?.inputSchema as Record<string, unknown> | undefined,
-        summary: summary.slice(0, 4000),
-        risks: risks.length > 0 ? risks : undefined,
-        metadata: {
-          mcp: {
-            server: facts.server,
-            tool: `${facts.server}.${call.toolName}`,
-            client: facts.client,
-            ...(description ? { description: description.slice(0, 2000) } : {}),
-            ...(annotations ? { annotations } : {}),
-          },
-        },
+    gateway: facts.server,
+    toolCallId: `${call.toolName.slice(0, 100)}-${randomUUID().slice(0, 12)}`,
+    toolName: call.toolName,
+    args: call.args,
+    ...(tool?.inputSchema ? { inputSchema: tool.inputSchema } : {}),
+    summary: summary.slice(0, 4000),
+    ...(risks.length > 0 ? { risks } : {}),
+    metadata: {
+      mcp: {
+        server: facts.server,
+        tool: `${facts.server}.${call.toolName}`,
+        client: facts.client,
+        ...(description ? { description: description.slice(0, 2000) } : {}),
+        ...(annotations ? { annotations } : {}),
       },
-    ],
+    },
     ...(settings.queue ? { queue: settings.queue } : {}),
     ...(settings.timeoutSecs ? { timeoutSecs: settings.timeoutSecs } : {}),
   };
@@ -478,31 +382,6 @@ function awaiting(toolName: string, batch: Batch): CallToolResult {
   return refused(
     `This call is awaiting approval in queue '${batch.queue.name}' on Countersign: ${batch.reviewUrl} . It has not run. Call ${toolName} again with exactly the same arguments to pick up the decision (it is used once).`,
   );
-}
-
-/** The tool and its arguments in canonical form (sorted keys): what "the identical call" means. */
-function callKey(toolName: string, args: Record<string, unknown>): string {
-  return `${toolName}\u0000${JSON.stringify(sortKeys(args))}`;
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
-  );
-}
-
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((yes, no) => {
-    resolve = yes;
-    reject = no;
-  });
-  return { promise, resolve, reject };
 }
 
 /** Countersign could not be asked: fail closed, and say why. */
@@ -546,6 +425,10 @@ function changedKeys(before: Record<string, unknown>, after: Record<string, unkn
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function say(line: string) {
+  process.stderr.write(`countersign-mcp-gateway: ${line}\n`);
 }
 
 function warn(what: string) {

@@ -13,7 +13,7 @@ import {
   type RequestId,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { CallCancelled, type CountersignGate } from "./countersign-gate.js";
+import { CallCancelled, CANCELLED, type ToolGate } from "./countersign-gate.js";
 
 // The proxy, at the level of JSON-RPC messages: everything passes between the MCP client
 // (downstream) and the upstream server unchanged, in both directions and with its own ids —
@@ -59,7 +59,7 @@ export class Relay {
   constructor(
     private readonly downstream: Transport,
     private readonly upstream: Transport,
-    private readonly gate: CountersignGate,
+    private readonly gate: ToolGate,
     private readonly options: {
       facts?: RelayFacts;
       upstreamTimeoutMs: number;
@@ -86,9 +86,11 @@ export class Relay {
     else this.upstreamGone = true;
     if (this.closing) return;
     this.closing = true;
-    // Calls still waiting for a decision are withdrawn: nobody can use the answer, or there is
-    // nothing left to run them on. Calls already upstream finish (or fail) and are reported.
-    for (const call of this.governed.values()) if (!call.forwarded) call.controller.abort();
+    // Calls still waiting for a decision stop waiting; their cards stay, unused, for the identical
+    // call of a later session to pick up (a restarted gateway loses nothing decided). Calls
+    // already upstream finish (or fail) and are reported.
+    for (const call of this.governed.values())
+      if (!call.forwarded) call.controller.abort("session ended");
     this.onClosed(side);
   }
 
@@ -126,7 +128,7 @@ export class Relay {
       const call = this.governed.get(message.params.requestId as RequestId);
       if (call && !call.forwarded) {
         // Never reached the upstream: withdrawing the card is all there is to cancel.
-        call.controller.abort();
+        call.controller.abort(CANCELLED);
         return;
       }
     }

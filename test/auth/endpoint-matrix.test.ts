@@ -213,6 +213,16 @@ const MATRIX: Row[] = [
   { operation: "POST /runs/{runId}/events", stage: "claimed",
     request: (f) => [`/runs/${f.run.id}/events`, { claimToken: f.claimToken, type: "tool.completed", toolCallId: f.call.toolCallId, result: { ok: true } }],
     expected: but(AGENT_OWN, { owner: 201 }) },
+  // A gateway's calls go on a running run: this one waits for its batch (409), and its call is no
+  // gateway's (404 for its owner too); test/mcp-gateway/gated-calls.test.ts covers them working.
+  { operation: "POST /runs/{runId}/gated-calls",
+    request: (f) => [`/runs/${f.run.id}/gated-calls`, { gateway: "fs", toolCallId: "g1", toolName: "write_file", args: { path: "a" } }],
+    expected: but(AGENT_OWN, { owner: 409 }) },
+  { operation: "POST /runs/{runId}/gated-calls/{callId}/use",
+    request: (f) => [`/runs/${f.run.id}/gated-calls/${f.call.id}/use`, {}], expected: but(AGENT_OWN, { owner: 404 }) },
+  { operation: "POST /runs/{runId}/gated-calls/outcomes",
+    request: (f) => [`/runs/${f.run.id}/gated-calls/outcomes`, { outcomes: [{ callId: f.call.id, type: "tool.completed" }] }],
+    expected: but(AGENT_OWN, { owner: 404 }) },
   { operation: "POST /runs/{runId}/complete", stage: "claimed",
     request: (f) => [`/runs/${f.run.id}/complete`, { claimToken: f.claimToken, outcome: "completed" }], expected: AGENT_OWN },
   { operation: "POST /runs/{runId}/rollback", stage: "claimed",

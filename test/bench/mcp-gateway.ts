@@ -1,86 +1,26 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { join } from "node:path";
-import { gatewayInFrontOf, newClient } from "@/test/mcp-gateway/gateway-process";
-import { makeQuickTeam, startApiServer } from "@/test/support/api-fixtures";
-import { makeReviewer } from "@/test/support/factories";
-import { apiClient } from "@/test/support/http";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { closeDb } from "@/db/client";
+import { GATEWAY_DEFAULTS, GATEWAY_QUICK, gatewayReport, gatewayScenario } from "./gateway";
+import { stopAllChildren } from "./targets";
 
-// `npx tsx test/bench/mcp-gateway.ts [calls]` (after `npm run build`): what the gateway adds to
-// one tool call (issue 25, item 7: at most 5 ms at p50 and 15 ms at p99 for an allowed call). A
-// fast upstream (test/mcp-gateway/faulty-server.mjs's `echo`) is called directly, through the
-// gateway with an allow rule, and through it with a deny rule, one call at a time from one session
-// on the embedded database; the table gives each one's p50 / p99 and the gateway's addition.
-// Not yet part of `npm run bench` (test/bench/run.ts) nor of its floor comparison.
+// `npx tsx test/bench/mcp-gateway.ts [--quick] [--embedded|--sqld] [--calls=N]` (after
+// `npm run build`): the MCP gateway's scenario of `npm run bench` (test/bench/gateway.ts) alone.
 
-const CALLS = Number(process.argv[2]) || 200;
-const FAST_UPSTREAM = [process.execPath, join(process.cwd(), "test/mcp-gateway/faulty-server.mjs")];
+const args = process.argv.slice(2);
+const options = { ...(args.includes("--quick") ? GATEWAY_QUICK : GATEWAY_DEFAULTS) };
+const calls = args.find((a) => a.startsWith("--calls="));
+if (calls) options.sequential = Number(calls.split("=")[1]);
+const databases = args.includes("--embedded")
+  ? (["embedded"] as const)
+  : args.includes("--sqld")
+    ? (["sqld"] as const)
+    : (["embedded", "sqld"] as const);
 
-async function timeCalls(call: () => Promise<unknown>): Promise<number[]> {
-  for (let i = 0; i < 20; i++) await call(); // warm-up
-  const times: number[] = [];
-  for (let i = 0; i < CALLS; i++) {
-    const start = performance.now();
-    await call();
-    times.push(performance.now() - start);
-  }
-  return times.sort((a, b) => a - b);
+try {
+  const result = await gatewayScenario(options, [...databases]);
+  console.log(gatewayReport(result).join("\n"));
+  console.log(`\n- Command: \`npx tsx test/bench/mcp-gateway.ts ${args.join(" ")}\``);
+} finally {
+  await stopAllChildren();
+  closeDb();
 }
-
-const pct = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-
-async function main() {
-  const server = await startApiServer("bench-gateway");
-  try {
-    const t = await makeQuickTeam();
-    const lead = await makeReviewer({ queues: [{ name: t.queue.name, role: "lead" }] });
-    const leadApi = apiClient(server.baseUrl, lead.token);
-    for (const rule of [
-      { name: "echo allowed", effect: "allow", toolPattern: "echo" },
-      { name: "hang denied", effect: "deny", toolPattern: "hang", reason: "benched" },
-    ])
-      await leadApi.post("/policy-rules", { queue: t.queue.name, ...rule });
-
-    const directClient = newClient();
-    await directClient.connect(
-      new StdioClientTransport({ command: FAST_UPSTREAM[0]!, args: FAST_UPSTREAM.slice(1) }),
-    );
-    const gateway = await gatewayInFrontOf({
-      countersignUrl: server.baseUrl,
-      agentKey: t.agent.key,
-      upstream: FAST_UPSTREAM,
-    });
-    const echo = (client: typeof directClient) => async () => {
-      const result = (await client.callTool({
-        name: "echo",
-        arguments: { n: 1 },
-      })) as CallToolResult;
-      if (result.isError) throw new Error(JSON.stringify(result));
-    };
-    const direct = await timeCalls(echo(directClient));
-    const allowed = await timeCalls(echo(gateway.client));
-    const denied = await timeCalls(async () => {
-      const result = (await gateway.client.callTool({
-        name: "hang",
-        arguments: {},
-      })) as CallToolResult;
-      if (!result.isError) throw new Error("not denied");
-    });
-    const row = (name: string, times: number[]) =>
-      `| ${name} | ${pct(times, 50).toFixed(1)} | ${pct(times, 99).toFixed(1)} | ${(pct(times, 50) - pct(direct, 50)).toFixed(1)} | ${(pct(times, 99) - pct(direct, 99)).toFixed(1)} |`;
-    console.log(`${CALLS} calls each, one at a time, one session\n`);
-    console.log(
-      "| call | p50 ms | p99 ms | added p50 | added p99 |\n| --- | --- | --- | --- | --- |",
-    );
-    console.log(row("direct (no gateway)", direct));
-    console.log(row("through the gateway, allowed", allowed));
-    console.log(row("through the gateway, denied", denied));
-    await gateway.close();
-    await directClient.close();
-  } finally {
-    await server.stop();
-  }
-}
-
-await main();
+process.exit(0);

@@ -45,11 +45,18 @@ import {
   type InsightsBenchResult,
 } from "./insights";
 import { sqldScenario, type SqldResult } from "./sqld";
+import {
+  GATEWAY_DEFAULTS,
+  GATEWAY_QUICK,
+  gatewayReport,
+  gatewayScenario,
+  type GatewayResult,
+} from "./gateway";
 import { startCountersign, startFloor, stopAllChildren, type Target } from "./targets";
 import { writesReport, writesScenario, type WriteResult } from "./writes";
 import { SERVER_ENTRY } from "../support/server";
 
-// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,writes,sqld,fanout,contention,growth,insights,coldstart,browser] [--profile[=DIR]]`
+// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,writes,sqld,fanout,contention,growth,insights,coldstart,browser,gateway] [--profile[=DIR]]`
 //
 // Measures Countersign against a bare node:http + libSQL "floor" doing the same work shape, with
 // the same load generator (each scenario on the floor, then on Countersign), and prints a markdown
@@ -67,7 +74,9 @@ import { SERVER_ENTRY } from "../support/server";
 // pauses/s and decisions/s a closed loop of clients sustains; sqld (test/bench/sqld.ts) measures
 // the same over a libSQL server it starts (one and two app instances, database round trips per
 // request), and also runs writes on the floor and the embedded app, to print them beside it.
-// The default is pause,decide,wake,writes: a plain `npm run bench` takes about 6 minutes.
+// gateway (test/bench/gateway.ts) measures what the MCP gateway adds to a tools/call (direct, a
+// proxy-only floor, allowed, denied; 16 sessions for calls/s), embedded and over sqld.
+// The default is pause,decide,wake,writes,gateway: a plain `npm run bench` takes about 9 minutes.
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
@@ -99,10 +108,12 @@ const SCENARIO_BUDGET_MS = {
   insights: [360_000, 240_000],
   coldstart: [240_000, 150_000],
   browser: [270_000, 150_000],
+  // the MCP gateway: its own server, embedded then over sqld, 16 sessions of two processes each
+  gateway: [300_000, 180_000],
 } as const;
 type ScenarioName = keyof typeof SCENARIO_BUDGET_MS;
 const SCENARIOS = Object.keys(SCENARIO_BUDGET_MS) as ScenarioName[];
-const DEFAULT_SCENARIOS: ScenarioName[] = ["pause", "decide", "wake", "writes"];
+const DEFAULT_SCENARIOS: ScenarioName[] = ["pause", "decide", "wake", "writes", "gateway"];
 /** the scenarios with a floor to compare against (the browser one runs on Countersign only) */
 const FLOOR_SCENARIOS: ScenarioName[] = [
   "pause",
@@ -220,6 +231,7 @@ const standalone: {
   insights?: InsightsBenchResult;
   coldStart?: ColdStartResult;
   sqld?: SqldResult;
+  gateway?: GatewayResult;
 } = {};
 
 /* ------------------------------------------------------------------ lifecycle */
@@ -310,6 +322,7 @@ function report(cs: Results | undefined, floor: Results | undefined, startedAt: 
     standalone.growth && growthReport(standalone.growth),
     standalone.insights && insightsReport(standalone.insights),
     standalone.coldStart && coldStartReport(standalone.coldStart),
+    standalone.gateway && gatewayReport(standalone.gateway),
   ]) {
     if (!section) continue;
     if (lines.length) lines.push("");
@@ -623,6 +636,10 @@ async function main(): Promise<number> {
           warmUpMs: config.warmUpMs,
           idleMs: 3000,
         });
+      });
+    if (scenarios.has("gateway"))
+      await standaloneScenario("gateway", async () => {
+        standalone.gateway = await gatewayScenario(quick ? GATEWAY_QUICK : GATEWAY_DEFAULTS);
       });
     if (scenarios.has("growth"))
       await standaloneScenario("growth", async () => {

@@ -195,3 +195,24 @@ describe("describeEvent: runs finished through MCP", () => {
     expect(line(event("run.completed", {}))).toBe("Run completed");
   });
 });
+
+describe("describeEvent: an MCP gateway's use of a decision", () => {
+  it("says whether the decision was this run's own or picked up from an earlier session", () => {
+    const own = event("call.used", {
+      toolName: "write_file",
+      outcome: "approved",
+      status: "approved",
+      fromRunId: "run-1",
+    });
+    expect(line(own)).toBe("The MCP gateway took the decision on write_file");
+    expect(describeEvent(own, context).note).toBeNull();
+    const earlier = event("call.used", {
+      toolName: "write_file",
+      outcome: "rejected",
+      status: "rejected",
+      fromRunId: "run-0",
+    });
+    expect(line(earlier)).toBe("Used the refusal of an earlier write_file call");
+    expect(describeEvent(earlier, context).tone).toBe("danger");
+  });
+});

@@ -28,7 +28,13 @@ export function filesystemRoot(): string {
   return realpathSync(mkdtempSync(join(tmpdir(), "countersign-gateway-fs-")));
 }
 
-export type Connected = { client: Client; stderr: () => string; close: () => Promise<void> };
+export type Connected = {
+  client: Client;
+  stderr: () => string;
+  close: () => Promise<void>;
+  /** the process the client started (the gateway, or the server when direct) */
+  pid: number | null;
+};
 
 export type ClientSetup = {
   /** roots the client offers (a server that asks, roots/list, gets these) */
@@ -68,7 +74,7 @@ async function connect(command: string, args: string[], options: ClientSetup = {
   transport.stderr?.on("data", (chunk) => (stderr += chunk));
   const client = newClient(options);
   await client.connect(transport);
-  return { client, stderr: () => stderr, close: () => client.close() };
+  return { client, stderr: () => stderr, close: () => client.close(), pid: transport.pid };
 }
 
 /** The MCP client connected through the gateway to server-filesystem serving `root`. */

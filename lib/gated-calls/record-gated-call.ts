@@ -1,0 +1,134 @@
+import { z } from "zod";
+import { getDb } from "@/db/client";
+import { readTogether } from "@/db/prepared-read";
+import { untilWritten } from "@/db/write-batch";
+import { actionHash } from "@/lib/approvals/action-hash";
+import { parseInput } from "@/lib/api/parse";
+import { loadBatchView } from "@/lib/api/views";
+import { requireAgent, type Actor } from "@/lib/auth/actor";
+import { CallInput, type CreateBatchInput } from "@/lib/batches/batch-input";
+import { chooseQueue, planOpenBatch, readPauseContextWith } from "@/lib/batches/open-batch";
+import { NotFoundError } from "@/lib/errors";
+import { commit } from "@/lib/events/transact";
+import { SingleLineText } from "@/lib/text/stored-text";
+import {
+  GatedOutcome,
+  outcomeCallsRead,
+  outcomeCallsValues,
+  planOutcomes,
+} from "./report-gated-outcomes";
+import {
+  assertGatewayRun,
+  gatedAnswer,
+  planUse,
+  runStillRunning,
+  unusedCallRead,
+  type GatedCallAnswer,
+} from "./gated-answer";
+
+export const RecordGatedCallInput = CallInput.extend({
+  /** the gateway's name (its upstream MCP server): a decision is picked up by the same gateway only */
+  gateway: SingleLineText.min(1).max(200),
+  /** a queue id or name the agent key may target; else routing, else the key's default */
+  queue: SingleLineText.min(1).max(200).optional(),
+  timeoutSecs: z
+    .int()
+    .min(1)
+    .max(30 * 24 * 3600)
+    .optional(),
+  /**
+   * outcomes of this run's earlier calls that were waiting to be reported: recorded in this
+   * call's write (one commit rather than two); the answer's `reported` lists the ones taken
+   */
+  outcomes: z.array(GatedOutcome).max(100).optional(),
+});
+export type RecordGatedCallInput = z.infer<typeof RecordGatedCallInput>;
+
+/**
+ * An MCP gateway's tool call, recorded and answered in one request: a batch of one call on the
+ * session's run (which stays `running`), settled at once by policy, memory or the agent's mode
+ * (allow / deny, used at once), or left for a person (ask). A call no rule settles first picks up
+ * the card of an earlier identical call of this agent's gateway (same tool and canonical
+ * arguments: the action hash) whose decision nobody used: decided, it is answered from that
+ * decision and used (once); still waiting, the gateway waits on that card instead of a new one.
+ * A deny rule in force wins over an earlier approval.
+ */
+export async function recordGatedCall(
+  actor: Actor,
+  runId: string,
+  body: unknown,
+): Promise<{ answer: GatedCallAnswer & { reported: string[] }; created: boolean }> {
+  const agent = requireAgent(actor);
+  const input = parseInput(RecordGatedCallInput, body);
+  const { gateway, queue, timeoutSecs, outcomes = [], ...asked } = input;
+  // Policies match `server.tool` (metadata.mcp.tool): the gateway's name is the server's.
+  const mcp = isObject(asked.metadata?.mcp) ? asked.metadata.mcp : {};
+  const call = {
+    ...asked,
+    metadata: {
+      ...asked.metadata,
+      mcp: { ...mcp, server: gateway, tool: `${gateway}.${asked.toolName}` },
+    },
+  };
+  const batchInput: CreateBatchInput = {
+    kind: "action",
+    calls: [call],
+    onTimeout: "reject",
+    ...(queue !== undefined && { queue }),
+    ...(timeoutSecs !== undefined && { timeoutSecs }),
+  };
+  return untilWritten(async () => {
+    // One read batch (one round trip over a libSQL server): the pause's reads, and the calls
+    // whose outcomes came along.
+    const [context, [reportedCalls]] = await readPauseContextWith(
+      agent,
+      { runId, idempotency: null, batch: batchInput },
+      [outcomeCallsRead()],
+      outcomeCallsValues(agent, outcomes),
+    );
+    const run = context.run;
+    if (!run || run.agentKeyId !== agent.id) throw new NotFoundError("Run");
+    await assertGatewayRun(run);
+    const now = Date.now();
+    // Refused outcomes can never be recorded: they are listed as taken, so the gateway drops them.
+    const reports = planOutcomes(agent, run, outcomes, reportedCalls, now);
+    const reported = [
+      ...reports.recorded,
+      ...reports.alreadyReported,
+      ...reports.refused.map((r) => r.callId),
+    ];
+    const opened = planOpenBatch(
+      agent,
+      run,
+      chooseQueue(agent, context, batchInput),
+      context,
+      batchInput,
+      now,
+      gateway,
+    );
+    const [mine] = opened.view.calls;
+    if (mine!.status === "pending") {
+      const [[unused]] = await readTogether([unusedCallRead()], {
+        gateway,
+        actionHash: actionHash(call.toolName, call.args),
+        agentId: agent.id,
+      });
+      if (unused) {
+        const earlier = (await loadBatchView(getDb(), unused.batchId, "agent"))!;
+        if (unused.status === "pending")
+          return {
+            answer: { ...gatedAnswer(earlier, unused.id, true), reported: [] },
+            created: false,
+          };
+        await commit([...planUse(agent, run.id, earlier, unused.id, now), ...reports.writes]);
+        return { answer: { ...gatedAnswer(earlier, unused.id, true), reported }, created: false };
+      }
+    }
+    await commit([runStillRunning(run.id), ...opened.writes, ...reports.writes]);
+    return { answer: { ...gatedAnswer(opened.view, mine!.id, false), reported }, created: true };
+  });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
