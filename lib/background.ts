@@ -4,6 +4,7 @@ import { expireLease, expiredLeaseRunIds } from "@/lib/runs/expire-lease";
 import { emailConfigured } from "@/lib/email/transport";
 import { deliverDueNotifications } from "@/lib/notifications/deliver-notifications";
 import { planNotifications } from "@/lib/notifications/plan-notifications";
+import { planSuggestionDigests } from "@/lib/policies/suggestions-digest";
 import { slackConfigured } from "@/lib/slack/config";
 import { deliverSlack } from "@/lib/slack/deliver-slack";
 import { planSlack } from "@/lib/slack/plan-slack";
@@ -57,6 +58,8 @@ export async function startBackgroundWork(): Promise<void> {
         // Without a channel to send on there is nothing to plan (lib/notifications explains)
         if (!emailConfigured()) return;
         await planNotifications();
+        // each queue's weekly policy suggestions, for its leads (a cheap read until a week is up)
+        await planSuggestionDigests();
         await deliverDueNotifications();
       },
       "Notifications",
