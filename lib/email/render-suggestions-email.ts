@@ -41,7 +41,7 @@ export function renderSuggestionsMail(
 ): RenderedMail {
   const queue = oneLine(String(detail.queue ?? "your queue"), 60);
   const items = (detail.suggestions as Item[] | undefined) ?? [];
-  const link = `${publicBaseUrl()}/policies/suggestions?queue=${encodeURIComponent(queueId)}`;
+  const link = `${publicBaseUrl()}/suggestions?queue=${encodeURIComponent(queueId)}`;
   const subject = `${items.length} new policy suggestion${items.length === 1 ? "" : "s"} for ${queue}`;
   const intro = `Your reviewers have been approving these calls in ${queue} by hand. Each could be a rule; every one comes with its backtest.`;
   return {
