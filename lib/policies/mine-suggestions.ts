@@ -163,8 +163,13 @@ export function mineSuggestions(
         createdAt: now,
         updatedAt: now,
       };
-      if (others.some((other) => other.enabled && sameRule(other, rule))) continue;
-      const trial = backtestRule(rule, others, cards);
+      // the rule exists already, on or off: a lead has made their choice
+      if (others.some((other) => sameRule(other, rule))) continue;
+      const trial = backtestRule(
+        rule,
+        others.filter((other) => other.enabled),
+        cards,
+      );
       const refused = trial.rejected + trial.edited + trial.expired + trial.overturned;
       if (refused > 0 || trial.approved < options.minApprovals) continue;
       const fingerprint = hash(

@@ -1,11 +1,10 @@
-import { eq } from "drizzle-orm";
+import { eq, isNull, or } from "drizzle-orm";
 import { getDb } from "@/db/client";
-import { agentKeys, policySuggestionDismissals } from "@/db/schema";
+import { agentKeys, policyRules, policySuggestionDismissals } from "@/db/schema";
 import { parseInput } from "@/lib/api/parse";
 import { type QueueCaller } from "@/lib/queues/queue-access";
 import { describePredicate } from "./evaluate-policy";
 import { describeTrial, managedHistoryQueue } from "./backtest-policy";
-import { rulesForQueue } from "./list-policy-rules";
 import { mineSuggestions, type MinedSuggestion } from "./mine-suggestions";
 import { readPolicyHistory } from "./policy-history";
 import { PolicySuggestionsQuery, periodOf } from "./policy-input";
@@ -25,7 +24,11 @@ export async function mineQueueSuggestions(
   period: { from: number; to: number },
   minApprovals: number,
 ): Promise<MinedSuggestion[]> {
-  const others = await rulesForQueue(getDb(), queueId);
+  // every rule of the queue and the global ones, on or off (an existing one is not suggested)
+  const others = await getDb()
+    .select()
+    .from(policyRules)
+    .where(or(isNull(policyRules.queueId), eq(policyRules.queueId, queueId)));
   const cards = await readPolicyHistory(queueId, period.from, period.to);
   return mineSuggestions(cards, others, { queueId, minApprovals });
 }
