@@ -6,10 +6,10 @@ import { parseInput } from "@/lib/api/parse";
 import { InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { isoTime } from "@/lib/ids";
 import { findManagedQueue, managerOf, type QueueCaller } from "@/lib/queues/queue-access";
-import { backtestRule, type RuleTrial, type Tally } from "./backtest-rule";
+import { backtestRuleAsync, type RuleTrial, type Tally } from "./backtest-rule";
 import { describeConditions, rulesForQueue } from "./list-policy-rules";
 import { writableScope } from "./policy-access";
-import { decidersOf, readPolicyHistory } from "./policy-history";
+import { decidersOf, decisionsOf, readPolicyHistory } from "./policy-history";
 import { PolicyBacktestInput, periodOf, type PolicyRuleInput } from "./policy-input";
 
 // `POST /policy-rules/backtest`: what a rule would have done to a queue's history before it is
@@ -89,7 +89,7 @@ export async function backtestPolicy(caller: QueueCaller, body: unknown) {
   });
   const others = await rulesForQueue(db, queue.id);
   const cards = await readPolicyHistory(queue.id, period.from, period.to);
-  const trial = backtestRule(candidate, others, cards);
+  const trial = await backtestRuleAsync(candidate, others, cards);
   return describeTrial(db, queue, period, candidate, trial);
 }
 
@@ -111,6 +111,7 @@ export async function describeTrial(
   trial: RuleTrial,
 ) {
   const listed = trial.overturnedCalls.slice(0, MAX_LISTED_OVERTURNS);
+  const decisions = await decisionsOf(listed.map((c) => c.id));
   const deciders = await decidersOf(
     listed.map((c) => ({
       id: c.id,
@@ -154,13 +155,13 @@ export async function describeTrial(
         args: call.args,
         outcome: call.verdict === "rejected" ? ("rejected" as const) : ("approved" as const),
         edited: call.verdict === "edited",
-        decidedAt: isoTime(call.decidedAt),
+        decidedAt: isoTime(decisions.get(call.id)?.decidedAt),
         deciders: (deciders.get(call.id) ?? []).map((d) => ({
           id: d.id,
           name: d.name ?? "(deleted person)",
           at: isoTime(d.at),
         })),
-        reason: call.reason,
+        reason: decisions.get(call.id)?.reason ?? null,
       })),
     },
     byAgent: [...trial.byAgent]

@@ -57,19 +57,11 @@ export function overturns(rule: Pick<PolicyRule, "effect">, verdict: CallVerdict
   return false;
 }
 
-/**
- * `candidate` (enabled for the trial, whatever it says) against `cards`; `others` are the enabled
- * rules it would sit among (the queue's and the global ones, the candidate's own stored copy left
- * out).
- */
-export function backtestRule(
-  candidate: PolicyRule,
-  others: PolicyRule[],
-  cards: HistoryCard[],
-): RuleTrial {
-  const rule = { ...candidate, enabled: true };
-  const rules = [...others.filter((r) => r.id !== rule.id && r.enabled), rule];
-  const trial: RuleTrial = {
+/** Cards counted between two turns of the event loop (backtestRuleAsync). */
+const CHUNK = 500;
+
+function emptyTrial(): RuleTrial {
+  return {
     ...emptyTally(),
     notEvidence: { policy: 0, memory: 0 },
     shadowed: 0,
@@ -80,45 +72,87 @@ export function backtestRule(
     byTool: new Map(),
     matchedCallIds: [],
   };
-  const count = (tally: Tally, call: HistoryCall, overturned: boolean) => {
-    tally.matched++;
-    if (call.verdict !== "policy" && call.verdict !== "memory") tally[call.verdict]++;
-    if (overturned) tally.overturned++;
-  };
-  const into = (map: Map<string, Tally>, key: string) => {
-    let tally = map.get(key);
-    if (!tally) map.set(key, (tally = emptyTally()));
-    return tally;
-  };
-  for (const card of cards) {
-    let waited = 0;
-    let settled = 0;
-    for (const call of card.calls) {
-      const human = HUMAN.has(call.verdict);
-      if (human) waited++;
-      const context = { agentKeyId: call.agentKeyId, agentMode: "ask" as const };
-      if (!checkRule(rule, call, context).matched) continue;
-      // the candidate's effect must be the winning one (its conditions may hold and lose)
-      if (evaluateCall(rules, call, context).effect !== rule.effect) {
-        trial.shadowed++;
-        continue;
-      }
-      if (!human) {
-        trial.notEvidence[call.verdict as "policy" | "memory"]++;
-        continue;
-      }
-      settled++;
-      const overturned = overturns(rule, call.verdict);
-      if (overturned) trial.overturnedCalls.push(call);
-      trial.matchedCallIds.push(call.id);
-      count(trial, call, overturned);
-      count(into(trial.byAgent, call.agentKeyId), call, overturned);
-      count(into(trial.byTool, call.toolName), call, overturned);
-    }
-    if (rule.effect !== "ask" && waited > 0 && settled === waited) {
-      trial.cards++;
-      if (card.status === "decided") trial.savedMs += card.decidedAt - card.createdAt;
-    }
+}
+
+/** The candidate, on for the trial, and the enabled rules it would sit among (its own copy out). */
+function trialRules(candidate: PolicyRule, others: PolicyRule[]) {
+  const rule = { ...candidate, enabled: true };
+  return { rule, rules: [...others.filter((r) => r.id !== rule.id && r.enabled), rule] };
+}
+
+/**
+ * `candidate` (enabled for the trial, whatever it says) against `cards`; `others` are the enabled
+ * rules it would sit among (the queue's and the global ones, the candidate's own stored copy left
+ * out).
+ */
+export function backtestRule(
+  candidate: PolicyRule,
+  others: PolicyRule[],
+  cards: HistoryCard[],
+): RuleTrial {
+  const { rule, rules } = trialRules(candidate, others);
+  const trial = emptyTrial();
+  for (const card of cards) countCard(trial, rule, rules, card);
+  return trial;
+}
+
+/**
+ * The same, letting the event loop run every few hundred cards: 90 days of a busy queue take a
+ * few hundred ms to weigh, which must not hold up the requests the same process serves.
+ */
+export async function backtestRuleAsync(
+  candidate: PolicyRule,
+  others: PolicyRule[],
+  cards: HistoryCard[],
+): Promise<RuleTrial> {
+  const { rule, rules } = trialRules(candidate, others);
+  const trial = emptyTrial();
+  for (let i = 0; i < cards.length; i += CHUNK) {
+    for (const card of cards.slice(i, i + CHUNK)) countCard(trial, rule, rules, card);
+    await new Promise((resolve) => setImmediate(resolve));
   }
   return trial;
+}
+
+function count(tally: Tally, call: HistoryCall, overturned: boolean) {
+  tally.matched++;
+  if (call.verdict !== "policy" && call.verdict !== "memory") tally[call.verdict]++;
+  if (overturned) tally.overturned++;
+}
+
+function into(map: Map<string, Tally>, key: string): Tally {
+  let tally = map.get(key);
+  if (!tally) map.set(key, (tally = emptyTally()));
+  return tally;
+}
+
+function countCard(trial: RuleTrial, rule: PolicyRule, rules: PolicyRule[], card: HistoryCard) {
+  let waited = 0;
+  let settled = 0;
+  for (const call of card.calls) {
+    const human = HUMAN.has(call.verdict);
+    if (human) waited++;
+    const context = { agentKeyId: call.agentKeyId, agentMode: "ask" as const };
+    if (!checkRule(rule, call, context).matched) continue;
+    // the candidate's effect must be the winning one (its conditions may hold and lose)
+    if (evaluateCall(rules, call, context).effect !== rule.effect) {
+      trial.shadowed++;
+      continue;
+    }
+    if (!human) {
+      trial.notEvidence[call.verdict as "policy" | "memory"]++;
+      continue;
+    }
+    settled++;
+    const overturned = overturns(rule, call.verdict);
+    if (overturned) trial.overturnedCalls.push(call);
+    trial.matchedCallIds.push(call.id);
+    count(trial, call, overturned);
+    count(into(trial.byAgent, call.agentKeyId), call, overturned);
+    count(into(trial.byTool, call.toolName), call, overturned);
+  }
+  if (rule.effect !== "ask" && waited > 0 && settled === waited) {
+    trial.cards++;
+    if (card.status === "decided") trial.savedMs += card.decidedAt - card.createdAt;
+  }
 }

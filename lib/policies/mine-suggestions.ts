@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import type { ArgPredicate, PolicyRule } from "@/db/schema";
-import { backtestRule, type RuleTrial } from "./backtest-rule";
+import { backtestRuleAsync, type RuleTrial } from "./backtest-rule";
 import type { HistoryCall, HistoryCard } from "./policy-history";
 
 // Allow rules reviewers have been applying by hand, mined from a queue's history. Pure.
@@ -124,11 +124,11 @@ const sameRule = (a: PolicyRule, b: PolicyRule) =>
   a.costAbove === b.costAbove &&
   JSON.stringify(a.argPredicates) === JSON.stringify(b.argPredicates);
 
-export function mineSuggestions(
+export async function mineSuggestions(
   cards: HistoryCard[],
   others: PolicyRule[],
   options: { queueId: string; minApprovals: number; now?: number },
-): MinedSuggestion[] {
+): Promise<MinedSuggestion[]> {
   const now = options.now ?? Date.now();
   const found: MinedSuggestion[] = [];
   for (const calls of groupsOf(cards).values()) {
@@ -165,7 +165,7 @@ export function mineSuggestions(
       };
       // the rule exists already, on or off: a lead has made their choice
       if (others.some((other) => sameRule(other, rule))) continue;
-      const trial = backtestRule(
+      const trial = await backtestRuleAsync(
         rule,
         others.filter((other) => other.enabled),
         cards,

@@ -26,9 +26,6 @@ export type HistoryCall = {
   verdict: CallVerdict;
   /** the current revision: the votes that decided it are on this one */
   revision: number;
-  decidedAt: number | null;
-  decidedBy: { id: string | null; name: string | null };
-  reason: string | null;
 };
 
 export type HistoryCard = {
@@ -40,14 +37,14 @@ export type HistoryCard = {
   calls: HistoryCall[];
 };
 
-/** Rows per read: each statement holds the (synchronous) embedded database this long at most. */
-const PAGE = 2000;
+/** Cards per read: each statement holds the (synchronous) embedded database this long at most. */
+const PAGE = 1000;
 
-function verdictOf(row: Record<string, unknown>): CallVerdict | null {
-  switch (row.decision_source) {
+function verdictOf(source: unknown, outcome: unknown, edited: unknown): CallVerdict | null {
+  switch (source) {
     case "reviewer":
-      if (row.decision_outcome === "rejected") return "rejected";
-      return row.edited ? "edited" : "approved";
+      if (outcome === "rejected") return "rejected";
+      return edited ? "edited" : "approved";
     case "timeout":
       return "expired";
     case "policy":
@@ -59,15 +56,32 @@ function verdictOf(row: Record<string, unknown>): CallVerdict | null {
   }
 }
 
-function json<T>(value: unknown): T | null {
-  return typeof value === "string" ? (JSON.parse(value) as T) : null;
-}
+/** One page row, as json_array builds it (see readPolicyHistory). */
+type PageRow = [
+  batchId: string,
+  status: HistoryCard["status"],
+  createdAt: number,
+  decidedAt: number,
+  callId: string | null,
+  runId: string,
+  agentKeyId: string,
+  toolName: string,
+  args: Record<string, unknown>,
+  costEstimate: number | null,
+  metadata: Record<string, unknown> | null,
+  source: string | null,
+  outcome: string | null,
+  edited: number,
+  revision: number,
+];
 
 /**
  * The cards of `queueId` settled (decided or expired; cancelled cards were withdrawn, nobody
  * judged them) in [from, to), oldest first, with their calls. Read a page at a time in one read
  * transaction (one snapshot), letting the event loop run between pages: a 90-day read of a busy
- * queue never holds up the write path for more than one page's statement.
+ * queue never holds up the write path for more than one page's statement. Each page comes back
+ * as ONE JSON text built by SQLite (json_group_array): handing the driver a thousand rows of
+ * fifteen cells costs several times the query itself.
  */
 export async function readPolicyHistory(
   queueId: string,
@@ -79,70 +93,89 @@ export async function readPolicyHistory(
   try {
     let after: { decidedAt: number; id: string } | null = null;
     for (;;) {
-      // Keyset pages over the settled-cards index (batches_settled_idx: queue, decided_at, id).
+      // Keyset pages over the settled-cards index (queue, decided_at, …, id).
       const args: InValue[] = [queueId, from, to];
       let page = "";
       if (after) {
-        page = "and (b.decided_at > ? or (b.decided_at = ? and b.id > ?))";
+        // the plain lower bound lets SQLite seek the index to the page's start (an OR alone
+        // would have it scan the period from its beginning for every page)
+        page = "and b.decided_at >= ? and (b.decided_at > ? or b.id > ?)";
         args.push(after.decidedAt, after.decidedAt, after.id);
       }
-      const { rows: batchRows } = await transaction.execute({
-        sql: `select b.id, b.status, b.created_at, b.decided_at from batches b
-              where b.queue_id = ? and b.status <> 'pending' and b.decided_at >= ? and b.decided_at < ?
-              and b.status in ('decided', 'expired') ${page}
-              order by b.decided_at, b.id limit ${PAGE}`,
+      const { rows } = await transaction.execute({
+        sql: `with page as (
+                select b.id, b.status, b.created_at, b.decided_at, b.run_id from batches b
+                where b.queue_id = ? and b.status <> 'pending' and b.decided_at >= ? and b.decided_at < ?
+                and b.status in ('decided', 'expired') ${page}
+                order by b.decided_at, b.id limit ${PAGE})
+              select count(distinct p.id) as cards, json_group_array(json_array(
+                p.id, p.status, p.created_at, p.decided_at, c.id, c.run_id, r.agent_key_id, c.tool_name,
+                json(c.args), c.cost_estimate, json(c.metadata), c.decision_source, c.decision_outcome,
+                c.edited_args is not null, c.revision)) as rows
+              from page p left join calls c on c.batch_id = p.id
+              left join runs r indexed by runs_insights_agent_idx on r.id = p.run_id`,
         args,
       });
-      if (batchRows.length === 0) break;
-      const last = batchRows[batchRows.length - 1]!;
-      after = { decidedAt: Number(last.decided_at), id: String(last.id) };
-      for (const b of batchRows)
-        cards.set(String(b.id), {
-          id: String(b.id),
-          status: b.status as HistoryCard["status"],
-          createdAt: Number(b.created_at),
-          decidedAt: Number(b.decided_at),
-          calls: [],
-        });
-      const ids = batchRows.map((b) => String(b.id));
-      const { rows: callRows } = await transaction.execute({
-        sql: `select c.id, c.batch_id, c.run_id, r.agent_key_id, c.tool_name, c.args, c.cost_estimate,
-                c.metadata, c.decision_source, c.decision_outcome, c.edited_args is not null as edited,
-                c.revision, c.decided_at, c.decided_by, c.decided_by_name, c.decision_reason
-              from calls c join runs r indexed by runs_insights_agent_idx on r.id = c.run_id
-              where c.batch_id in (${ids.map(() => "?").join(", ")})
-              order by c.batch_id, c.position`,
-        args: ids,
-      });
-      for (const c of callRows) {
-        const verdict = verdictOf(c);
+      const pageCards = Number(rows[0]?.cards ?? 0);
+      if (pageCards === 0) break;
+      const pageRows = JSON.parse(String(rows[0]!.rows)) as PageRow[];
+      for (const row of pageRows) {
+        const [batchId, status, createdAt, decidedAt, callId] = row;
+        let card = cards.get(batchId);
+        if (!card)
+          cards.set(batchId, (card = { id: batchId, status, createdAt, decidedAt, calls: [] }));
+        if (
+          !after ||
+          decidedAt > after.decidedAt ||
+          (decidedAt === after.decidedAt && batchId > after.id)
+        )
+          after = { decidedAt, id: batchId };
+        if (callId === null) continue;
+        const verdict = verdictOf(row[11], row[12], row[13]);
         if (!verdict) continue;
-        cards.get(String(c.batch_id))!.calls.push({
-          id: String(c.id),
-          batchId: String(c.batch_id),
-          runId: String(c.run_id),
-          agentKeyId: String(c.agent_key_id),
-          toolName: String(c.tool_name),
-          args: json<Record<string, unknown>>(c.args) ?? {},
-          costEstimate: c.cost_estimate === null ? null : Number(c.cost_estimate),
-          metadata: json<Record<string, unknown>>(c.metadata),
+        card.calls.push({
+          id: callId,
+          batchId,
+          runId: row[5],
+          agentKeyId: row[6],
+          toolName: row[7],
+          args: row[8] ?? {},
+          costEstimate: row[9],
+          metadata: row[10],
           verdict,
-          revision: Number(c.revision),
-          decidedAt: c.decided_at === null ? null : Number(c.decided_at),
-          decidedBy: {
-            id: (c.decided_by as string | null) ?? null,
-            name: (c.decided_by_name as string | null) ?? null,
-          },
-          reason: (c.decision_reason as string | null) ?? null,
+          revision: row[14],
         });
       }
       await new Promise((resolve) => setImmediate(resolve));
-      if (batchRows.length < PAGE) break;
+      if (pageCards < PAGE) break;
     }
   } finally {
     transaction.close();
   }
-  return [...cards.values()];
+  // oldest first; a card's calls in the order the agent sent them
+  return [...cards.values()].sort(
+    (a, b) => a.decidedAt - b.decidedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
+}
+
+/** When and why the named calls were decided, read only for the few a report lists. */
+export async function decisionsOf(
+  ids: string[],
+): Promise<Map<string, { decidedAt: number | null; reason: string | null }>> {
+  const found = new Map<string, { decidedAt: number | null; reason: string | null }>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const { rows } = await getClient().execute({
+      sql: `select id, decided_at, decision_reason from calls where id in (${chunk.map(() => "?").join(", ")})`,
+      args: chunk,
+    });
+    for (const row of rows)
+      found.set(String(row.id), {
+        decidedAt: row.decided_at === null ? null : Number(row.decided_at),
+        reason: (row.decision_reason as string | null) ?? null,
+      });
+  }
+  return found;
 }
 
 /**
