@@ -72,7 +72,7 @@ export function SuggestionList({
         {answer.suggestions.map((s) => (
           <li key={s.id} className={styles.rule} data-testid="suggestion">
             <div className={styles.ruleBody}>
-              <h2 className={styles.ruleName} data-testid="suggestion-name">
+              <h2 className={styles.suggestionName} data-testid="suggestion-name">
                 {s.rule.name}
               </h2>
               <p className={styles.ruleLine}>

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import type { ReactNode } from "react";
 import { QueuePicker } from "@/components/policies/queue-picker";
 import { SuggestionList } from "@/components/policies/suggestion-list";
 import styles from "@/components/queue-settings/queue-settings.module.css";
@@ -20,7 +21,42 @@ export default async function SuggestionsPage({
 }) {
   const reviewer = await currentReviewer();
   const asked = (await searchParams).queue;
-  const header = (
+  let queues;
+  try {
+    queues = await insightsQueues(getDb(), reviewer);
+  } catch (error) {
+    if (!(error instanceof ForbiddenError)) throw error;
+    return (
+      <>
+        {heading(null)}
+        <p className={styles.lead} data-testid="suggestions-refused">
+          Suggestions are for a queue&apos;s lead or an admin.
+        </p>
+      </>
+    );
+  }
+  const queue = typeof asked === "string" ? queues.find((q) => q.id === asked) : queues[0];
+  const header = heading(
+    queues.length > 0 && (
+      <QueuePicker queues={queues} current={queue?.id ?? null} path="/suggestions" />
+    ),
+  );
+  let answer: PolicySuggestions | null = null;
+  if (queue) answer = await listPolicySuggestions(reviewer, { queue: queue.id });
+  return (
+    <>
+      {header}
+      {!queue ? (
+        <p className={styles.lead}>That queue is not one you lead. Choose one above.</p>
+      ) : (
+        <SuggestionList key={queue.id} queue={queue} answer={answer!} />
+      )}
+    </>
+  );
+}
+
+function heading(picker: ReactNode) {
+  return (
     <header className={styles.header}>
       <div>
         <h1 className={styles.title}>Policy suggestions</h1>
@@ -30,36 +66,7 @@ export default async function SuggestionsPage({
           again.
         </p>
       </div>
+      {picker}
     </header>
-  );
-  let queues;
-  try {
-    queues = await insightsQueues(getDb(), reviewer);
-  } catch (error) {
-    if (!(error instanceof ForbiddenError)) throw error;
-    return (
-      <>
-        {header}
-        <p className={styles.lead} data-testid="suggestions-refused">
-          Suggestions are for a queue&apos;s lead or an admin.
-        </p>
-      </>
-    );
-  }
-  const queue = typeof asked === "string" ? queues.find((q) => q.id === asked) : queues[0];
-  let answer: PolicySuggestions | null = null;
-  if (queue) answer = await listPolicySuggestions(reviewer, { queue: queue.id });
-  return (
-    <>
-      {header}
-      {queues.length > 0 && (
-        <QueuePicker queues={queues} current={queue?.id ?? null} path="/suggestions" />
-      )}
-      {!queue ? (
-        <p className={styles.lead}>That queue is not one you lead. Choose one above.</p>
-      ) : (
-        <SuggestionList key={queue.id} queue={queue} answer={answer!} />
-      )}
-    </>
   );
 }
