@@ -58,7 +58,7 @@ export function overturns(rule: Pick<PolicyRule, "effect">, verdict: CallVerdict
 }
 
 /** Cards counted between two turns of the event loop (backtestRuleAsync). */
-const CHUNK = 500;
+const CHUNK = 250;
 
 function emptyTrial(): RuleTrial {
   return {

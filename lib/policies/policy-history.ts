@@ -38,7 +38,7 @@ export type HistoryCard = {
 };
 
 /** Cards per read: each statement holds the (synchronous) embedded database this long at most. */
-const PAGE = 1000;
+const PAGE = 500;
 
 function verdictOf(source: unknown, outcome: unknown, edited: unknown): CallVerdict | null {
   switch (source) {
@@ -80,7 +80,7 @@ type PageRow = [
  * judged them) in [from, to), oldest first, with their calls. Read a page at a time in one read
  * transaction (one snapshot), letting the event loop run between pages: a 90-day read of a busy
  * queue never holds up the write path for more than one page's statement. Each page comes back
- * as ONE JSON text built by SQLite (json_group_array): handing the driver a thousand rows of
+ * as ONE JSON text built by SQLite (json_group_array): handing the driver hundreds of rows of
  * fifteen cells costs several times the query itself.
  */
 export async function readPolicyHistory(
