@@ -650,7 +650,8 @@ export type RoutingRule = typeof routingRules.$inferSelect;
 
 export const POLICY_EFFECTS = ["allow", "ask", "deny"] as const;
 export type PolicyEffect = (typeof POLICY_EFFECTS)[number];
-export const PREDICATE_OPS = ["equals", "prefix", "glob"] as const;
+/** `atMost`: a number at most the value (the bound a suggested rule puts on, say, an amount) */
+export const PREDICATE_OPS = ["equals", "prefix", "glob", "atMost"] as const;
 export type ArgPredicate = {
   /** a path into the call's args: `path`, `options.target`, `files[0].path` */
   path: string;
@@ -682,6 +683,35 @@ export const policyRules = sqliteTable(
   (t) => [index("policy_rules_queue_idx").on(t.queueId, t.position)],
 );
 export type PolicyRule = typeof policyRules.$inferSelect;
+
+// A lead's "not this one" to a policy suggestion (lib/policies/suggest-policies.ts). The
+// fingerprint is the evidence it was dismissed on: once the evidence changes (a new bound, or
+// twice the approvals), the fingerprint does, and the suggestion is offered again.
+export const policySuggestionDismissals = sqliteTable(
+  "policy_suggestion_dismissals",
+  {
+    queueId: text("queue_id")
+      .notNull()
+      .references(() => queues.id),
+    /** the suggested rule's key (agent, tool, condition), hashed */
+    suggestionId: text("suggestion_id").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    dismissedBy: text("dismissed_by").references(() => users.id, { onDelete: "set null" }),
+    dismissedAt: integer("dismissed_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.queueId, t.suggestionId] })],
+);
+export type PolicySuggestionDismissal = typeof policySuggestionDismissals.$inferSelect;
+
+// The weekly suggestions digest's memory, per queue: when it last ran and which suggestions
+// (id:fingerprint) it has announced, so a lead hears of a suggestion once.
+export const policySuggestionDigests = sqliteTable("policy_suggestion_digests", {
+  queueId: text("queue_id")
+    .primaryKey()
+    .references(() => queues.id),
+  ranAt: integer("ran_at").notNull(),
+  announced: text("announced", { mode: "json" }).$type<string[]>().notNull(),
+});
 
 /* ---------------------------------------------------------------- review claims, saved views */
 
@@ -725,7 +755,13 @@ export type SavedView = typeof savedViews.$inferSelect;
 // (notifications are opted into, so turning email on for a server mails nobody unasked).
 export const NOTIFICATION_DELIVERIES = ["immediate", "digest", "off"] as const;
 export type NotificationDelivery = (typeof NOTIFICATION_DELIVERIES)[number];
-export const NOTIFICATION_KINDS = ["new_card", "deadline", "escalation", "decision"] as const;
+export const NOTIFICATION_KINDS = [
+  "new_card",
+  "deadline",
+  "escalation",
+  "decision",
+  "suggestions",
+] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
 export const notificationPreferences = sqliteTable(
@@ -744,6 +780,8 @@ export const notificationPreferences = sqliteTable(
     deadlines: integer("deadlines", { mode: "boolean" }).notNull(),
     escalations: integer("escalations", { mode: "boolean" }).notNull(),
     decisions: integer("decisions", { mode: "boolean" }).notNull(),
+    /** a lead's weekly email of new policy suggestions (lib/policies/suggestions-digest.ts) */
+    suggestions: integer("suggestions", { mode: "boolean" }).notNull().default(true),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [
@@ -773,16 +811,18 @@ export const notifications = sqliteTable(
   "notifications",
   {
     id: text("id").primaryKey(),
-    /** what happened: `event:<seq>`, or `deadline:<batch id>:<escalations>` */
+    /**
+     * what happened: `event:<seq>`, `deadline:<batch id>:<escalations>`, or
+     * `suggestions:<queue id>:<week>` (a weekly digest of policy suggestions: no card)
+     */
     eventKey: text("event_key").notNull(),
     userId: text("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     channel: text("channel", { enum: NOTIFICATION_CHANNELS }).notNull(),
     kind: text("kind", { enum: NOTIFICATION_KINDS }).notNull(),
-    batchId: text("batch_id")
-      .notNull()
-      .references(() => batches.id),
+    /** the card it is about; null for a suggestions digest, which is about a queue */
+    batchId: text("batch_id").references(() => batches.id),
     /** the queue whose preferences asked for it (the batch may move on before it is sent) */
     queueId: text("queue_id")
       .notNull()

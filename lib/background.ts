@@ -6,6 +6,7 @@ import { expireLease, expiredLeaseRunIds } from "@/lib/runs/expire-lease";
 import { emailConfigured } from "@/lib/email/transport";
 import { deliverDueNotifications } from "@/lib/notifications/deliver-notifications";
 import { planNotifications } from "@/lib/notifications/plan-notifications";
+import { planSuggestionDigests } from "@/lib/policies/suggestions-digest";
 import { slackConfigured } from "@/lib/slack/config";
 import { deliverSlack } from "@/lib/slack/deliver-slack";
 import { planSlack } from "@/lib/slack/plan-slack";
@@ -187,6 +188,8 @@ function startHeldWork(holding: () => boolean): () => void {
       if (scanDeadlines) lastDeadlineScan = at;
       await run("Notifications", async () => {
         if (due.emailEvents || scanDeadlines) await planNotifications();
+        // each queue's weekly policy suggestions, for its leads (a cheap read until a week is up)
+        if (scanDeadlines) await planSuggestionDigests();
         if (due.emailDue || due.emailEvents || scanDeadlines) await deliverDueNotifications();
       });
     }

@@ -26,6 +26,11 @@ const EVENTS = [
     label: "Decisions on cards I claimed",
     help: "someone else (or the deadline) decided a card you were reviewing",
   },
+  {
+    key: "suggestions",
+    label: "Policy suggestions",
+    help: "leads only, weekly: rules your reviewers have been applying by hand",
+  },
 ] as const;
 
 /** One form per queue: how and about what its emails come. */

@@ -17,6 +17,24 @@ import { EffectBadge } from "./effect-badge";
 import styles from "./policies.module.css";
 import { EditRule, NewRule } from "./rule-forms";
 import { RuleButtons } from "@/components/queue-settings/rule-buttons";
+import { RuleBacktest } from "./backtest-view";
+
+/** A stored rule as the backtest takes it, tried on this queue's history, weighed without itself. */
+function backtestInputOf(rule: PolicyRuleView, queueId: string) {
+  return {
+    rule: {
+      name: rule.name,
+      queue: rule.queue?.id ?? null,
+      effect: rule.effect,
+      agent: rule.agent?.id ?? null,
+      toolPattern: rule.toolPattern,
+      argPredicates: rule.argPredicates,
+      costAbove: rule.costAbove,
+    },
+    queue: queueId,
+    ruleId: rule.id,
+  };
+}
 
 type Queue = { id: string; name: string };
 /** where a failure is shown: under the new-rule form, in a rule's edit form, or over the lists */
@@ -119,6 +137,10 @@ export function PolicyRules({
                 <p className={styles.ruleLine}>
                   <span className={styles.lineLabel}>Agent is told</span> {rule.reason}
                 </p>
+              )}
+              {/* a backtest is authorized as changing the rule is: shown to those who may */}
+              {canManage && (rule.queue !== null || isAdmin) && (
+                <RuleBacktest label={rule.name} input={backtestInputOf(rule, queue.id)} />
               )}
             </div>
             {rule.canEdit && (

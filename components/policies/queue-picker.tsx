@@ -7,9 +7,12 @@ import styles from "./policies.module.css";
 export function QueuePicker({
   queues,
   current,
+  path = "/policies",
 }: {
   queues: { id: string; name: string }[];
   current: string | null;
+  /** the page the choice reloads */
+  path?: string;
 }) {
   const router = useRouter();
   return (
@@ -18,9 +21,7 @@ export function QueuePicker({
       <select
         id="policy-queue"
         value={current ?? ""}
-        onChange={(event) =>
-          router.push(`/policies?queue=${encodeURIComponent(event.target.value)}`)
-        }
+        onChange={(event) => router.push(`${path}?queue=${encodeURIComponent(event.target.value)}`)}
       >
         {current === null && (
           <option value="" disabled>

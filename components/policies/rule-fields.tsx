@@ -16,6 +16,7 @@ const OPS: { op: ArgPredicate["op"]; label: string }[] = [
   { op: "equals", label: "equals" },
   { op: "prefix", label: "starts with" },
   { op: "glob", label: "matches glob" },
+  { op: "atMost", label: "is at most" },
 ];
 
 let nextKey = 0;
@@ -37,6 +38,7 @@ function valueText(predicate: ArgPredicate): string {
 }
 
 function parseValue(row: PredicateRow): unknown {
+  if (row.op === "atMost") return row.value.trim() === "" ? row.value : Number(row.value);
   if (row.op !== "equals") return row.value;
   try {
     return JSON.parse(row.value);

@@ -7,6 +7,9 @@ import { useFieldErrors } from "@/components/forms/use-field-errors";
 import { FormError } from "@/components/queue-settings/form-error";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import type { PolicyRuleView } from "@/lib/policies/list-policy-rules";
+import type { BacktestReport } from "@/lib/policies/backtest-policy";
+import { backtestPolicyAction } from "@/app/(reviewer)/policies/actions";
+import { BacktestDetails } from "./backtest-view";
 import styles from "./policies.module.css";
 import {
   initialRows,
@@ -18,6 +21,8 @@ import {
 } from "./rule-fields";
 
 type Fail = (failure: ActionFailure) => void;
+
+type Preview = { kind: "loading" } | { kind: "done"; report: BacktestReport };
 
 type Queue = { id: string; name: string };
 
@@ -72,14 +77,13 @@ export function NewRule({
 }) {
   const [rows, setRows] = useState<PredicateRow[]>([]);
   const errors = useFieldErrors(fieldsOf(rows, ["queue"]));
+  const [preview, setPreview] = useState<Preview | null>(null);
 
-  function submit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const formElement = event.currentTarget;
+  function inputOf(formElement: HTMLFormElement) {
     const form = new FormData(formElement);
     const { agent, toolPattern, costAbove, reason, ...rest } = readRuleForm(form);
     // A new rule leaves an empty condition out rather than sending null.
-    const input = {
+    return {
       ...rest,
       queue: form.get("scope") === "every" ? null : queue.id,
       ...(agent && { agent }),
@@ -88,12 +92,37 @@ export function NewRule({
       ...(reason && { reason }),
       argPredicates: predicatesOf(rows),
     };
+  }
+
+  /** The rule as the form has it, tried on this queue's last 30 days; nothing is saved. */
+  async function backtest(formElement: HTMLFormElement) {
+    errors.reset();
+    setPreview({ kind: "loading" });
+    const result = await backtestPolicyAction({ rule: inputOf(formElement), queue: queue.id });
+    if (result.ok) return setPreview({ kind: "done", report: result.report });
+    // The rule's own fields carry their messages: the rule is what the form sends under `rule`.
+    errors.fail({
+      ...result,
+      fieldErrors:
+        result.fieldErrors &&
+        Object.fromEntries(
+          Object.entries(result.fieldErrors).map(([path, m]) => [path.replace(/^rule\./, ""), m]),
+        ),
+    });
+    setPreview(null);
+  }
+
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const formElement = event.currentTarget;
+    const input = inputOf(formElement);
     errors.reset();
     onCreate(
       input,
       () => {
         formElement.reset();
         setRows([]);
+        setPreview(null);
       },
       errors.fail,
     );
@@ -130,6 +159,26 @@ export function NewRule({
           <button type="submit" className={settings.primary} disabled={pending}>
             {pending ? "Saving…" : "Add rule"}
           </button>
+          <button
+            type="button"
+            className={settings.secondary}
+            disabled={preview?.kind === "loading"}
+            data-testid="backtest-button"
+            onClick={(event) => {
+              const form = event.currentTarget.form;
+              if (form) void backtest(form);
+            }}
+          >
+            Backtest on the last 30 days
+          </button>
+        </div>
+        <div className={styles.backtestActions} aria-live="polite">
+          {preview?.kind === "loading" && (
+            <p role="status" className={settings.note} data-testid="backtest-loading">
+              Trying the rule on the last 30 days of {queue.name}…
+            </p>
+          )}
+          {preview?.kind === "done" && <BacktestDetails report={preview.report} />}
         </div>
       </RuleForm>
     </section>

@@ -11,7 +11,7 @@ import { table, UsageError } from "./cli-support";
 // `npm run admin -- policy …` and `agent mode|list`: the policy verbs for the operator.
 
 export const POLICY_USAGE = `  policy add --name N --effect allow|ask|deny [--queue NAME] [--agent NAME] [--tool GLOB]
-             [--arg "PATH equals|prefix|glob VALUE"]... [--cost-above X] [--reason TEXT]
+             [--arg "PATH equals|prefix|glob|atMost VALUE"]... [--cost-above X] [--reason TEXT]
              (no --queue: the rule applies in every queue)
   policy list [--queue NAME]
   policy enable|disable|remove --name N [--queue NAME]
@@ -162,10 +162,12 @@ function json(text: string, flag: string): Record<string, unknown> {
 
 /** "path prefix /scratch/" → { path, op, value }; an equals value is JSON when it parses. */
 function parsePredicate(spec: string) {
-  const match = /^(\S+)\s+(equals|prefix|glob)\s+([\s\S]*)$/.exec(spec.trim());
-  if (!match) throw new UsageError(`--arg takes "PATH equals|prefix|glob VALUE", not '${spec}'.`);
+  const match = /^(\S+)\s+(equals|prefix|glob|atMost)\s+([\s\S]*)$/.exec(spec.trim());
+  if (!match)
+    throw new UsageError(`--arg takes "PATH equals|prefix|glob|atMost VALUE", not '${spec}'.`);
   const [, path, op, raw] = match;
   let value: unknown = raw;
+  if (op === "atMost") value = Number(raw);
   if (op === "equals") {
     try {
       value = JSON.parse(raw!);

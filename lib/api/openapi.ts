@@ -31,6 +31,9 @@ import {
   PolicyRuleMove,
   PolicyRuleUpdate,
   PolicyTryInput,
+  PolicyBacktestInput,
+  PolicySuggestionsQuery,
+  DismissSuggestionInput,
 } from "@/lib/policies/policy-input";
 import { CreateAgentKeyInput } from "@/lib/agents/create-agent-key";
 import { RotateAgentKeyInput } from "@/lib/agents/rotate-agent-key";
@@ -613,6 +616,46 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       auth: "reviewer",
       body: PolicyTryInput,
       ok: { status: 200, schema: "PolicyTrial" },
+      errors: [400, 401, 403, 404, 413, 415],
+    },
+  },
+  "/policy-rules/backtest": {
+    post: {
+      operationId: "backtestPolicy",
+      tag: "Policies",
+      summary:
+        "Backtest a rule: what it would have done to a queue's history (default the last 30 days); writes nothing",
+      description:
+        "The rule exactly as POST /policy-rules takes it, the queue whose history to read (default the rule's own; required for a global rule) and a period of at most 366 days. Each call of the cards settled in the period meets the queue's enabled rules with this one among them, through the matcher batch creation uses: a call is matched when the rule's effect wins for it (shadowed: its conditions hold but a stronger rule takes it). Only reviewers' decisions are evidence: approved (as asked), edited, rejected, and expired (left to the deadline); calls a policy or a remembered approval settled are counted apart (notEvidence). Overturned: an allow rule matching a rejected call, a deny rule matching an approved one, with who decided (every vote of a quorum) and their reason. cards.settled counts the cards all of whose waiting calls the rule matches; cards.savedMs sums their time to decision (expired cards save none). Same authorization as creating the rule: a queue's leads, admins.",
+      auth: "reviewer",
+      body: PolicyBacktestInput,
+      ok: { status: 200, schema: "PolicyBacktest" },
+      errors: [400, 401, 403, 404, 413, 415],
+    },
+  },
+  "/policy-suggestions": {
+    get: {
+      operationId: "listPolicySuggestions",
+      tag: "Policies",
+      summary:
+        "Allow rules a queue's reviewers have been applying by hand, each with its backtest (the queue's leads, admins)",
+      description:
+        "An agent and tool, and where the arguments show it a bound on one argument (a number at most N, a path under a directory), approved as asked at least minApprovals times (default 20) in the period (default the last 30 days) with no rejection, edit or expiry among the calls the rule would match; a rule that would overturn any decision is never offered. `rule` is the body of POST /policy-rules that creates it. Dismissed suggestions are left out until their fingerprint (the evidence) changes.",
+      auth: "reviewer",
+      query: PolicySuggestionsQuery,
+      ok: { status: 200, schema: "PolicySuggestionList" },
+      errors: [400, 401, 403, 404],
+    },
+  },
+  "/policy-suggestions/dismiss": {
+    post: {
+      operationId: "dismissPolicySuggestion",
+      tag: "Policies",
+      summary:
+        "Dismiss a suggestion: hidden until its evidence changes (the queue's leads, admins)",
+      auth: "reviewer",
+      body: DismissSuggestionInput,
+      ok: { status: 200, schema: "PolicySuggestionDismissal" },
       errors: [400, 401, 403, 404, 413, 415],
     },
   },

@@ -277,6 +277,86 @@ export const PolicyRuleResource = z
   })
   .meta({ id: "PolicyRule" });
 
+const BacktestTally = {
+  matched: z.int().describe("calls the rule would have decided (its effect wins for them)"),
+  approved: z.int().describe("of those, approved by reviewers as asked"),
+  edited: z.int().describe("approved with the arguments edited"),
+  rejected: z.int(),
+  expired: z.int().describe("left to the deadline: nobody decided"),
+  overturned: z.int(),
+};
+const ArgPredicateResource = z.object({
+  path: z.string(),
+  op: z.enum(PREDICATE_OPS),
+  value: z.unknown(),
+});
+
+export const PolicyBacktestResource = z
+  .object({
+    queue: Ref,
+    period: z.object({ from: Time, to: Time }),
+    effect: z.enum(POLICY_EFFECTS),
+    conditions: z.string().describe("the rule's conditions in words"),
+    calls: z.object(BacktestTally),
+    notEvidence: z
+      .object({ policy: z.int(), memory: z.int() })
+      .describe("matched calls a policy or a remembered approval settled: no person judged them"),
+    shadowed: z.int().describe("calls whose conditions hold but a stronger enabled rule takes"),
+    cards: z.object({
+      settled: z.int().describe("cards every waiting call of which the rule matches"),
+      savedMs: z.int().describe("those cards' time to decision, summed: reviewer time saved"),
+    }),
+    overturned: z.object({
+      count: z.int(),
+      truncated: z.boolean().describe("more than the 500 listed"),
+      decisions: z.array(
+        z.object({
+          callId: z.string(),
+          batchId: z.string(),
+          runId: z.string(),
+          agent: Ref,
+          toolName: z.string(),
+          args: z.record(z.string(), z.unknown()),
+          outcome: z.enum(["approved", "rejected"]),
+          edited: z.boolean(),
+          decidedAt: Time.nullable(),
+          deciders: z
+            .array(Ref.extend({ at: Time.nullable() }))
+            .describe("every vote that decided it (several under a quorum)"),
+          reason: z.string().nullable(),
+        }),
+      ),
+    }),
+    byAgent: z.array(z.object({ agent: Ref, ...BacktestTally })),
+    byTool: z.array(z.object({ toolName: z.string(), ...BacktestTally })),
+    summary: z
+      .string()
+      .describe('e.g. "would have approved 312 cards (340 calls), overturning none"'),
+  })
+  .meta({ id: "PolicyBacktest" });
+
+export const PolicySuggestionResource = z
+  .object({
+    id: z.string(),
+    fingerprint: z.string().describe("the evidence; a dismissal holds while it is the same"),
+    agent: Ref,
+    toolName: z.string(),
+    argPredicates: z.array(ArgPredicateResource),
+    rule: z
+      .object({
+        name: z.string(),
+        queue: z.string(),
+        effect: z.literal("allow"),
+        agent: z.string(),
+        toolPattern: z.string(),
+        argPredicates: z.array(ArgPredicateResource),
+        enabled: z.boolean(),
+      })
+      .describe("the body of POST /policy-rules that creates it (enabled false: created off)"),
+    backtest: PolicyBacktestResource,
+  })
+  .meta({ id: "PolicySuggestion" });
+
 export const AgentKeyResource = z
   .object({
     id: z.string(),
@@ -475,6 +555,19 @@ export const resourceSchemas = {
   RoutingRuleList: z.object({ rules: z.array(RoutingRuleResource) }),
   PolicyRule: PolicyRuleResource,
   PolicyRuleList: z.object({ rules: z.array(PolicyRuleResource) }),
+  PolicyBacktest: PolicyBacktestResource,
+  PolicySuggestionList: z.object({
+    queue: Ref,
+    period: z.object({ from: Time, to: Time }),
+    minApprovals: z.int(),
+    dismissed: z.int().describe("suggestions left out because a lead dismissed them"),
+    suggestions: z.array(PolicySuggestionResource),
+  }),
+  PolicySuggestionDismissal: z.object({
+    suggestionId: z.string(),
+    fingerprint: z.string(),
+    dismissedAt: Time,
+  }),
   PolicyTrial: z.object({
     outcome: z.enum(["approved", "blocked", "rejected", "review"]),
     effect: z.enum(POLICY_EFFECTS),

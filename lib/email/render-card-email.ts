@@ -9,8 +9,11 @@ import { formatCosts, formatDateTime } from "@/lib/time/format";
 // purpose: mailboxes are kept, forwarded and indexed outside Countersign, and arguments are where
 // customer data and credentials end up; the card shows them after sign-in.
 
+/** the notifications about one card (a suggestions digest is about a queue: its own mail) */
+export type CardKind = Exclude<NotificationKind, "suggestions">;
+
 export type CardItem = {
-  kind: NotificationKind;
+  kind: CardKind;
   batch: BatchView;
   /** the signed, single-use link to the card */
   link: string;
@@ -103,7 +106,7 @@ function headline(item: CardItem): string {
   }
 }
 
-const ACTION_TEXT: Record<NotificationKind, string> = {
+const ACTION_TEXT: Record<CardKind, string> = {
   new_card: "Review it",
   deadline: "Review it before the deadline",
   escalation: "Review it",

@@ -30,6 +30,9 @@ import * as policyRuleMove from "@/app/api/v1/policy-rules/[ruleId]/move/route";
 import * as policyRule from "@/app/api/v1/policy-rules/[ruleId]/route";
 import * as policyRules from "@/app/api/v1/policy-rules/route";
 import * as policyTry from "@/app/api/v1/policy-rules/try/route";
+import * as policyBacktest from "@/app/api/v1/policy-rules/backtest/route";
+import * as policySuggestions from "@/app/api/v1/policy-suggestions/route";
+import * as policySuggestionDismiss from "@/app/api/v1/policy-suggestions/dismiss/route";
 import * as queueList from "@/app/api/v1/queue/route";
 import * as queueSnapshot from "@/app/api/v1/queue/snapshot/route";
 import * as queueArchive from "@/app/api/v1/queues/[queueId]/archive/route";
@@ -120,8 +123,11 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/openapi.json": openApi,
   "/api/v1/policy-rules": policyRules,
   "/api/v1/policy-rules/try": policyTry,
+  "/api/v1/policy-rules/backtest": policyBacktest,
   "/api/v1/policy-rules/[ruleId]": policyRule,
   "/api/v1/policy-rules/[ruleId]/move": policyRuleMove,
+  "/api/v1/policy-suggestions": policySuggestions,
+  "/api/v1/policy-suggestions/dismiss": policySuggestionDismiss,
   "/api/v1/queue": queueList,
   "/api/v1/queue/snapshot": queueSnapshot,
   "/api/v1/people": people,

@@ -14,7 +14,8 @@ import { loadBatchViews, type BatchView } from "@/lib/api/views";
 import { cardLinkUrl } from "@/lib/email/card-links";
 import { resolveTimeZone } from "@/lib/time/zone";
 import { renderCardMail, renderDigestMail, type CardItem } from "@/lib/email/render-card-email";
-import { emailConfigured, sendMail, smtpTimeoutMs } from "@/lib/email/transport";
+import { renderSuggestionsMail } from "@/lib/email/render-suggestions-email";
+import { emailConfigured, sendMail, smtpTimeoutMs, type OutgoingMail } from "@/lib/email/transport";
 import { KIND_SWITCH } from "./preferences";
 import { setting } from "@/lib/config/settings";
 import { log } from "@/lib/log/logger";
@@ -110,14 +111,14 @@ type Recipient = { email: string; deactivated: boolean; timeZone: string };
 async function sendTimeFacts(rows: Notification[]) {
   const db = getDb();
   const userId = rows[0]!.userId;
-  const batchIds = [...new Set(rows.map((r) => r.batchId))];
+  const batchIds = [...new Set(rows.flatMap((r) => (r.batchId ? [r.batchId] : [])))];
   const [[user], memberOf, preferences, cards, states] = await Promise.all([
     db
       .select({ email: users.email, deactivatedAt: users.deactivatedAt, timeZone: users.timeZone })
       .from(users)
       .where(eq(users.id, userId)),
     db
-      .select({ queueId: queueMembers.queueId })
+      .select({ queueId: queueMembers.queueId, role: queueMembers.role })
       .from(queueMembers)
       .where(eq(queueMembers.userId, userId)),
     db.select().from(notificationPreferences).where(eq(notificationPreferences.userId, userId)),
@@ -137,6 +138,10 @@ async function sendTimeFacts(rows: Notification[]) {
         } satisfies Recipient)
       : null,
     queues: new Set(memberOf.map((m) => m.queueId)),
+    /** the queues whose suggestions they may read: those they lead, or all for an admin */
+    leads: memberOf.some((m) => m.role === "admin")
+      ? ("all" as const)
+      : new Set(memberOf.filter((m) => m.role === "lead").map((m) => m.queueId)),
     preferences: new Map(preferences.map((p) => [p.queueId, p])),
     cards: new Map(cards.map((c) => [c.id, c])),
     hidden: new Set(states.filter((s) => s.hidden).map((s) => s.id)),
@@ -150,9 +155,17 @@ function reasonToSkip(
 ): string | null {
   if (!facts.recipient) return "the person no longer exists";
   if (facts.recipient.deactivated) return "the person is deactivated";
-  const card = facts.cards.get(row.batchId);
+  if (row.kind === "suggestions") {
+    if (facts.leads !== "all" && !facts.leads.has(row.queueId))
+      return "the person no longer leads this queue";
+    const preference = facts.preferences.get(row.queueId);
+    if (!preference || preference.delivery === "off" || !preference.suggestions)
+      return "the person turned this notification off";
+    return null;
+  }
+  const card = row.batchId ? facts.cards.get(row.batchId) : undefined;
   // The card's queue now (an escalation may have moved it), as every reviewer page checks.
-  if (!card || facts.hidden.has(row.batchId) || !facts.queues.has(card.queue.id))
+  if (!card || facts.hidden.has(card.id) || !facts.queues.has(card.queue.id))
     return "the person no longer sees this card";
   const preference = facts.preferences.get(row.queueId);
   if (!preference || preference.delivery === "off" || !preference[KIND_SWITCH[row.kind]])
@@ -168,10 +181,15 @@ async function deliver(group: Notification[], now: number): Promise<boolean> {
   const facts = await sendTimeFacts(rows);
   const skipped: Statement[] = [];
   const items: (CardItem & { row: Notification })[] = [];
+  const suggestions: Notification[] = [];
   for (const row of rows) {
     const reason = reasonToSkip(row, facts);
     if (reason) {
       skipped.push(finish(row, "skipped", reason));
+      continue;
+    }
+    if (row.kind === "suggestions" || !row.batchId) {
+      suggestions.push(row);
       continue;
     }
     const batch: BatchView = facts.cards.get(row.batchId)!;
@@ -183,6 +201,16 @@ async function deliver(group: Notification[], now: number): Promise<boolean> {
       link: await cardLinkUrl(row.userId, row.batchId),
     });
   }
+  // A suggestions digest is about a queue, not a card: its own message (never grouped: digest false)
+  if (suggestions.length > 0) {
+    const row = suggestions[0]!;
+    if (skipped.length > 0) await writeBatch(skipped);
+    return send(
+      [{ row }],
+      { to: facts.recipient!.email, ...renderSuggestionsMail(row.detail, row.queueId) },
+      row,
+    );
+  }
   if (skipped.length > 0) {
     await writeBatch(skipped);
     metrics().notificationAttempts.inc({ result: "skipped" }, skipped.length);
@@ -193,13 +221,17 @@ async function deliver(group: Notification[], now: number): Promise<boolean> {
     items.length === 1 && !items[0]!.row.digest
       ? renderCardMail(items[0]!, facts.recipient!.timeZone)
       : renderDigestMail(items, facts.recipient!.timeZone);
-  const first = items[0]!.row;
+  return send(items, { to: facts.recipient!.email, ...mail }, items[0]!.row);
+}
+
+/** Sends one message for `items`' rows and records the outcome on each (sent, retried, failed). */
+async function send(
+  items: { row: Notification }[],
+  mail: Omit<OutgoingMail, "messageId">,
+  first: Notification,
+): Promise<boolean> {
   try {
-    await sendMail({
-      to: facts.recipient!.email,
-      ...mail,
-      messageId: `<${first.id}@countersign>`,
-    });
+    await sendMail({ ...mail, messageId: `<${first.id}@countersign>` });
   } catch (cause) {
     const error = cause instanceof Error ? cause.message : String(cause);
     for (const { row } of items)

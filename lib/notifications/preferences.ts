@@ -29,6 +29,12 @@ export const NotificationEvents = z.strictObject({
   deadlines: z.boolean().describe("a pending card has a fifth of its time left"),
   escalations: z.boolean().describe("a card is escalated into the queue"),
   decisions: z.boolean().describe('a card you claimed ("I\'m reviewing this") is decided'),
+  suggestions: z
+    .boolean()
+    .optional()
+    .describe(
+      "leads: a weekly email when the queue's history suggests new policy rules (default on; omitted: unchanged)",
+    ),
 });
 
 export const NotificationPreferenceInput = z.strictObject({
@@ -61,7 +67,13 @@ export type NotificationPreferenceList = {
 const DEFAULTS = {
   delivery: "off",
   digestMinutes: 60,
-  events: { newCards: true, deadlines: true, escalations: true, decisions: true },
+  events: {
+    newCards: true,
+    deadlines: true,
+    escalations: true,
+    decisions: true,
+    suggestions: true,
+  },
 } as const;
 
 /** Which preference switch lets each kind of notification through. */
@@ -70,6 +82,7 @@ export const KIND_SWITCH: Record<NotificationKind, keyof z.infer<typeof Notifica
   deadline: "deadlines",
   escalation: "escalations",
   decision: "decisions",
+  suggestions: "suggestions",
 };
 
 function toView(
@@ -86,6 +99,7 @@ function toView(
       deadlines: row.deadlines,
       escalations: row.escalations,
       decisions: row.decisions,
+      suggestions: row.suggestions,
     },
     updatedAt: isoTime(row.updatedAt),
   };
@@ -148,6 +162,7 @@ export async function setNotificationPreference(
       delivery: input.delivery,
       digestMinutes: input.digestMinutes ?? member.preference?.digestMinutes ?? 60,
       ...input.events,
+      suggestions: input.events.suggestions ?? member.preference?.suggestions ?? true,
       updatedAt: now,
     };
     await commit([
@@ -159,7 +174,7 @@ export async function setNotificationPreference(
       insertRows(
         notificationPreferences,
         [row],
-        " on conflict (user_id, queue_id) do update set delivery = excluded.delivery, digest_minutes = excluded.digest_minutes, new_cards = excluded.new_cards, deadlines = excluded.deadlines, escalations = excluded.escalations, decisions = excluded.decisions, updated_at = excluded.updated_at",
+        " on conflict (user_id, queue_id) do update set delivery = excluded.delivery, digest_minutes = excluded.digest_minutes, new_cards = excluded.new_cards, deadlines = excluded.deadlines, escalations = excluded.escalations, decisions = excluded.decisions, suggestions = excluded.suggestions, updated_at = excluded.updated_at",
       ),
       eventRows({
         type: "notifications.preferences_updated",
@@ -170,7 +185,7 @@ export async function setNotificationPreference(
           queueId,
           delivery: row.delivery,
           digestMinutes: row.digestMinutes,
-          events: input.events,
+          events: { ...input.events, suggestions: row.suggestions },
         },
         at: now,
       }),

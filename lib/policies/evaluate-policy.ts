@@ -161,6 +161,11 @@ export function globMatches(pattern: string, text: string): boolean {
 /** The test a predicate makes of one value (the glob compiled once, however many list elements). */
 export function predicateTest(predicate: ArgPredicate): (actual: unknown) => boolean {
   if (predicate.op === "equals") return (actual) => canonicalEquals(actual, predicate.value);
+  if (predicate.op === "atMost") {
+    const bound = predicate.value;
+    if (typeof bound !== "number") return () => false;
+    return (actual) => typeof actual === "number" && Number.isFinite(actual) && actual <= bound;
+  }
   const expected = predicate.value;
   if (typeof expected !== "string") return () => false;
   const glob = predicate.op === "glob" ? globRegExp(expected) : null;
@@ -192,7 +197,9 @@ function sortKeys(value: unknown): unknown {
 }
 
 export function describePredicate(predicate: ArgPredicate): string {
-  const verb = { equals: "is", prefix: "starts with", glob: "matches" }[predicate.op];
+  const verb = { equals: "is", prefix: "starts with", glob: "matches", atMost: "is at most" }[
+    predicate.op
+  ];
   const steps = pathSteps(predicate.path);
   const each = steps.find((step) => typeof step !== "string");
   const which = !each ? "" : each.each === "any" ? " (any element)" : " (every element)";

@@ -78,6 +78,7 @@ const VERBS = {
     notMany: "do not start with",
   },
   glob: { one: "matches", many: "match", not: "does not match", notMany: "do not match" },
+  atMost: { one: "is at most", many: "are at most", not: "is above", notMany: "are above" },
 } as const;
 
 export function explainPredicate(predicate: ArgPredicate, args: Record<string, unknown>): string {
@@ -96,7 +97,9 @@ export function explainPredicate(predicate: ArgPredicate, args: Record<string, u
         `${predicate.path} is a list (${shownList(value)}): write ${predicate.path}[*] to match ` +
         `any element, or ${predicate.path}[all] to match every element`
       );
-    if (predicate.op !== "equals" && typeof value !== "string")
+    if (predicate.op === "atMost" && typeof value !== "number")
+      return `${predicate.path} is ${shown(value)}, not a number`;
+    if (predicate.op !== "equals" && predicate.op !== "atMost" && typeof value !== "string")
       return `${predicate.path} is ${shown(value)}, not text`;
     return `${predicate.path} is ${shown(value)}, which ${test(value) ? verb.one : verb.not} ${expected}`;
   }

@@ -5,13 +5,23 @@ export type RoutableBatch = {
   calls: { toolName: string; costEstimate?: number | null }[];
 };
 
+/** Compiled patterns: a backtest matches one pattern against tens of thousands of calls. */
+const compiled = new Map<string, RegExp>();
+
 /** `*` stands for any run of characters; everything else matches itself. */
 export function toolPatternMatches(pattern: string, toolName: string): boolean {
-  const source = pattern
-    .split("*")
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-    .join(".*");
-  return new RegExp(`^${source}$`).test(toolName);
+  let regExp = compiled.get(pattern);
+  if (!regExp) {
+    const source = pattern
+      .split("*")
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*");
+    regExp = new RegExp(`^${source}$`);
+    // a bounded cache: patterns come from rules, few; never let it grow without end
+    if (compiled.size >= 1000) compiled.clear();
+    compiled.set(pattern, regExp);
+  }
+  return regExp.test(toolName);
 }
 
 /** Every condition a rule sets must hold; a condition left empty holds for any batch. */

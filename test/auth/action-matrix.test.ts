@@ -443,6 +443,32 @@ const cases: ActionCase[] = [
   },
   {
     file: POLICIES,
+    name: "backtestPolicyAction",
+    answers: MANAGERS,
+    event: null,
+    prepare: async (s) => {
+      const trial = (queue: string) => ({
+        rule: { name: "trial", queue, effect: "allow", toolPattern: "refund_*" },
+      });
+      return { args: [trial(s.queue.id)], missing: [trial(MISSING)] };
+    },
+  },
+  {
+    file: POLICIES,
+    name: "dismissSuggestionAction",
+    answers: MANAGERS,
+    event: "policy.suggestion_dismissed",
+    prepare: async (s) => {
+      const dismissal = (queue: string) => ({
+        queue,
+        suggestionId: "a".repeat(32),
+        fingerprint: "b".repeat(32),
+      });
+      return { args: [dismissal(s.queue.id)], missing: [dismissal(MISSING)] };
+    },
+  },
+  {
+    file: POLICIES,
     name: "tryPolicyAction",
     answers: READERS,
     event: null,

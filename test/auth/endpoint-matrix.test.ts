@@ -280,6 +280,14 @@ const MATRIX: Row[] = [
   { operation: "POST /policy-rules/{ruleId}/move", request: (f) => [`/policy-rules/${f.policyRule.id}/move`, { to: 0 }], expected: LEAD_MANAGES },
   { operation: "POST /policy-rules/try",
     request: (f) => ["/policy-rules/try", { queue: f.queue.id, call: { toolName: "refund_order", args: {} } }], expected: MEMBER_READS },
+  // a backtest is authorized as creating the rule is; suggestions are the queue's leads' and admins'
+  { operation: "POST /policy-rules/backtest",
+    request: (f) => ["/policy-rules/backtest", { rule: { name: "b", queue: f.queue.id, effect: "allow", toolPattern: "refund_*" } }],
+    expected: LEAD_MANAGES },
+  { operation: "GET /policy-suggestions", request: (f) => [`/policy-suggestions?queue=${f.queue.id}`], expected: LEAD_MANAGES },
+  { operation: "POST /policy-suggestions/dismiss",
+    request: (f) => ["/policy-suggestions/dismiss", { queue: f.queue.id, suggestionId: "a".repeat(32), fingerprint: "b".repeat(32) }],
+    expected: LEAD_MANAGES },
   { operation: "PATCH /agents/{agentId}", request: (f) => [`/agents/${f.agentId}`, { mode: "deny" }], expected: ADMIN_ONLY },
 
   // keys, tokens, sessions (issue 14): admins manage every agent key, a lead those of their

@@ -221,6 +221,27 @@ describe("the insights page (issue 17)", () => {
   });
 });
 
+describe("the policy suggestions page (issue 29)", () => {
+  it("is a lead's and an admin's: a reviewer is told so, an outsider never sees the queue", async () => {
+    const signedOut = await page("/suggestions", null);
+    expect([307, 308]).toContain(signedOut.status);
+    expect(signedOut.location).toMatch(/\/sign-in/);
+    const option = (id: string) => `<option value="${id}"`;
+    for (const who of ["lead", "admin"]) {
+      const answer = await page(`/suggestions?queue=${ids.queue}`, who);
+      expect(answer.status, who).toBe(200);
+      expect(answer.html, who).toContain(option(ids.queue));
+      expect(answer.html, who).toContain('data-testid="no-suggestions"');
+    }
+    const outsider = await page(`/suggestions?queue=${ids.queue}`, "outsider");
+    expect(outsider.html).not.toContain(option(ids.queue));
+    expect(outsider.html).toContain("That queue is not one you lead");
+    const reviewer = await page(`/suggestions?queue=${ids.queue}`, "reviewer");
+    expect(reviewer.html).toContain('data-testid="suggestions-refused"');
+    expect(reviewer.html).not.toContain(option(ids.queue));
+  });
+});
+
 describe("the people page and one-time link pages (issue 14)", () => {
   it("sends a signed-out visitor to sign in", async () => {
     const answer = await page("/people", null);

@@ -44,6 +44,13 @@ import {
   insightsScenario,
   type InsightsBenchResult,
 } from "./insights";
+import {
+  BACKTEST_DEFAULTS,
+  BACKTEST_QUICK,
+  backtestReport,
+  backtestScenario,
+  type BacktestBenchResult,
+} from "./backtest";
 import { sqldScenario, type SqldResult } from "./sqld";
 import {
   GATEWAY_DEFAULTS,
@@ -56,7 +63,7 @@ import { startCountersign, startFloor, stopAllChildren, type Target } from "./ta
 import { writesReport, writesScenario, type WriteResult } from "./writes";
 import { SERVER_ENTRY } from "../support/server";
 
-// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,writes,sqld,fanout,contention,growth,insights,coldstart,browser,gateway] [--profile[=DIR]]`
+// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,writes,sqld,fanout,contention,growth,insights,backtest,coldstart,browser,gateway] [--profile[=DIR]]`
 //
 // Measures Countersign against a bare node:http + libSQL "floor" doing the same work shape, with
 // the same load generator (each scenario on the floor, then on Countersign), and prints a markdown
@@ -69,7 +76,8 @@ import { SERVER_ENTRY } from "../support/server";
 // idle stream) and contention (test/bench/contention.ts: many reviewers racing on the same calls);
 // growth (test/bench/growth.ts: a database with 1M events and 100k decided batches against an
 // empty one) and coldstart (test/bench/cold-start.ts: spawn → healthy) start their own servers;
-// insights (test/bench/insights.ts) times the insights page's reads on growth's grown database.
+// insights (test/bench/insights.ts) times the insights page's reads on growth's grown database;
+// backtest (test/bench/backtest.ts) the policy backtest and suggestions on it, and pauses meanwhile.
 // writes (test/bench/writes.ts) measures CPU per pause and per decision one at a time, and the
 // pauses/s and decisions/s a closed loop of clients sustains; sqld (test/bench/sqld.ts) measures
 // the same over a libSQL server it starts (one and two app instances, database round trips per
@@ -106,6 +114,8 @@ const SCENARIO_BUDGET_MS = {
   growth: [720_000, 540_000],
   // reads only, in this process, on a copy of growth's cached database (seeded first if missing)
   insights: [360_000, 240_000],
+  // the policy backtest and suggestions over HTTP on the same database, and pauses meanwhile
+  backtest: [420_000, 300_000],
   coldstart: [240_000, 150_000],
   browser: [270_000, 150_000],
   // the MCP gateway: its own server, embedded then over sqld, 16 sessions of two processes each
@@ -229,6 +239,7 @@ type Results = {
 const standalone: {
   growth?: GrowthResult;
   insights?: InsightsBenchResult;
+  backtest?: BacktestBenchResult;
   coldStart?: ColdStartResult;
   sqld?: SqldResult;
   gateway?: GatewayResult;
@@ -321,6 +332,7 @@ function report(cs: Results | undefined, floor: Results | undefined, startedAt: 
   for (const section of [
     standalone.growth && growthReport(standalone.growth),
     standalone.insights && insightsReport(standalone.insights),
+    standalone.backtest && backtestReport(standalone.backtest),
     standalone.coldStart && coldStartReport(standalone.coldStart),
     standalone.gateway && gatewayReport(standalone.gateway),
   ]) {
@@ -648,6 +660,10 @@ async function main(): Promise<number> {
     if (scenarios.has("insights"))
       await standaloneScenario("insights", async () => {
         standalone.insights = await insightsScenario(quick ? INSIGHTS_QUICK : INSIGHTS_DEFAULTS);
+      });
+    if (scenarios.has("backtest"))
+      await standaloneScenario("backtest", async () => {
+        standalone.backtest = await backtestScenario(quick ? BACKTEST_QUICK : BACKTEST_DEFAULTS);
       });
     if (scenarios.has("coldstart"))
       await standaloneScenario("cold start", async () => {

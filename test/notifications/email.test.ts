@@ -132,7 +132,8 @@ describe("preferences", () => {
         queue: { id: queue.id, name: "Payments" },
         delivery: "off",
         digestMinutes: 60,
-        events: ALL_EVENTS,
+        // the leads' weekly policy suggestions are on by default (lib/policies/README.md)
+        events: { ...ALL_EVENTS, suggestions: true },
         updatedAt: null,
       },
     ]);

@@ -254,3 +254,31 @@ describe("MCP gateway calls (issue 25): a tool pattern may name the server", () 
     expect(verdict.outcome).toBe("approved");
   });
 });
+
+describe("atMost: a numeric bound (the suggestions' `amount ≤ 20`)", () => {
+  const atMost = (path: string, value: number): ArgPredicate => ({ path, op: "atMost", value });
+
+  it("holds for a number no greater than the bound, and only for a number", () => {
+    expect(predicateHolds(atMost("amount", 20), { amount: 20 })).toBe(true);
+    expect(predicateHolds(atMost("amount", 20), { amount: -3.5 })).toBe(true);
+    expect(predicateHolds(atMost("amount", 20), { amount: 20.01 })).toBe(false);
+    expect(predicateHolds(atMost("amount", 20), { amount: "5" })).toBe(false);
+    expect(predicateHolds(atMost("amount", 20), {})).toBe(false);
+    expect(
+      predicateHolds(atMost("items[*].price", 10), { items: [{ price: 50 }, { price: 3 }] }),
+    ).toBe(true);
+    expect(
+      predicateHolds(atMost("items[all].price", 10), { items: [{ price: 50 }, { price: 3 }] }),
+    ).toBe(false);
+  });
+
+  it("is refused without a number to compare with", async () => {
+    const { ArgPredicateInput } = await import("@/lib/policies/policy-input");
+    expect(ArgPredicateInput.safeParse({ path: "amount", op: "atMost", value: 20 }).success).toBe(
+      true,
+    );
+    expect(ArgPredicateInput.safeParse({ path: "amount", op: "atMost", value: "20" }).success).toBe(
+      false,
+    );
+  });
+});

@@ -12,6 +12,8 @@ import type { PolicyRuleView } from "@/lib/policies/list-policy-rules";
 import { movePolicyRule } from "@/lib/policies/move-policy-rule";
 import { tryPolicy } from "@/lib/policies/try-policy";
 import { updatePolicyRule } from "@/lib/policies/update-policy-rule";
+import { backtestPolicy, type BacktestReport } from "@/lib/policies/backtest-policy";
+import { dismissSuggestion } from "@/lib/policies/dismiss-suggestion";
 import { actionReviewer } from "../current-reviewer";
 
 // Public endpoints like the API routes: each authenticates from the session; the verbs check who
@@ -78,6 +80,33 @@ export async function tryPolicyAction(
     assertJsonDepth(input, "(body)");
     assertWellFormedText(input);
     return { ok: true, result: await tryPolicy(reviewer, input) };
+  } catch (error) {
+    return actionError(error);
+  }
+}
+
+/**
+ * What a rule (as the rule forms send it, with the queue whose history to read) would have done
+ * over the last 30 days, or the period given. Writes nothing; authorized as creating the rule.
+ */
+export async function backtestPolicyAction(
+  input: unknown,
+): Promise<ActionResult<{ report: BacktestReport }>> {
+  try {
+    const reviewer = await actionReviewer();
+    assertJsonDepth(input, "(body)");
+    assertWellFormedText(input);
+    return { ok: true, report: await backtestPolicy(reviewer, input) };
+  } catch (error) {
+    return actionError(error);
+  }
+}
+
+/** Hides a suggestion until its evidence changes (the queue's leads, admins). */
+export async function dismissSuggestionAction(input: unknown): Promise<ActionResult> {
+  try {
+    await dismissSuggestion(await actionReviewer(), input);
+    return { ok: true };
   } catch (error) {
     return actionError(error);
   }
