@@ -76,17 +76,35 @@ export async function readPauseContext(
   const hashes = batch
     ? batchCallsOf(batch).map((call) => actionHash(call.toolName, call.args))
     : [];
+  const [runRead, planRead, earlierRead, ruleRead, queueRead, policyRead, memoryRead] =
+    pauseReads();
+  // Reads whose key is absent find nothing, and are not sent: a new run has no row, plan or
+  // remembered approval of its own (only its conversation's), a request without a key no
+  // earlier answer.
+  const existingRun = runId !== undefined;
+  const mayRemember = hashes.length > 0 && (existingRun || request.conversationId != null);
   const [runRows, planRows, earlierRows, ruleRows, queueRows, policyRows, memoryRows] =
-    await readTogether(pauseReads(), {
-      agentId: agent.id,
-      runId: runId ?? null,
-      conversationId: request.conversationId ?? null,
-      scope: idempotency?.scope ?? null,
-      key: idempotency?.key ?? null,
-      queueIds: JSON.stringify(agent.queueIds),
-      requested: batch?.queue ?? null,
-      hashes: JSON.stringify(hashes),
-    });
+    await readTogether(
+      [
+        existingRun ? runRead : null,
+        existingRun ? planRead : null,
+        idempotency ? earlierRead : null,
+        ruleRead,
+        queueRead,
+        policyRead,
+        mayRemember ? memoryRead : null,
+      ],
+      {
+        agentId: agent.id,
+        runId: runId ?? null,
+        conversationId: request.conversationId ?? null,
+        scope: idempotency?.scope ?? null,
+        key: idempotency?.key ?? null,
+        queueIds: JSON.stringify(agent.queueIds),
+        requested: batch?.queue ?? null,
+        hashes: JSON.stringify(hashes),
+      },
+    );
   return {
     run: runRows[0] ?? null,
     planApproved: planRows.length > 0,
