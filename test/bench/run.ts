@@ -44,12 +44,13 @@ import {
   insightsScenario,
   type InsightsBenchResult,
 } from "./insights";
+import { removeCpuCaps } from "./cgroup";
 import { sqldScenario, type SqldResult } from "./sqld";
 import { startCountersign, startFloor, stopAllChildren, type Target } from "./targets";
 import { writesReport, writesScenario, type WriteResult } from "./writes";
 import { SERVER_ENTRY } from "../support/server";
 
-// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,writes,sqld,fanout,contention,growth,insights,coldstart,browser] [--profile[=DIR]]`
+// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,writes,sqld,fanout,contention,growth,insights,coldstart,browser] [--profile[=DIR]] [--cap=CORES]`
 //
 // Measures Countersign against a bare node:http + libSQL "floor" doing the same work shape, with
 // the same load generator (each scenario on the floor, then on Countersign), and prints a markdown
@@ -66,12 +67,16 @@ import { SERVER_ENTRY } from "../support/server";
 // writes (test/bench/writes.ts) measures CPU per pause and per decision one at a time, and the
 // pauses/s and decisions/s a closed loop of clients sustains; sqld (test/bench/sqld.ts) measures
 // the same over a libSQL server it starts (one and two app instances, database round trips per
-// request), and also runs writes on the floor and the embedded app, to print them beside it.
+// request, then 1, 2 and 4 instances each capped by a cgroup to --cap cores, 0.25 by default),
+// and also runs writes on the floor and the embedded app, to print them beside it.
 // The default is pause,decide,wake,writes: a plain `npm run bench` takes about 6 minutes.
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
 const quick = flag("quick") !== undefined;
+/** `--cap=CORES`: the CPU cap of each app instance in the sqld scenario's scale-out runs */
+const capCores = Number(flag("cap")?.split("=")[1] ?? 0.25);
+if (!(capCores > 0 && capCores <= 4)) throw new Error("--cap takes a number of cores, e.g. 0.25");
 const only = flag("only")?.split("=")[1]?.toLowerCase();
 const profileFlag = flag("profile");
 const profileDir =
@@ -90,7 +95,8 @@ const SCENARIO_BUDGET_MS = {
   wake: [60_000, 25_000],
   writes: [120_000, 45_000],
   // sqld and three app instances, plus writes on the floor and the embedded app when not asked for
-  sqld: [300_000, 150_000],
+  // … and then 1, 2 and 4 capped instances
+  sqld: [540_000, 300_000],
   fanout: [600_000, 180_000],
   contention: [150_000, 75_000],
   // the first run seeds (and caches) the big database: about 1–3 minutes more
@@ -228,6 +234,7 @@ let cleaningUp: Promise<void> | null = null;
 function cleanup(): Promise<void> {
   cleaningUp ??= closeBrowsers()
     .finally(() => stopAllChildren())
+    .finally(() => removeCpuCaps())
     .finally(() => closeDb());
   return cleaningUp;
 }
@@ -622,6 +629,7 @@ async function main(): Promise<number> {
           seed: config.writes.seed.sqld,
           warmUpMs: config.warmUpMs,
           idleMs: 3000,
+          capCores,
         });
       });
     if (scenarios.has("growth"))
