@@ -30,6 +30,9 @@ const HTTP_IDLE_MS = 5_000;
 
 type Idle = { stream: hrana.Stream; since: number };
 
+/** What a server answers about a stream it no longer has (sqld: idle for 10 s); nothing ran. */
+const FORGOTTEN_STREAM = /stream has expired|stream not found|invalid baton/i;
+
 /** Statements after which a connection is not as a fresh one would be (a transaction, a pragma). */
 const CHANGES_CONNECTION = /^\s*(begin|savepoint|pragma|attach|detach)\b/i;
 
@@ -56,6 +59,9 @@ export function reuseStreams(
       if (!stream.closed && !(overHttp && now - since > HTTP_IDLE_MS)) return stream;
       stream.close();
     }
+    return openStream();
+  };
+  const openStream = (): hrana.Stream => {
     if (connection.closed) connection = open();
     const stream = connection.openStream();
     stream.intMode = expanded.intMode;
@@ -71,20 +77,27 @@ export function reuseStreams(
     idle = [];
   };
 
-  /** Runs `work` on a stream; the stream is reused only when `work` succeeded and says it may be. */
+  /**
+   * Runs `work` on a stream; the stream is reused only when `work` succeeded and says it may be.
+   * A kept stream the server has forgotten meanwhile ran nothing: `work` runs again on a new one.
+   */
   const onStream = async <T>(
     work: (stream: hrana.Stream) => Promise<{ value: T; reusable: boolean }>,
   ): Promise<T> => {
-    const stream = take();
-    let reusable = false;
-    try {
-      const { value, reusable: clean } = await work(stream);
-      reusable = clean;
-      return value;
-    } catch (error) {
-      throw mapHranaError(error);
-    } finally {
-      giveBack(stream, reusable);
+    for (let attempt = 1; ; attempt++) {
+      const fresh = attempt > 1 || idle.length === 0;
+      const stream = attempt > 1 ? openStream() : take();
+      let reusable = false;
+      try {
+        const { value, reusable: clean } = await work(stream);
+        reusable = clean;
+        return value;
+      } catch (error) {
+        if (!fresh && FORGOTTEN_STREAM.test(String((error as Error)?.message))) continue;
+        throw mapHranaError(error);
+      } finally {
+        giveBack(stream, reusable);
+      }
     }
   };
 
