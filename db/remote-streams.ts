@@ -21,6 +21,8 @@ import { ResultSetImpl, transactionModeToBegin } from "@libsql/core/util";
 
 /** Idle streams kept per client; more are opened while more requests are in flight at once. */
 const MAX_IDLE_STREAMS = 8;
+/** Requests in flight at once per client, as @libsql/client's own default; the rest wait their turn. */
+const MAX_IN_FLIGHT = 20;
 /**
  * sqld forgets a Hrana-over-HTTP stream that has been idle for a while (its baton expires; over
  * WebSockets a stream lives as long as the connection): older idle HTTP streams are closed and a
@@ -82,6 +84,22 @@ export function reuseStreams(
    * A kept stream the server has forgotten meanwhile ran nothing: `work` runs again on a new one.
    */
   const onStream = async <T>(
+    work: (stream: hrana.Stream) => Promise<{ value: T; reusable: boolean }>,
+  ): Promise<T> => {
+    // a request that finishes hands its place straight to the first one waiting
+    if (inFlight < MAX_IN_FLIGHT) inFlight++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await attempts(work);
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else inFlight--;
+    }
+  };
+  let inFlight = 0;
+  const waiting: (() => void)[] = [];
+  const attempts = async <T>(
     work: (stream: hrana.Stream) => Promise<{ value: T; reusable: boolean }>,
   ): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
