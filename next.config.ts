@@ -7,7 +7,13 @@ const nextConfig: NextConfig = {
   compress: false,
   // The native libSQL driver must be loaded by Node at run time, not bundled; prom-client too, so
   // that Next's bundle and the production server share one copy (lib/metrics/metrics.ts).
-  serverExternalPackages: ["@libsql/client", "libsql", "prom-client"],
+  serverExternalPackages: [
+    "@libsql/client",
+    "@libsql/core",
+    "@libsql/hrana-client",
+    "libsql",
+    "prom-client",
+  ],
   poweredByHeader: false,
   // Pages get their Content-Security-Policy per request in proxy.ts (it carries a fresh nonce).
   // Nothing may be framed (one click approves): only the embed route, for EMBED_ALLOWED_ORIGINS,

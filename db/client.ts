@@ -4,6 +4,7 @@ import { createClient, type Client } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "./schema";
 import { sqliteCodeOf } from "./sqlite-error";
+import { reuseStreams } from "./remote-streams";
 import { cacheStatements, forgetStatements } from "./statement-cache";
 import { setting } from "@/lib/config/settings";
 
@@ -48,14 +49,19 @@ function open(): DatabaseHandle {
     const path = url.slice("file:".length).split("?")[0]!;
     if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   }
-  const client = createClient({
+  const authToken = setting("DATABASE_AUTH_TOKEN");
+  const created = createClient({
     url,
-    authToken: setting("DATABASE_AUTH_TOKEN"),
+    authToken,
     // SQLite's busy handler sleeps on the JavaScript thread, freezing every request of this
     // process while another process holds the write lock: wait only briefly here, and longer,
     // without blocking, in retryWhileBusy.
     timeout: BUSY_TIMEOUT_MS,
   });
+  // over a libSQL server, statements and batches run on reused connections (db/remote-streams.ts)
+  const client = /^(libsql|https?|wss?):/i.test(url)
+    ? reuseStreams(created, { url, authToken })
+    : created;
   const writeLock = new Mutex();
   return {
     client,

@@ -26,17 +26,23 @@ export function preparedRead<P>(build: (db: Database) => P): () => P {
 
 export type RowsOf<P> = P extends { all(...args: never[]): Promise<infer Rows> } ? Rows : never;
 
-/** Runs prepared reads as one read batch, their placeholders filled from `values`. */
-export async function readTogether<const Reads extends readonly PreparedRead[]>(
+/**
+ * Runs prepared reads as one read batch, their placeholders filled from `values`. A read given
+ * as `null` is one the caller knows can find nothing (its key is absent): it is not sent, and
+ * answers no rows.
+ */
+export async function readTogether<const Reads extends readonly (PreparedRead | null)[]>(
   reads: Reads,
   values: Record<string, unknown>,
-): Promise<{ -readonly [K in keyof Reads]: RowsOf<Reads[K]> }> {
-  const statements = reads.map((read) => {
+): Promise<{ -readonly [K in keyof Reads]: RowsOf<NonNullable<Reads[K]>> }> {
+  const sent = reads.filter((read): read is PreparedRead => read !== null);
+  const statements = sent.map((read) => {
     const query = read.getQuery();
     return { sql: query.sql, args: fillPlaceholders(query.params, values) as InValue[] };
   });
   const results = await getClient().batch(statements, "deferred");
-  return reads.map((read, i) => read.mapResult(results[i], true)) as {
-    -readonly [K in keyof Reads]: RowsOf<Reads[K]>;
+  let next = 0;
+  return reads.map((read) => (read === null ? [] : read.mapResult(results[next++], true))) as {
+    -readonly [K in keyof Reads]: RowsOf<NonNullable<Reads[K]>>;
   };
 }

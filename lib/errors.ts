@@ -3,6 +3,7 @@
 import { sqliteCodeOf } from "@/db/sqlite-error";
 import type { IssueDetail } from "@/lib/forms/plain-issues";
 import { log } from "@/lib/log/logger";
+import { jsonText } from "@/lib/http/response-text";
 
 /** Every `error.code` the API answers with (the OpenAPI document lists them). */
 export const ERROR_CODES = [
@@ -238,7 +239,7 @@ export function toResponse(error: unknown): Response {
       known instanceof UnavailableError
         ? { "retry-after": String(known.retryAfterSecs) }
         : known.headers;
-    return Response.json(known.toJSON(), { status: known.status, headers });
+    return jsonText(JSON.stringify(known.toJSON()), known.status, headers);
   }
   log().error({ err: error }, "Unexpected error while serving a request");
   return Response.json(

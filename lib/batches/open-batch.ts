@@ -74,7 +74,7 @@ export async function readPauseContext(
   agent: AgentActor,
   request: PauseRequest,
 ): Promise<PauseContext> {
-  const rows = await readTogether(pauseReads(), pauseValues(agent, request));
+  const rows = await readTogether(pauseReadsFor(request), pauseValues(agent, request));
   return pauseContextOf(rows, request);
 }
 
@@ -88,7 +88,7 @@ export async function readPauseContextWith<const More extends readonly PreparedR
   more: More,
   values: Record<string, unknown>,
 ): Promise<[PauseContext, { -readonly [K in keyof More]: RowsOf<More[K]> }]> {
-  const reads = pauseReads();
+  const reads = pauseReadsFor(request);
   const rows = await readTogether([...reads, ...more] as const, {
     ...pauseValues(agent, request),
     ...values,
@@ -100,6 +100,28 @@ export async function readPauseContextWith<const More extends readonly PreparedR
     pauseContextOf(pause, request),
     rows.slice(reads.length) as unknown as { -readonly [K in keyof More]: RowsOf<More[K]> },
   ];
+}
+
+/**
+ * The pause's reads for this request. Reads whose key is absent find nothing, and are not sent
+ * (null): a new run has no row, plan or remembered approval of its own (only its conversation's),
+ * a request without a key no earlier answer. Over a libSQL server each read costs it a statement.
+ */
+function pauseReadsFor({ runId, idempotency, batch, conversationId }: PauseRequest) {
+  const [runRead, planRead, earlierRead, ruleRead, queueRead, policyRead, memoryRead] =
+    pauseReads();
+  const existingRun = runId !== undefined;
+  const hasCalls = batch ? batchCallsOf(batch).length > 0 : false;
+  const mayRemember = hasCalls && (existingRun || conversationId != null);
+  return [
+    existingRun ? runRead : null,
+    existingRun ? planRead : null,
+    idempotency ? earlierRead : null,
+    ruleRead,
+    queueRead,
+    policyRead,
+    mayRemember ? memoryRead : null,
+  ] as const;
 }
 
 function pauseValues(agent: AgentActor, request: PauseRequest): Record<string, unknown> {

@@ -4,6 +4,7 @@ import type { Credential } from "@/lib/auth/credential-watch";
 import { isTrustedOrigin } from "@/lib/auth/better-auth";
 import { ForbiddenError, toResponse } from "@/lib/errors";
 import { readJsonBody } from "./read-body";
+import { jsonText } from "./response-text";
 
 type Params = Record<string, string>;
 
@@ -41,7 +42,7 @@ export function apiRoute<P extends Params = Params>(handler: Handler<P>) {
 }
 
 export function json(data: unknown, status = 200): Response {
-  return Response.json(data, { status, headers: { "cache-control": "no-store" } });
+  return jsonText(JSON.stringify(data), status, { "cache-control": "no-store" });
 }
 
 /**

@@ -51,6 +51,7 @@ import {
   backtestScenario,
   type BacktestBenchResult,
 } from "./backtest";
+import { removeCpuCaps } from "./cgroup";
 import { sqldScenario, type SqldResult } from "./sqld";
 import {
   GATEWAY_DEFAULTS,
@@ -63,7 +64,7 @@ import { startCountersign, startFloor, stopAllChildren, type Target } from "./ta
 import { writesReport, writesScenario, type WriteResult } from "./writes";
 import { SERVER_ENTRY } from "../support/server";
 
-// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,writes,sqld,fanout,contention,growth,insights,backtest,coldstart,browser,gateway] [--profile[=DIR]]`
+// `npm run bench [-- --quick] [--only=floor|countersign] [--scenarios=pause,decide,wake,writes,sqld,fanout,contention,growth,insights,backtest,coldstart,browser,gateway] [--profile[=DIR]] [--cap=CORES]`
 //
 // Measures Countersign against a bare node:http + libSQL "floor" doing the same work shape, with
 // the same load generator (each scenario on the floor, then on Countersign), and prints a markdown
@@ -81,7 +82,8 @@ import { SERVER_ENTRY } from "../support/server";
 // writes (test/bench/writes.ts) measures CPU per pause and per decision one at a time, and the
 // pauses/s and decisions/s a closed loop of clients sustains; sqld (test/bench/sqld.ts) measures
 // the same over a libSQL server it starts (one and two app instances, database round trips per
-// request), and also runs writes on the floor and the embedded app, to print them beside it.
+// request, then 1, 2 and 4 instances each capped by a cgroup to --cap cores, 0.25 by default),
+// and also runs writes on the floor and the embedded app, to print them beside it.
 // gateway (test/bench/gateway.ts) measures what the MCP gateway adds to a tools/call (direct, a
 // proxy-only floor, allowed, denied; 16 sessions for calls/s), embedded and over sqld.
 // The default is pause,decide,wake,writes,gateway: a plain `npm run bench` takes about 9 minutes.
@@ -89,6 +91,9 @@ import { SERVER_ENTRY } from "../support/server";
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
 const quick = flag("quick") !== undefined;
+/** `--cap=CORES`: the CPU cap of each app instance in the sqld scenario's scale-out runs */
+const capCores = Number(flag("cap")?.split("=")[1] ?? 0.25);
+if (!(capCores > 0 && capCores <= 4)) throw new Error("--cap takes a number of cores, e.g. 0.25");
 const only = flag("only")?.split("=")[1]?.toLowerCase();
 const profileFlag = flag("profile");
 const profileDir =
@@ -107,7 +112,8 @@ const SCENARIO_BUDGET_MS = {
   wake: [60_000, 25_000],
   writes: [120_000, 45_000],
   // sqld and three app instances, plus writes on the floor and the embedded app when not asked for
-  sqld: [300_000, 150_000],
+  // … and then 1, 2 and 4 capped instances
+  sqld: [540_000, 300_000],
   fanout: [600_000, 180_000],
   contention: [150_000, 75_000],
   // the first run seeds (and caches) the big database: about 1–3 minutes more
@@ -251,6 +257,7 @@ let cleaningUp: Promise<void> | null = null;
 function cleanup(): Promise<void> {
   cleaningUp ??= closeBrowsers()
     .finally(() => stopAllChildren())
+    .finally(() => removeCpuCaps())
     .finally(() => closeDb());
   return cleaningUp;
 }
@@ -647,6 +654,7 @@ async function main(): Promise<number> {
           seed: config.writes.seed.sqld,
           warmUpMs: config.warmUpMs,
           idleMs: 3000,
+          capCores,
         });
       });
     if (scenarios.has("gateway"))

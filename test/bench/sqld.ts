@@ -1,6 +1,9 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { closeDb } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
+import { capCpu, cpuCapsUnavailable, removeCpuCaps, throttled } from "./cgroup";
+import { sleep, waitIdle } from "./load";
 import { warmUp } from "./scenarios";
 import {
   sqldBinary,
@@ -28,8 +31,12 @@ import {
 //      database round trips per request (and how many ran inside the write lock), and the CPU per
 //      request of the app and of sqld;
 //   2. one instance, then two, straight on sqld (the proxy would spend CPU on these same cores),
-//      serve a closed loop of clients spread over them: the throughput, and whether a second
-//      instance adds any.
+//      serve a closed loop of clients spread over them, uncapped: instances, sqld and the load
+//      generator then share this machine's cores, so this measures the machine, not the design;
+//   3. one, two and four instances, each capped by a cgroup to `capCores` of a core (as if each
+//      had a small host of its own; test/bench/cgroup.ts), serve the same closed loops: whether
+//      each instance adds its share, with sqld's CPU per write, and sqld's CPU per second while
+//      those instances sit idle.
 // Only HTTP is observed, so it measures any version of the app.
 
 export type SqldOptions = WriteOptions & {
@@ -37,6 +44,18 @@ export type SqldOptions = WriteOptions & {
   warmUpMs: number;
   /** how long the proxy watches an idle instance to learn its background traffic */
   idleMs: number;
+  /** the CPU cap of each instance in the scale-out runs, in cores */
+  capCores: number;
+};
+
+/** Closed loops over `instances` app instances each capped to `cores`, and sqld at rest beside them. */
+export type CappedRun = {
+  instances: number;
+  loops: Record<WriteKind, Throughput>;
+  /** sqld's CPU ms per second while these instances were idle (their background work only) */
+  sqldIdleMsPerSecond: number;
+  /** time the caps held the instances back during the loops, ms per instance per second */
+  throttledMsPerSecond: number;
 };
 
 export type SqldResult = {
@@ -48,7 +67,17 @@ export type SqldResult = {
   roundTrips: Record<WriteKind, RoundTrips>;
   /** HTTP requests per second an idle instance makes to sqld (tailer polls, sweeper, webhooks) */
   backgroundPerSecond: number;
+  /** capped scale-out runs (1, 2, 4 instances), or why there are none */
+  capped: { cores: number; runs: CappedRun[] } | { unavailable: string };
 };
+
+const TICKS_PER_SECOND = 100;
+function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
 
 const log = (message: string) => console.error(message);
 
@@ -112,15 +141,67 @@ export async function sqldScenario(options: SqldOptions): Promise<SqldResult> {
     const two = {} as SqldResult["two"];
     for (const kind of WRITE_KINDS)
       two[kind] = await closedLoopWrites([first, second], kind, options, [sqld.pid]);
+    await stop(second);
+    await stop(first);
+
+    // 3. the same over 1, 2 and 4 instances, each held to its own share of a core
+    const unavailable = cpuCapsUnavailable();
+    let capped: SqldResult["capped"] = { unavailable: unavailable ?? "" };
+    if (!unavailable) {
+      const runs: CappedRun[] = [];
+      const cappedTargets: Target[] = [];
+      const groups: string[] = [];
+      try {
+        for (const count of [1, 2, 4]) {
+          while (cappedTargets.length < count) {
+            const target = await start(streamUrl);
+            groups.push(capCpu(target.pid!, options.capCores));
+            cappedTargets.push(target);
+          }
+          // sqld at rest beside these instances: what their background work costs it, once the
+          // warm-ups and the runs before have settled
+          await sleep(1000);
+          for (const pid of [sqld.pid, ...cappedTargets.map((t) => t.pid)])
+            await waitIdle(pid, 15_000);
+          const idleFrom = processCpuMs(sqld.pid);
+          await sleep(options.idleMs);
+          const sqldIdleMsPerSecond = (processCpuMs(sqld.pid) - idleFrom) / (options.idleMs / 1000);
+          const before = groups.map(throttled);
+          const started = Date.now();
+          const loops = {} as CappedRun["loops"];
+          // as many clients per instance as one instance gets alone, so no instance waits for work
+          const clients = options.clients * count;
+          for (const kind of WRITE_KINDS)
+            loops[kind] = await closedLoopWrites(cappedTargets, kind, { ...options, clients }, [
+              sqld.pid,
+            ]);
+          const heldMs = groups
+            .map(throttled)
+            .reduce((sum, t, i) => sum + t.throttledMs - before[i]!.throttledMs, 0);
+          runs.push({
+            instances: count,
+            loops,
+            sqldIdleMsPerSecond,
+            throttledMsPerSecond: heldMs / count / ((Date.now() - started) / 1000),
+          });
+        }
+      } finally {
+        for (const target of cappedTargets) await stop(target);
+        removeCpuCaps();
+      }
+      capped = { cores: options.capCores, runs };
+    }
     return {
       version,
       one: { sequential, closedLoop },
       two,
       roundTrips,
       backgroundPerSecond,
+      capped,
     };
   } finally {
     for (const target of [...instances]) await stop(target);
+    removeCpuCaps();
     await proxy?.stop();
     closeDb();
     await sqld?.stop();

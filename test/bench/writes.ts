@@ -244,7 +244,7 @@ export function writesReport(
     "floor (embedded file)",
     "Countersign, embedded file",
     "Countersign over sqld, 1 instance",
-    "over sqld, 2 instances",
+    "over sqld, 2 instances (uncapped: measures this machine)",
     "goal",
   ]);
   row(["---", "---:", "---:", "---:", "---:", "---"]);
@@ -328,6 +328,7 @@ export function writesReport(
         "",
       ]);
 
+  if (sqld) lines.push("", ...scaleOutReport(sqld, options.clients));
   lines.push("");
   const statuses = (m: WriteMeasurement) =>
     Object.entries(m.statuses)
@@ -365,5 +366,40 @@ export function writesReport(
       "- The throughput instances reach sqld directly (the proxy would take CPU from these same cores) over WebSockets (`ws://`, Hrana over a WebSocket, which is what a `libsql://` URL uses); the one-at-a-time rows above go over HTTP (`http://`), through the proxy. With two, client i talks to instance i mod 2 and server CPU is both instances' together. The floor has no libSQL-server mode: its column is the embedded floor, measured in the same run.",
     );
   }
+  return lines;
+}
+
+/** The capped scale-out runs of `sqld`: 1, 2 and 4 instances, each held to its own share of a core. */
+function scaleOutReport(sqld: SqldResult, clientsPerInstance: number): string[] {
+  const capped = sqld.capped;
+  if ("unavailable" in capped)
+    return [`- Scale-out with capped instances: not run (${capped.unavailable}).`];
+  const lines = [
+    `### Scale-out over sqld: app instances each capped to ${capped.cores} of a core (a cgroup each)`,
+    "",
+    "| instances | pauses/s (× one) | decisions/s (× one) | sqld CPU per pause / decision | app CPU per pause / decision (all instances) | sqld CPU per idle second, these instances at rest | cap held back each instance | goal |",
+    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+  ];
+  const one = capped.runs.find((r) => r.instances === 1);
+  const fixed = (x: number, digits: number) => (Number.isFinite(x) ? x.toFixed(digits) : "–");
+  const per = (t: Throughput, ms: number) => (t.requests > 0 ? ms / t.requests : NaN);
+  for (const run of capped.runs) {
+    const times = (kind: WriteKind) =>
+      one ? run.loops[kind].perSecond / one.loops[kind].perSecond : NaN;
+    const target = run.instances === 2 ? 1.8 : run.instances === 4 ? 3.2 : undefined;
+    const met =
+      target === undefined
+        ? ""
+        : `≥ ${target}× — ${times("pause") >= target && times("decision") >= target ? "met" : "**missed**"}`;
+    const rate = (kind: WriteKind) =>
+      `${Math.round(run.loops[kind].perSecond)}/s (${fixed(times(kind), 2)}×)`;
+    lines.push(
+      `| ${run.instances} | ${rate("pause")} | ${rate("decision")} | ${WRITE_KINDS.map((k) => `${fixed(per(run.loops[k], run.loops[k].otherCpuMs[0] ?? NaN), 2)} ms`).join(" / ")} | ${WRITE_KINDS.map((k) => `${fixed(cpuPerRequest(run.loops[k]), 2)} ms`).join(" / ")} | ${fixed(run.sqldIdleMsPerSecond, 0)} ms/s | ${fixed(run.throttledMsPerSecond, 0)} ms/s | ${met} |`,
+    );
+  }
+  lines.push(
+    "",
+    `- Each instance is put in a cgroup v1 of its own (\`/sys/fs/cgroup/cpu/countersign-bench-*\`, \`cpu.cfs_quota_us\` = ${capped.cores} × \`cpu.cfs_period_us\`) after its warm-up, and stays there for its runs; the groups are removed at the end (and on Ctrl-C). The closed loop has ${clientsPerInstance} clients per instance (client i → instance i mod n), over WebSockets straight to sqld. "cap held back": the cgroups' \`throttled_time\` during the loops, per instance per second — near 1000 × (1 − cap) ms/s when an instance is CPU-bound at its cap, which is what makes the ratio a measure of the design rather than of this machine. sqld, the load generator and other work on the machine are not capped: if they run out of cores, the ratios fall short for that reason (the "machine … other" figures above say how busy it was).`,
+  );
   return lines;
 }
