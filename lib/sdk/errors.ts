@@ -21,6 +21,7 @@ export type ApiErrorCode =
   | "queue_archived"
   | "last_admin"
   | "plan_required"
+  | "deadline_near"
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"
