@@ -111,7 +111,7 @@ for (const viewport of [DESKTOP, PHONE]) {
     expect(Date.parse(mark.until) - Date.parse(mark.at)).toBe(60 * 60_000);
 
     // Sam still sees it, with who set it aside and until when
-    const samNote = cardOf(sam.page, batch.id).locator("..").getByTestId("set-aside-note");
+    const samNote = cardOf(sam.page, batch.id).getByTestId("set-aside-note");
     await expect(samNote).toHaveText(/Set aside by Dana Reviewer until \d{2}:\d{2}/);
     await axeClean(sam.page);
     await shot(sam.page, `set-aside-others-view-${size}`);

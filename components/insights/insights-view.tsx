@@ -359,7 +359,9 @@ function FatigueSection({ fatigue }: { fatigue: Insights["fatigue"] }) {
       {fatigue.byReviewer.length === 0 ? (
         <p className={styles.none}>No votes in this period.</p>
       ) : (
-        <div className={styles.pair}>
+        // Six columns each: one table under the other, at full width.
+        <>
+          <h3 className={styles.subTitle}>By reviewer</h3>
           <FatigueTable
             caption="Approval fatigue by reviewer"
             first="Reviewer"
@@ -367,6 +369,7 @@ function FatigueSection({ fatigue }: { fatigue: Insights["fatigue"] }) {
             testId="fatigue-reviewers"
             rows={fatigue.byReviewer.map((r) => ({ key: r.id, label: r.name, ...r }))}
           />
+          <h3 className={styles.subTitle}>By tool</h3>
           <FatigueTable
             caption="Approval fatigue by tool"
             first="Tool"
@@ -374,7 +377,7 @@ function FatigueSection({ fatigue }: { fatigue: Insights["fatigue"] }) {
             testId="fatigue-tools"
             rows={fatigue.byTool.map((t) => ({ key: t.tool, label: t.tool, ...t }))}
           />
-        </div>
+        </>
       )}
     </section>
   );

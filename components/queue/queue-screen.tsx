@@ -376,25 +376,6 @@ export function QueueScreen({
                   }}
                   onFocusCapture={() => setSelectedId(batch.id)}
                 >
-                  {batch.status === "pending" && (
-                    <div className={styles.itemBar}>
-                      <SetAsideNote
-                        marks={batch.setAside ?? []}
-                        viewerId={viewer.id}
-                        now={clock}
-                        timeZone={timeFormat.timeZone}
-                      />
-                      <button
-                        type="button"
-                        className={`shell-button ${styles.notNow}`}
-                        onClick={() => openChooser(batch.id)}
-                        aria-keyshortcuts={shortcutsEnabled ? "s" : undefined}
-                        data-testid={`not-now-${batch.id}`}
-                      >
-                        Not now…<span className="visually-hidden"> ({cardLabel(batch)})</span>
-                      </button>
-                    </div>
-                  )}
                   {batch.id === heldBatchId && held.toast?.phase === "held" && (
                     <p className={styles.heldMark} data-testid="held-mark">
                       Approval held: <code>{held.toast.intent.label}</code> goes out when the
@@ -415,6 +396,27 @@ export function QueueScreen({
                     runHref={(runId) => `/runs/${runId}`}
                     timeZone={timeFormat.timeZone}
                     locale={timeFormat.locale}
+                    hostControls={
+                      batch.status === "pending" && (
+                        <div className={styles.itemBar}>
+                          <button
+                            type="button"
+                            className={`shell-button ${styles.notNow}`}
+                            onClick={() => openChooser(batch.id)}
+                            aria-keyshortcuts={shortcutsEnabled ? "s" : undefined}
+                            data-testid={`not-now-${batch.id}`}
+                          >
+                            Not now…<span className="visually-hidden"> ({cardLabel(batch)})</span>
+                          </button>
+                          <SetAsideNote
+                            marks={batch.setAside ?? []}
+                            viewerId={viewer.id}
+                            now={clock}
+                            timeZone={timeFormat.timeZone}
+                          />
+                        </div>
+                      )
+                    }
                   />
                 </div>
               );

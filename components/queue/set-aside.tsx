@@ -6,6 +6,7 @@ import {
   lastFifthBegins,
   MORNING,
   SET_ASIDE_CHOICES,
+  setAsideUntil,
   type SetAsideChoice,
 } from "@/lib/set-aside/set-aside-times";
 import styles from "./queue.module.css";
@@ -94,12 +95,8 @@ export function SetAsideChooser({
         expiresAt: Date.parse(batch.expiresAt),
       })
     : Infinity;
-  const roughly: Record<SetAsideChoice, number> = {
-    "15m": now + 15 * 60_000,
-    "1h": now + 60 * 60_000,
-    // only to compare with the deadline: the server works out the exact morning
-    tomorrow: Infinity,
-  };
+  // the zone the server is sent for "tomorrow" (the browser's), else the one times are shown in
+  const zone = browserTimeZone() ?? timeZone;
 
   const onKeyDown = (event: React.KeyboardEvent<HTMLDialogElement>) => {
     const buttons = [
@@ -147,7 +144,7 @@ export function SetAsideChooser({
             >
               <kbd aria-hidden="true">{index + 1}</kbd>
               <span>{CHOICE_LABELS[choice]}</span>
-              {deadlineBack < roughly[choice] && (
+              {deadlineBack < setAsideUntil(choice, now, zone) && (
                 <span className={styles.choiceNote}>
                   back at {shortWhen(deadlineBack, now, timeZone)}, as its deadline nears
                 </span>
