@@ -268,7 +268,7 @@ export function QueueScreen({
   return (
     // While the toast is up, the page grows by its height, so it never covers the last card's
     // buttons for good (queue.module.css).
-    <div className={styles.screen} data-toast={held.toast ? "" : undefined}>
+    <div className={styles.screen} data-toast={held.toast || asideToast ? "" : undefined}>
       <div className={styles.titleRow}>
         <h1>Queue</h1>
         <span className={styles.count} data-testid="pending-count">
