@@ -729,6 +729,26 @@ export const reviewClaims = sqliteTable("review_claims", {
 });
 export type ReviewClaim = typeof reviewClaims.$inferSelect;
 
+// "Not now" (lib/set-aside): a reviewer set a pending card aside until `until`; it is out of
+// their own queue view until then, or until the last fifth of the card's time begins if that
+// is sooner (computed when read, so a deadline moved by an escalation counts). A row past its
+// moment simply stops showing: no sweeper. One row per card and reviewer.
+export const setAsides = sqliteTable(
+  "set_asides",
+  {
+    batchId: text("batch_id")
+      .notNull()
+      .references(() => batches.id),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id),
+    setAt: integer("set_at").notNull(),
+    until: integer("until").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.batchId, t.userId] })],
+);
+export type SetAside = typeof setAsides.$inferSelect;
+
 // Named queue-page filters shared with a queue's members.
 export const savedViews = sqliteTable(
   "saved_views",

@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   "link_used",
   "link_expired",
   "key_revoked",
+  "deadline_near",
   "payload_too_large",
   "unsupported_media_type",
   "rate_limited",
@@ -124,6 +125,7 @@ export class ConflictError extends ApiError {
       | "link_used"
       | "link_expired"
       | "key_revoked"
+      | "deadline_near"
     >,
     message: string,
     current: unknown,

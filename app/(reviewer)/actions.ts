@@ -14,6 +14,8 @@ import { releaseReview } from "@/lib/claims/release-review";
 import { ConflictError } from "@/lib/errors";
 import { assertJsonDepth } from "@/lib/http/json-depth";
 import { requestRollback } from "@/lib/runs/request-rollback";
+import { bringBack } from "@/lib/set-aside/bring-back";
+import { setAside } from "@/lib/set-aside/set-aside";
 import { actionReviewer } from "./current-reviewer";
 import { assertWellFormedText, MultiLineText } from "@/lib/text/stored-text";
 
@@ -94,6 +96,40 @@ export async function releaseReviewAction(batchId: string): Promise<BatchResult>
     reviewer = await actionReviewer();
     parseInput(Id, batchId);
     return { ok: true, batch: await releaseReview(reviewer, batchId) };
+  } catch (error) {
+    return withCurrentBatch(error, reviewer, batchId);
+  }
+}
+
+/**
+ * "Not now": sets the batch aside for 15 minutes, an hour, or until 09:00 tomorrow in `timeZone`
+ * (the browser's), out of this reviewer's queue view only.
+ */
+export async function setAsideAction(
+  batchId: string,
+  choice: unknown,
+  timeZone?: unknown,
+): Promise<BatchResult> {
+  let reviewer: ReviewerActor | null = null;
+  try {
+    reviewer = await actionReviewer();
+    parseInput(Id, batchId);
+    return {
+      ok: true,
+      batch: await setAside(reviewer, batchId, { for: choice, timeZone: timeZone ?? undefined }),
+    };
+  } catch (error) {
+    return withCurrentBatch(error, reviewer, batchId);
+  }
+}
+
+/** Brings a batch this reviewer set aside back into their queue now (undo, or early). */
+export async function bringBackAction(batchId: string): Promise<BatchResult> {
+  let reviewer: ReviewerActor | null = null;
+  try {
+    reviewer = await actionReviewer();
+    parseInput(Id, batchId);
+    return { ok: true, batch: await bringBack(reviewer, batchId) };
   } catch (error) {
     return withCurrentBatch(error, reviewer, batchId);
   }

@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import type { Insights, Outcomes } from "@/lib/insights/read-insights";
+import { FatigueTable } from "./fatigue-table";
 import { ActivityChart, OutcomeChart, WaitChart } from "./insights-charts";
 import styles from "./insights.module.css";
 
@@ -297,6 +298,8 @@ export function InsightsView({
         rows={insights.reviewers.map((r) => ({ label: r.name, ...r }))}
       />
 
+      <FatigueSection fatigue={insights.fatigue} />
+
       {insights.queueId === null && insights.perQueue.length > 1 && (
         <section className={styles.section} data-testid="insights-queues">
           <h2 className={styles.sectionTitle}>Per queue</h2>
@@ -332,6 +335,51 @@ export function InsightsView({
         </section>
       )}
     </>
+  );
+}
+
+function FatigueSection({ fatigue }: { fatigue: Insights["fatigue"] }) {
+  const seconds = fatigue.quickMs / 1000;
+  return (
+    <section
+      className={styles.section}
+      aria-labelledby="insights-fatigue-title"
+      data-testid="insights-fatigue"
+    >
+      <h2 id="insights-fatigue-title" className={styles.sectionTitle}>
+        Approval fatigue
+      </h2>
+      <p className={styles.sectionLead}>
+        How many of each person&apos;s approvals came less than {seconds} s after the card appeared
+        (its arrival, or its escalation into the queue), and how often they approve. Only
+        people&apos;s votes count (with a quorum, each one&apos;s own); policy rules, remembered
+        approvals and deadlines are left out. Many quick approvals of one tool may mean it is safe
+        to allow by a policy; many from one person may mean the cards are no longer read.
+      </p>
+      {fatigue.byReviewer.length === 0 ? (
+        <p className={styles.none}>No votes in this period.</p>
+      ) : (
+        // Six columns each: one table under the other, at full width.
+        <>
+          <h3 className={styles.subTitle}>By reviewer</h3>
+          <FatigueTable
+            caption="Approval fatigue by reviewer"
+            first="Reviewer"
+            quickSeconds={seconds}
+            testId="fatigue-reviewers"
+            rows={fatigue.byReviewer.map((r) => ({ key: r.id, label: r.name, ...r }))}
+          />
+          <h3 className={styles.subTitle}>By tool</h3>
+          <FatigueTable
+            caption="Approval fatigue by tool"
+            first="Tool"
+            quickSeconds={seconds}
+            testId="fatigue-tools"
+            rows={fatigue.byTool.map((t) => ({ key: t.tool, label: t.tool, ...t }))}
+          />
+        </>
+      )}
+    </section>
   );
 }
 

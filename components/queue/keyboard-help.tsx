@@ -10,6 +10,10 @@ export const SHORTCUTS: [string, string][] = [
   ["z", "Undo the approval still waiting to be sent"],
   ["r", "Reject: opens the reason field"],
   ["e", "Edit the arguments"],
+  [
+    "s",
+    "Not now: set the card aside for 15 min, 1 h or until tomorrow 09:00 (↑ ↓ Enter, or 1 2 3)",
+  ],
   ["?", "Show or hide these keys"],
 ];
 

@@ -159,7 +159,17 @@ export type QueueView = {
   /** for the filter menus */
   agents: string[];
   tools: string[];
+  /** pending cards the viewer set aside ("Not now") that are not back yet, soonest back first */
+  setAsideByViewer: Batch[];
 };
+
+/** The viewer's live set-aside of a batch: one whose moment has passed is back. */
+function setAsideBy(batch: Batch, viewer: { id: string; now: number }): string | null {
+  const mark = batch.setAside?.find(
+    (s) => s.by.id === viewer.id && Date.parse(s.returnsAt) > viewer.now,
+  );
+  return mark ? mark.returnsAt : null;
+}
 
 /**
  * The cards to show, in one pass over the cache. "pending" keeps cards decided since
@@ -170,8 +180,11 @@ export function queueView(
   cache: QueueCache,
   filters: QueueFilters,
   keepDecidedSince: number,
+  /** who is looking, and the time: the cards they set aside leave their list until they are back */
+  viewer?: { id: string; now: number },
 ): QueueView {
   const cards: Batch[] = [];
+  const setAside: { batch: Batch; back: string }[] = [];
   const agents = new Set<string>();
   const tools = new Set<string>();
   let pendingCount = 0;
@@ -187,6 +200,11 @@ export function queueView(
     if (filters.kind && batch.kind !== filters.kind) continue;
     if (filters.tool && !batch.calls.some((c) => c.toolName === filters.tool)) continue;
     if (pending) matchingPendingCount++;
+    const back = pending && viewer ? setAsideBy(batch, viewer) : null;
+    if (back !== null) {
+      setAside.push({ batch, back });
+      continue;
+    }
     if (filters.status === "pending" && !pending) {
       if (!(Date.parse(batch.decidedAt ?? "") >= keepDecidedSince)) continue;
       decidedHere++;
@@ -209,6 +227,9 @@ export function queueView(
     decidedHere,
     agents: [...agents].sort(),
     tools: [...tools].sort(),
+    setAsideByViewer: setAside
+      .sort((a, b) => compare(a.back, b.back) || compare(a.batch.id, b.batch.id))
+      .map((s) => s.batch),
   };
 }
 

@@ -15,8 +15,12 @@ import {
   decideBatchAction,
   decideCallAction,
   releaseReviewAction,
+  bringBackAction,
+  setAsideAction,
   type BatchResult,
 } from "@/app/(reviewer)/actions";
+import type { Batch } from "@/components/review-card/types";
+import type { SetAsideChoice } from "@/lib/set-aside/set-aside-times";
 import { useViewerTimeFormat } from "@/components/time/time-zone-provider";
 import { ConnectionBadge } from "./connection-badge";
 import { EmptyQueue, type QueueWelcome } from "./empty-queue";
@@ -27,6 +31,16 @@ import { queueView, type SnapshotPage } from "./queue-cache";
 import { QueueFilterBar } from "./queue-filters";
 import styles from "./queue.module.css";
 import { useHeldClaims } from "./use-held-claims";
+import {
+  browserTimeZone,
+  cardLabel,
+  mineOf,
+  SetAsideChooser,
+  SetAsideList,
+  SetAsideNote,
+  SetAsideToast,
+  type SetAsideToastState,
+} from "./set-aside";
 import { storeBatch, useLiveQueue, useRecentlyDecided } from "./use-live-queue";
 import { useNotifications } from "./use-notifications";
 import { useQueueFilters } from "./use-queue-filters";
@@ -73,10 +87,27 @@ export function QueueScreen({
   const [keepDecidedSince, setKeepDecidedSince] = useState(() => Date.now());
 
   const cache = query.data;
+  // The time the view is worked out at: it moves on when a card set aside is due back.
+  const [clock, setClock] = useState(() => Date.now());
   const view = useMemo(
-    () => (cache ? queueView(cache, filters, keepDecidedSince) : null),
-    [cache, filters, keepDecidedSince],
+    () =>
+      cache ? queueView(cache, filters, keepDecidedSince, { id: viewer.id, now: clock }) : null,
+    [cache, filters, keepDecidedSince, viewer.id, clock],
   );
+  useEffect(() => {
+    if (!cache) return;
+    let next = Infinity;
+    for (const batch of cache.byId.values()) {
+      const mine = batch.status === "pending" ? mineOf(batch, viewer.id, clock) : undefined;
+      if (mine) next = Math.min(next, Date.parse(mine.returnsAt));
+    }
+    if (next === Infinity) return;
+    const timer = setTimeout(
+      () => setClock(Date.now()),
+      Math.min(2_147_000_000, Math.max(0, next - Date.now()) + 50),
+    );
+    return () => clearTimeout(timer);
+  }, [cache, viewer.id, clock]);
   const cards = useMemo(() => view?.cards ?? [], [view]);
   const filtered = Boolean(filters.queue || filters.agent || filters.tool || filters.kind);
   const decidedHere = filters.status === "pending" ? (view?.decidedHere ?? 0) : 0;
@@ -167,11 +198,65 @@ export function QueueScreen({
       },
       r: () => selected && handles.current.get(selected.id)?.reject(),
       e: () => selected && handles.current.get(selected.id)?.edit(),
+      s: () => selected?.status === "pending" && openChooser(selected.id),
       z: undoHeld,
       "?": () => setHelpOpen((open) => !open),
     },
     shortcutsEnabled,
   );
+
+  // "Not now": the chooser `s` (or a card's Not now button) opens, and what came of it.
+  const [chooserFor, setChooserFor] = useState<string | null>(null);
+  const [asideToast, setAsideToast] = useState<SetAsideToastState | null>(null);
+  const dismissAsideToast = useCallback(() => setAsideToast(null), []);
+  const openChooser = useCallback(
+    (batchId: string) => {
+      setClock(Date.now());
+      setChooserFor(batchId);
+    },
+    [setChooserFor],
+  );
+  const chooseSetAside = async (choice: SetAsideChoice) => {
+    const batchId = chooserFor;
+    setChooserFor(null);
+    const batch = batchId ? cache?.byId.get(batchId) : undefined;
+    if (!batchId || !batch) return;
+    // The card leaves the list: the one after it (or before it) is selected instead.
+    const index = cards.findIndex((c) => c.id === batchId);
+    const neighbour = cards[index + 1] ?? cards[index - 1];
+    const result = await setAsideAction(batchId, choice, browserTimeZone());
+    setClock(Date.now());
+    if (!result.ok) {
+      if (result.current) storeBatch(client, result.current as Batch);
+      setAsideToast({ phase: "failed", text: result.message });
+      handles.current.get(batchId)?.focus();
+      return;
+    }
+    storeBatch(client, result.batch);
+    const at = Date.now();
+    const mine = mineOf(result.batch, viewer.id, at);
+    setAsideToast({
+      phase: "set",
+      at,
+      batchId,
+      label: cardLabel(result.batch),
+      returnsAt: mine?.returnsAt ?? result.batch.expiresAt,
+    });
+    if (neighbour && batchId === selected?.id) {
+      setSelectedId(neighbour.id);
+      requestAnimationFrame(() => handles.current.get(neighbour.id)?.focus());
+    }
+  };
+  const bringBackCard = async (batchId: string) => {
+    const result = await bringBackAction(batchId);
+    setClock(Date.now());
+    if (!result.ok) {
+      setAsideToast({ phase: "failed", text: result.message });
+      return;
+    }
+    storeBatch(client, result.batch);
+    setAsideToast({ phase: "back", label: cardLabel(result.batch) });
+  };
 
   const onClaim = useCallback(
     async (batchId: string, claim: boolean): Promise<DecisionResult> =>
@@ -183,7 +268,7 @@ export function QueueScreen({
   return (
     // While the toast is up, the page grows by its height, so it never covers the last card's
     // buttons for good (queue.module.css).
-    <div className={styles.screen} data-toast={held.toast ? "" : undefined}>
+    <div className={styles.screen} data-toast={held.toast || asideToast ? "" : undefined}>
       <div className={styles.titleRow}>
         <h1>Queue</h1>
         <span className={styles.count} data-testid="pending-count">
@@ -231,6 +316,13 @@ export function QueueScreen({
           Reconnecting to the live queue… cards may be out of date for a moment.
         </p>
       )}
+      <SetAsideList
+        batches={view?.setAsideByViewer ?? []}
+        viewerId={viewer.id}
+        now={clock}
+        timeZone={timeFormat.timeZone}
+        onBringBack={(batchId) => void bringBackCard(batchId)}
+      />
       {decidedHere > 0 && (
         <p className={styles.clearRow}>
           <button
@@ -304,6 +396,27 @@ export function QueueScreen({
                     runHref={(runId) => `/runs/${runId}`}
                     timeZone={timeFormat.timeZone}
                     locale={timeFormat.locale}
+                    hostControls={
+                      batch.status === "pending" && (
+                        <div className={styles.itemBar}>
+                          <button
+                            type="button"
+                            className={`shell-button ${styles.notNow}`}
+                            onClick={() => openChooser(batch.id)}
+                            aria-keyshortcuts={shortcutsEnabled ? "s" : undefined}
+                            data-testid={`not-now-${batch.id}`}
+                          >
+                            Not now…<span className="visually-hidden"> ({cardLabel(batch)})</span>
+                          </button>
+                          <SetAsideNote
+                            marks={batch.setAside ?? []}
+                            viewerId={viewer.id}
+                            now={clock}
+                            timeZone={timeFormat.timeZone}
+                          />
+                        </div>
+                      )
+                    }
                   />
                 </div>
               );
@@ -312,6 +425,24 @@ export function QueueScreen({
         </>
       )}
       <KeyboardHelp open={helpOpen} onClose={() => setHelpOpen(false)} enabled={shortcutsEnabled} />
+      <SetAsideChooser
+        batch={chooserFor ? (cache?.byId.get(chooserFor) ?? null) : null}
+        now={clock}
+        timeZone={timeFormat.timeZone}
+        onChoose={(choice) => void chooseSetAside(choice)}
+        onClose={() => {
+          const batchId = chooserFor;
+          setChooserFor(null);
+          if (batchId) handles.current.get(batchId)?.focus();
+        }}
+      />
+      <SetAsideToast
+        toast={asideToast}
+        timeZone={timeFormat.timeZone}
+        raised={held.toast !== null}
+        onUndo={(batchId) => void bringBackCard(batchId)}
+        onDismiss={dismissAsideToast}
+      />
       <UndoToast
         toast={held.toast}
         delayMs={held.delayMs}

@@ -25,6 +25,8 @@ const BATCH_EVENTS = [
   "batch.escalated",
   "review.claimed",
   "review.released",
+  "batch.set_aside",
+  "batch.brought_back",
 ];
 
 export type LiveBatch = { batch: Batch } & Required<

@@ -32,6 +32,8 @@ const CARD_EVENTS = [
   "call.decided",
   "review.claimed",
   "review.released",
+  "batch.set_aside",
+  "batch.brought_back",
   "resync",
   "member.added",
   "member.removed",

@@ -2,7 +2,9 @@
 
 import { useEffect, useRef } from "react";
 
-export type ShortcutHandlers = Partial<Record<"j" | "k" | "a" | "r" | "e" | "z" | "?", () => void>>;
+export type ShortcutHandlers = Partial<
+  Record<"j" | "k" | "a" | "r" | "e" | "s" | "z" | "?", () => void>
+>;
 
 /**
  * Single-key shortcuts that stay out of the way while the reviewer types (reasons, edits). With

@@ -40,6 +40,7 @@ export type {
   RememberScope,
   ReviewCardHandle,
   ReviewClaim,
+  SetAsideMark,
   TimeoutAction,
   Viewer,
   Vote,

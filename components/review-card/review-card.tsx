@@ -8,6 +8,7 @@ import {
   useLayoutEffect,
   useMemo,
   useRef,
+  type ReactNode,
   type Ref,
 } from "react";
 import { BatchControls, BatchNotice } from "./batch-controls";
@@ -63,6 +64,12 @@ export type ReviewCardProps = {
   timeZone?: string;
   /** the BCP 47 locale times and costs are written in; default the browser's */
   locale?: string;
+  /**
+   * the host's own controls and notes for this card, shown in its header after the claim
+   * control (the queue page's "Not now"): inside the card, so a role="feed" host's items hold
+   * only articles
+   */
+  hostControls?: ReactNode;
 };
 
 export function ReviewCard({
@@ -81,6 +88,7 @@ export function ReviewCard({
   position,
   timeZone,
   locale,
+  hostControls,
 }: ReviewCardProps) {
   // One object per zone and locale, so the context does not re-render every time reader.
   const timeFormat = useMemo(() => ({ timeZone, locale }), [timeZone, locale]);
@@ -214,6 +222,7 @@ export function ReviewCard({
             onClaim={onClaim}
             now={now}
           />
+          {hostControls}
         </CardHeader>
         {batch.plan && (
           <PlanSection plan={batch.plan} compact={compact} headingLevel={headingLevel} />

@@ -94,6 +94,18 @@ export type Batch = {
   reviewUrl: string;
   /** a reviewer's live "I'm reviewing this" claim (absent from older servers) */
   claim?: ReviewClaim | null;
+  /** reviewers who set it aside ("Not now") and have not seen it back yet (absent from older servers) */
+  setAside?: SetAsideMark[];
+};
+
+export type SetAsideMark = {
+  by: Ref;
+  /** when they set it aside */
+  at: string;
+  /** the time they chose */
+  until: string;
+  /** when it comes back to them: `until`, or sooner as its deadline nears */
+  returnsAt: string;
 };
 
 export type ReviewClaim = {

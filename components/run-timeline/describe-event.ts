@@ -242,6 +242,33 @@ export function describeEvent(event: WireEvent, context: TimelineContext): Event
     case "batch.escalated":
       return { icon: "escalate", tone: "warn", title: "Escalated to another queue" };
 
+    // "Not now" (lib/set-aside): out of one reviewer's queue view for a while; nothing decided
+    case "batch.set_aside": {
+      const who = event.actor.name ?? "a reviewer";
+      const back = text(data.returnsAt);
+      const span =
+        data.for === "15m"
+          ? "for 15 minutes"
+          : data.for === "1h"
+            ? "for 1 hour"
+            : "until tomorrow morning";
+      return {
+        icon: "clock",
+        tone: "neutral",
+        title: `Set aside by ${who} ${span}`,
+        note: back
+          ? `Back in ${who}'s queue at ${formatDateTime(back, context.timeFormat)}${data.early ? ", sooner than chosen: the last fifth of its time begins then" : ""}. Others could still decide it meanwhile.`
+          : null,
+      };
+    }
+
+    case "batch.brought_back":
+      return {
+        icon: "clock",
+        tone: "neutral",
+        title: `Brought back early by ${event.actor.name ?? "a reviewer"}`,
+      };
+
     case "batch.cancelled":
       return {
         icon: "ban",

@@ -4,6 +4,7 @@ import { DecideCallInput } from "@/lib/approvals/decide-call";
 import { CreateBatchInput } from "@/lib/batches/batch-input";
 import { CancelBatchInput } from "@/lib/batches/cancel-batch";
 import { ClaimReviewInput } from "@/lib/claims/claim-review";
+import { SetAsideInput } from "@/lib/set-aside/set-aside";
 import { QueueSnapshotQuery } from "@/lib/batches/queue-snapshot";
 import { RoutingRuleInput, RoutingRuleMove, RoutingRuleUpdate } from "@/lib/routing/rule-input";
 import { ListQueueQuery } from "@/lib/batches/list-queue";
@@ -186,6 +187,31 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       params: ["batchId"],
       ok: { status: 200, schema: "Batch" },
       errors: [401, 403, 404, 409],
+    },
+  },
+  "/batches/{batchId}/set-aside": {
+    post: {
+      operationId: "setAside",
+      tag: "Reviews",
+      summary: "'Not now': set a pending batch aside, out of your own queue view, for a while",
+      description:
+        "For 15 minutes, 1 hour, or until 09:00 of the next day in `timeZone`. Decides nothing; the batch leaves only the caller's queue view (its `setAside` lists who set it aside and `returnsAt`, for everyone to see) and comes back at the chosen time, or sooner when the last fifth of its time begins. Setting it aside again replaces the caller's earlier choice. Only members who may decide it (under separation of duties, not the agent key's owner: 403). A settled batch is 409 not_pending; one already in the last fifth of its time is 409 deadline_near. Writes a batch.set_aside event carrying the batch (on the queue's stream and the run's timeline).",
+      auth: "reviewer",
+      params: ["batchId"],
+      body: SetAsideInput,
+      ok: { status: 200, schema: "Batch" },
+      errors: [400, 401, 403, 404, 409, 413, 415],
+    },
+    delete: {
+      operationId: "bringBack",
+      tag: "Reviews",
+      summary: "Bring a batch you set aside back into your queue now (idempotent)",
+      description:
+        "Removes the caller's own set-aside only; others' stay. With none (never set aside, or already back) it answers the batch as it is and writes nothing. Writes a batch.brought_back event carrying the batch when the batch was still away.",
+      auth: "reviewer",
+      params: ["batchId"],
+      ok: { status: 200, schema: "Batch" },
+      errors: [401, 403, 404],
     },
   },
   "/runs/{runId}/claim": {

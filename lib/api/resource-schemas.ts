@@ -136,6 +136,20 @@ export const BatchResource = z
       })
       .nullable()
       .describe("a reviewer's live 'I'm reviewing this' claim on a pending batch, else null"),
+    setAside: z
+      .array(
+        z.object({
+          by: Ref,
+          at: Time.describe("when they set it aside"),
+          until: Time.describe("the time they chose"),
+          returnsAt: Time.describe(
+            "when it comes back to them: `until`, or sooner when the last fifth of the batch's time begins",
+          ),
+        }),
+      )
+      .describe(
+        "reviewers who set this pending batch aside ('Not now') and have not seen it back yet, soonest back first: it is out of their own queue view until returnsAt; empty once settled",
+      ),
   })
   .meta({ id: "Batch" });
 

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, type Placeholder, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { z } from "zod";
 import type { Executor } from "@/db/client";
 import {
@@ -18,6 +18,10 @@ import { isoTime } from "@/lib/ids";
 import type { BatchResource, CallResource, RunResource, VoteResource } from "./resource-schemas";
 import { DEFAULT_LISTEN_ADDRESS, listenAddress } from "@/lib/config/listen-address";
 import { setting } from "@/lib/config/settings";
+import { returnsAt } from "@/lib/set-aside/set-aside-times";
+
+/** A reviewer's "Not now" on a batch, as read with it (lib/set-aside). */
+export type SetAsideRow = { userId: string; name: string | null; setAt: number; until: number };
 
 // The API's resources as the contract shows them (shapes in resource-schemas.ts), loaded from
 // the database in a few queries.
@@ -130,6 +134,13 @@ export function batchViewQueries(
         claimUserId: reviewClaims.userId,
         claimExpiresAt: reviewClaims.expiresAt,
         claimantName: users.name,
+        // The live "Not now"s of members of the batch's queue (one set aside in a queue the
+        // batch has left is nobody's business there). Ended ones by the chosen time are left
+        // out here; those ended by the deadline rule when the view is assembled.
+        setAsides:
+          sql<string>`(select json_group_array(json_object('userId', s.user_id, 'name', u.name, 'setAt', s.set_at, 'until', s.until)) from set_asides s join "user" u on u.id = s.user_id where s.batch_id = ${batches.id} and s.until > ${now} and exists (select 1 from queue_members m where m.queue_id = ${batches.queueId} and m.user_id = s.user_id))`.mapWith(
+            (value: string | null): SetAsideRow[] => (value ? JSON.parse(value) : []),
+          ),
       })
       .from(batches)
       .innerJoin(queues, eq(queues.id, batches.queueId))
@@ -210,8 +221,9 @@ export function assembleBatchViews(
     callsByBatch.set(c.batchId, list);
   }
 
+  const now = Date.now();
   const byId = new Map(
-    batchRows.map(({ batch, queueName, agentId, agentName, ruleName, ...claim }) => [
+    batchRows.map(({ batch, queueName, agentId, agentName, ruleName, setAsides, ...claim }) => [
       batch.id,
       {
         id: batch.id,
@@ -241,11 +253,30 @@ export function assembleBatchViews(
                 locked: claim.claimMode === "lock",
               }
             : null,
+        setAside: batch.status === "pending" ? setAsideViews(setAsides, batch, now) : [],
       } satisfies BatchView,
     ]),
   );
   const views = ids.flatMap((id) => byId.get(id) ?? []);
   return audience === "reviewer" ? views.map(forReviewers) : views;
+}
+
+/** The set-asides still away at `now`, soonest back first. */
+function setAsideViews(
+  rows: SetAsideRow[],
+  batch: { createdAt: number; expiresAt: number },
+  now: number,
+): BatchView["setAside"] {
+  return rows
+    .map((row) => ({ row, back: returnsAt(row.until, batch) }))
+    .filter(({ back }) => back > now)
+    .sort((a, b) => a.back - b.back || a.row.setAt - b.row.setAt)
+    .map(({ row, back }) => ({
+      by: { id: row.userId, name: row.name ?? "unknown" },
+      at: isoTime(row.setAt),
+      until: isoTime(row.until),
+      returnsAt: isoTime(back),
+    }));
 }
 
 /** The agent's view of a batch as reviewers see it: without the calls a policy blocked. */

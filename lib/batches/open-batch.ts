@@ -465,6 +465,8 @@ export function planOpenBatch(
         claimUserId: null,
         claimExpiresAt: null,
         claimantName: null,
+        // a batch just created has been set aside by nobody
+        setAsides: [],
       },
     ],
     callRows: rows.map((call, position) => {

@@ -12,6 +12,7 @@ import * as batchCancel from "@/app/api/v1/batches/[batchId]/cancel/route";
 import * as batchDecision from "@/app/api/v1/batches/[batchId]/decision/route";
 import * as batchReviewClaim from "@/app/api/v1/batches/[batchId]/review-claim/route";
 import * as batch from "@/app/api/v1/batches/[batchId]/route";
+import * as batchSetAside from "@/app/api/v1/batches/[batchId]/set-aside/route";
 import * as callDecision from "@/app/api/v1/calls/[callId]/decision/route";
 import * as historyExport from "@/app/api/v1/history/export/route";
 import * as history from "@/app/api/v1/history/route";
@@ -110,6 +111,7 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/batches/[batchId]/cancel": batchCancel,
   "/api/v1/batches/[batchId]/decision": batchDecision,
   "/api/v1/batches/[batchId]/review-claim": batchReviewClaim,
+  "/api/v1/batches/[batchId]/set-aside": batchSetAside,
   "/api/v1/calls/[callId]/decision": callDecision,
   "/api/v1/history": history,
   "/api/v1/history/export": historyExport,

@@ -65,6 +65,13 @@ function insightsResource(insights: Insights) {
 const Count = z.int().nonnegative();
 const Outcomes = { approved: Count, rejected: Count };
 const Named = { id: z.string(), name: z.string() };
+const Share = z.number().min(0).max(1).nullable();
+const FatigueCounts = {
+  ...Outcomes,
+  quickApprovals: Count.describe("approving votes cast within quickMs of the card appearing"),
+  quickShare: Share.describe("quickApprovals / approved; null without approvals"),
+  approvalRate: Share.describe("approved / (approved + rejected); null without votes"),
+};
 
 /** The answer, for the OpenAPI document (lib/api/resource-schemas.ts). */
 export const InsightsResource = z.object({
@@ -98,6 +105,15 @@ export const InsightsResource = z.object({
   reviewers: z
     .array(z.object({ ...Named, ...Outcomes }))
     .describe("votes each reviewer cast on the period's cards"),
+  fatigue: z
+    .object({
+      quickMs: z.int().describe("an approval sooner than this after the card appeared is quick"),
+      byReviewer: z.array(z.object({ ...Named, ...FatigueCounts })),
+      byTool: z.array(z.object({ tool: z.string(), ...FatigueCounts })),
+    })
+    .describe(
+      "approval fatigue: each reviewer's and each tool's votes on the period's cards (people only: policy, remembered and deadline decisions cast none), how many approvals came within quickMs of the card appearing (its creation, or its latest escalation into the queue before the vote), most quick approvals first",
+    ),
   perQueue: z.array(
     z.object({
       ...Named,

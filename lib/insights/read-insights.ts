@@ -7,6 +7,7 @@ import { parseInput } from "@/lib/api/parse";
 import { ForbiddenError, NotFoundError } from "@/lib/errors";
 import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 import { DEFAULT_TIME_ZONE, TimeZoneName } from "@/lib/time/zone";
+import { fatigueStatement, summarizeFatigue, type Fatigue } from "./fatigue";
 import { barStarts, bucketMsFor, MAX_PERIOD_MS } from "./insights-period";
 
 // How a team's queues are doing over a period, for their leads and for admins: cards created and
@@ -78,6 +79,8 @@ export type Insights = {
   byAgent: (Named & Outcomes)[];
   /** votes each reviewer cast on the period's cards (with quorum, several per call) */
   reviewers: (Named & Outcomes)[];
+  /** quick approvals and approval rates per reviewer and per tool (lib/insights/fatigue.ts) */
+  fatigue: Fatigue;
   perQueue: (Named & {
     created: number;
     decided: number;
@@ -117,7 +120,7 @@ export async function readInsights(caller: QueueCaller, input: unknown): Promise
   const scope = queueId !== undefined ? [queueId] : visible.map((q) => q.id);
   const bucketMs = bucketMsFor({ from, to });
   const starts = barStarts({ from, to }, bucketMs, timeZone);
-  const [created, settled, waits, decisions, votes, escalations] = await readInOneSnapshot(
+  const [created, settled, waits, decisions, escalations, votes] = await readInOneSnapshot(
     insightsStatements(scope, from, to),
   );
 
@@ -141,6 +144,7 @@ export async function readInsights(caller: QueueCaller, input: unknown): Promise
       : [],
   ]);
 
+  const namesOfReviewers = new Map(reviewerNames.map((u) => [u.id, u.name]));
   return {
     period: { from, to, bucketMs },
     queues: visible,
@@ -148,11 +152,8 @@ export async function readInsights(caller: QueueCaller, input: unknown): Promise
     ...summarizeCards(created!.rows, settled!.rows, escalations!.rows, visible, scope, starts),
     timeToDecision: percentilesOf(waits!.rows),
     ...summarizeDecisions(decisions!.rows, new Map(agentNames.map((a) => [a.id, a.name]))),
-    reviewers: outcomesBy(
-      votes!.rows,
-      "reviewer_id",
-      new Map(reviewerNames.map((u) => [u.id, u.name])),
-    ),
+    reviewers: outcomesBy(votes!.rows, "reviewer_id", namesOfReviewers),
+    fatigue: summarizeFatigue(votes!.rows, namesOfReviewers),
   };
 }
 
@@ -224,12 +225,6 @@ export function insightsStatements(
       args: period,
     },
     {
-      sql: `select v.reviewer_id, v.outcome as decision_outcome, count(*) as n
-            from batches b join calls c on c.batch_id = b.id join votes v on v.call_id = c.id
-            where ${settledIn} group by v.reviewer_id, v.outcome`,
-      args: period,
-    },
-    {
       // Each escalation writes one event in the queue the card left, then one in the queue it
       // went to, at the same instant: the first of the pair is the escalation out of its queue.
       sql: `select queue_id, batch_id, count(*) as n from (
@@ -239,6 +234,9 @@ export function insightsStatements(
             where nth = 1 and ${inQueues} group by queue_id, batch_id`,
       args: [from, to, ...queueIds],
     },
+    // the votes of the period's cards, by reviewer, tool and outcome: the reviewers' load and
+    // the fatigue figures
+    fatigueStatement(settledIn, period),
   ];
 }
 

@@ -25,6 +25,7 @@ export const API_ERROR_CODES = [
   "link_used",
   "link_expired",
   "key_revoked",
+  "deadline_near",
   "payload_too_large",
   "unsupported_media_type",
   "rate_limited",
@@ -167,6 +168,16 @@ export type Batch = {
     /** the queue lets only the claimant decide while the claim lasts */
     locked: boolean;
   } | null;
+  /** reviewers who set this pending batch aside ('Not now') and have not seen it back yet, soonest back first: it is out of their own queue view until returnsAt; empty once settled */
+  setAside: {
+    by: Ref;
+    /** when they set it aside */
+    at: string;
+    /** the time they chose */
+    until: string;
+    /** when it comes back to them: `until`, or sooner when the last fifth of the batch's time begins */
+    returnsAt: string;
+  }[];
 };
 
 export type Run = {
@@ -229,7 +240,7 @@ export type Lease = {
 
 export type ErrorResponse = {
   error: {
-    /** the contract's error code: invalid_request, invalid_json, unauthenticated, forbidden, not_found, already_decided, stale_revision, not_pending, already_claimed, claimed_by_other, not_ready, claim_lost, run_terminal, idempotency_conflict, already_exists, queue_archived, last_admin, plan_required, link_used, link_expired, key_revoked, payload_too_large, unsupported_media_type, rate_limited, method_not_allowed, unavailable, internal_error (clients should expect new codes to be added) */
+    /** the contract's error code: invalid_request, invalid_json, unauthenticated, forbidden, not_found, already_decided, stale_revision, not_pending, already_claimed, claimed_by_other, not_ready, claim_lost, run_terminal, idempotency_conflict, already_exists, queue_archived, last_admin, plan_required, link_used, link_expired, key_revoked, deadline_near, payload_too_large, unsupported_media_type, rate_limited, method_not_allowed, unavailable, internal_error (clients should expect new codes to be added) */
     code: string;
     message: string;
     issues?: {

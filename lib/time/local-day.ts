@@ -47,3 +47,43 @@ export function endOfLocalDay(day: string, timeZone: string): number {
   const next = new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
   return startOfLocalDay(next, timeZone) - 1;
 }
+
+const timeFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** "2026-03-08 09:00": the local date and time (to the minute) at `ms` in `timeZone`. */
+function localDateTime(ms: number, timeZone: string): string {
+  let format = timeFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      hourCycle: "h23",
+    });
+    timeFormats.set(timeZone, format);
+  }
+  const parts = Object.fromEntries(format.formatToParts(ms).map((p) => [p.type, p.value]));
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}`;
+}
+
+/**
+ * The first instant at which the local clock of `day` shows `time` ("09:00") or later: 09:00 on
+ * a day whose night had a DST jump is still 09:00 on the wall clock (not midnight plus 9 hours).
+ * Bisection, as startOfLocalDay.
+ */
+export function startOfLocalTime(day: string, time: string, timeZone: string): number {
+  const target = `${day} ${time}`;
+  const utc = Date.parse(`${day}T${time}:00Z`);
+  if (Number.isNaN(utc)) throw new RangeError(`not a date and time: ${target}`);
+  let before = utc - SEARCH_MS;
+  let after = utc + SEARCH_MS;
+  while (after - before > 1) {
+    const middle = Math.floor((before + after) / 2);
+    if (localDateTime(middle, timeZone) >= target) after = middle;
+    else before = middle;
+  }
+  return after;
+}

@@ -34,6 +34,7 @@ describe("GET /api/v1/openapi.json", () => {
         "/batches/{batchId}/cancel",
         "/batches/{batchId}/decision",
         "/batches/{batchId}/review-claim",
+        "/batches/{batchId}/set-aside",
         "/calls/{callId}/decision",
         "/history",
         "/history/export",

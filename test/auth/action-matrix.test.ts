@@ -13,6 +13,7 @@ import {
   queues,
   reviewClaims,
   reviewerTokens,
+  setAsides,
   routingRules,
   runs,
   users,
@@ -118,6 +119,7 @@ async function everything() {
       queueMembers: await db.select().from(queueMembers),
       routingRules: await db.select().from(routingRules),
       reviewClaims: await db.select().from(reviewClaims),
+      setAsides: await db.select().from(setAsides),
       runs: await db.select().from(runs),
       batches: await db.select().from(batches),
       calls: await db.select().from(calls),
@@ -274,6 +276,37 @@ const cases: ActionCase[] = [
         {},
       );
       expect(claimed.status).toBe(200);
+      return { params: { batchId: batch.id }, args: [batch.id], missing: [MISSING] };
+    },
+  },
+  {
+    file: REVIEWER,
+    name: "setAsideAction",
+    answers: MEMBERS,
+    event: "batch.set_aside",
+    async prepare(s) {
+      const { batch } = await pendingBatch(s);
+      return {
+        params: { batchId: batch.id },
+        args: [batch.id, "1h", "Europe/Berlin"],
+        missing: [MISSING, "1h", "Europe/Berlin"],
+      };
+    },
+  },
+  {
+    file: REVIEWER,
+    name: "bringBackAction",
+    answers: MEMBERS,
+    event: "batch.brought_back",
+    async prepare(s, caller) {
+      const { batch } = await pendingBatch(s);
+      // A member brings back their own card; anyone else tries to bring back the reviewer's.
+      const setter = isMember(caller) ? people[caller] : people.reviewer;
+      const aside = await apiClient(server.baseUrl, setter.token).post(
+        `/batches/${batch.id}/set-aside`,
+        { for: "15m" },
+      );
+      expect(aside.status).toBe(200);
       return { params: { batchId: batch.id }, args: [batch.id], missing: [MISSING] };
     },
   },

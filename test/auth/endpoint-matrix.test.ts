@@ -242,6 +242,8 @@ const MATRIX: Row[] = [
     expected: MEMBER_DECIDES },
   { operation: "POST /batches/{batchId}/review-claim", request: (f) => [`/batches/${f.batch.id}/review-claim`, {}], expected: MEMBER_DECIDES },
   { operation: "DELETE /batches/{batchId}/review-claim", request: (f) => [`/batches/${f.batch.id}/review-claim`], expected: MEMBER_DECIDES },
+  { operation: "POST /batches/{batchId}/set-aside", request: (f) => [`/batches/${f.batch.id}/set-aside`, { for: "15m" }], expected: MEMBER_DECIDES },
+  { operation: "DELETE /batches/{batchId}/set-aside", request: (f) => [`/batches/${f.batch.id}/set-aside`], expected: MEMBER_DECIDES },
   { operation: "GET /views", request: () => ["/views"], expected: REVIEWER_LIST },
   { operation: "POST /views", request: (f) => ["/views", { queueId: f.queue.id, name: `v-${unique()}`, filters: {} }],
     expected: but(MEMBER_DECIDES, { reviewer: 201, lead: 201 }) },

@@ -203,4 +203,41 @@ describe("the queue cache", () => {
     expect(done.byId.get("b3")!.status).toBe("pending");
     expect(done.version).toBeGreaterThan(live.version);
   });
+
+  it("keeps a card the viewer set aside out of their list until it is back, and in others'", () => {
+    const mark = (who: string, returnsAt: string) => ({
+      by: { id: who, name: who },
+      at: "2026-11-22T10:10:00.000Z",
+      until: "2026-11-22T11:10:00.000Z",
+      returnsAt,
+    });
+    const cache = fromSnapshot({
+      batches: [
+        batch("mine", { setAside: [mark("dana", "2026-11-22T10:48:00.000Z")] }),
+        batch("sams", { setAside: [mark("sam", "2026-11-22T10:25:00.000Z")] }),
+        batch("plain"),
+      ],
+      lastEventId: 1,
+      pendingTotal: 3,
+      nextCursor: null,
+    });
+    const at = (time: string) => ({ id: "dana", now: Date.parse(`2026-11-22T${time}:00.000Z`) });
+    const before = queueView(cache, { status: "pending" }, 0, at("10:20"));
+    expect(before.cards.map((b) => b.id).sort()).toEqual(["plain", "sams"]);
+    expect(before.setAsideByViewer.map((b) => b.id)).toEqual(["mine"]);
+    // still pending for the count: nothing was decided
+    expect(before.pendingCount).toBe(3);
+    // back at its returnsAt
+    const after = queueView(cache, { status: "pending" }, 0, at("10:48"));
+    expect(after.cards.map((b) => b.id).sort()).toEqual(["mine", "plain", "sams"]);
+    expect(after.setAsideByViewer).toEqual([]);
+    // Sam's own view: his card is away, Dana's is not his concern
+    const sams = queueView(cache, { status: "pending" }, 0, { id: "sam", now: at("10:20").now });
+    expect(sams.cards.map((b) => b.id).sort()).toEqual(["mine", "plain"]);
+    // the stream's event carries the batch with Dana's mark: her other tabs drop the card
+    const other = fromSnapshot({ batches: [batch("plain")], lastEventId: 1, pendingTotal: 1, nextCursor: null }); // prettier-ignore
+    const marked = batch("plain", { setAside: [mark("dana", "2026-11-22T10:48:00.000Z")] });
+    const applied = applyEvents(other, [event(2, "batch.set_aside", "plain", { batch: marked })]);
+    expect(queueView(applied.cache, { status: "pending" }, 0, at("10:20")).cards).toEqual([]);
+  });
 });

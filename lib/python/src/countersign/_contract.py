@@ -31,6 +31,7 @@ API_ERROR_CODES = (
     "link_used",
     "link_expired",
     "key_revoked",
+    "deadline_near",
     "payload_too_large",
     "unsupported_media_type",
     "rate_limited",
@@ -60,6 +61,7 @@ ApiErrorCode = Literal[
     "link_used",
     "link_expired",
     "key_revoked",
+    "deadline_near",
     "payload_too_large",
     "unsupported_media_type",
     "rate_limited",
@@ -181,6 +183,16 @@ class BatchClaim(TypedDict):
     locked: bool
 
 
+class BatchSetAside(TypedDict):
+    by: Ref
+    #: when they set it aside
+    at: str
+    #: the time they chose
+    until: str
+    #: when it comes back to them: `until`, or sooner when the last fifth of the batch's time begins
+    returnsAt: str
+
+
 class Batch(TypedDict):
     id: str
     runId: str
@@ -203,6 +215,8 @@ class Batch(TypedDict):
     reviewUrl: str
     #: a reviewer's live 'I'm reviewing this' claim on a pending batch, else null
     claim: BatchClaim | None
+    #: reviewers who set this pending batch aside ('Not now') and have not seen it back yet, soonest back first: it is out of their own queue view until returnsAt; empty once settled
+    setAside: list[BatchSetAside]
 
 
 class RunClaim(TypedDict):
@@ -273,7 +287,7 @@ class Issue(TypedDict):
 
 
 class ErrorBody(TypedDict):
-    #: the contract's error code: invalid_request, invalid_json, unauthenticated, forbidden, not_found, already_decided, stale_revision, not_pending, already_claimed, claimed_by_other, not_ready, claim_lost, run_terminal, idempotency_conflict, already_exists, queue_archived, last_admin, plan_required, link_used, link_expired, key_revoked, payload_too_large, unsupported_media_type, rate_limited, method_not_allowed, unavailable, internal_error (clients should expect new codes to be added)
+    #: the contract's error code: invalid_request, invalid_json, unauthenticated, forbidden, not_found, already_decided, stale_revision, not_pending, already_claimed, claimed_by_other, not_ready, claim_lost, run_terminal, idempotency_conflict, already_exists, queue_archived, last_admin, plan_required, link_used, link_expired, key_revoked, deadline_near, payload_too_large, unsupported_media_type, rate_limited, method_not_allowed, unavailable, internal_error (clients should expect new codes to be added)
     code: str
     message: str
     issues: NotRequired[list[Issue]]
