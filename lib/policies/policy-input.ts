@@ -117,13 +117,13 @@ export const PolicyBacktestInput = z.strictObject({
   /** whose history: a queue id or name; default the rule's own queue (required for a global rule) */
   queue: SingleLineText.min(1).max(200).nullish(),
   /** the stored rule being changed, if any: it is left out of the rules the candidate meets */
-  ruleId: z.string().min(1).max(200).nullish(),
+  ruleId: SingleLineText.min(1).max(200).nullish(),
   ...HistoryPeriod,
 });
 export type PolicyBacktestInput = z.infer<typeof PolicyBacktestInput>;
 
 export const PolicySuggestionsQuery = z.strictObject({
-  queue: z.string().min(1).max(200).describe("the queue (id or name) whose history is mined"),
+  queue: SingleLineText.min(1).max(200).describe("the queue (id or name) whose history is mined"),
   minApprovals: z.coerce
     .number()
     .int()
@@ -136,7 +136,7 @@ export const PolicySuggestionsQuery = z.strictObject({
 export type PolicySuggestionsQuery = z.infer<typeof PolicySuggestionsQuery>;
 
 export const DismissSuggestionInput = z.strictObject({
-  queue: z.string().min(1).max(200),
+  queue: SingleLineText.min(1).max(200),
   suggestionId: z.string().regex(/^[0-9a-f]{16,64}$/, "a suggestion's id"),
   fingerprint: z.string().regex(/^[0-9a-f]{16,64}$/, "a suggestion's fingerprint"),
 });

@@ -1,4 +1,4 @@
-import { toResponse } from "@/lib/errors";
+import { MethodNotAllowedError, toResponse } from "@/lib/errors";
 import { serveGatewayRequest } from "@/lib/mcp-gateways/hosted-sessions";
 
 // A hosted MCP gateway (MCP streamable HTTP): the upstream MCP server an admin registered under
@@ -22,11 +22,21 @@ async function serve(request: Request, context: Context): Promise<Response> {
   }
 }
 
+const SERVED = ["GET", "POST", "DELETE", "OPTIONS"];
+
 export const POST = serve;
 export const GET = serve;
 export const DELETE = serve;
 
 /** Next.js's own OPTIONS would not list what the transport serves. */
 export function OPTIONS(): Response {
-  return new Response(null, { status: 204, headers: { allow: "GET, POST, DELETE, OPTIONS" } });
+  return new Response(null, { status: 204, headers: { allow: SERVED.join(", ") } });
 }
+
+/** The transport has no HEAD, PUT or PATCH: the contract's 405 (Next's own has no body or Allow). */
+function refuse(request: Request): Response {
+  return toResponse(new MethodNotAllowedError(request.method, SERVED));
+}
+export const HEAD = refuse;
+export const PUT = refuse;
+export const PATCH = refuse;
