@@ -1,5 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { uuidv7 } from "uuidv7";
+import { z } from "zod";
+
+/**
+ * An id a caller names (a server action's argument, a filter, a Slack button's value): opaque,
+ * non-empty and bounded, so a megabyte "id" is refused before any query. One schema for all of them.
+ */
+export const Id = z.string().min(1).max(200);
 
 /** A new sortable id (UUIDv7): ids created later sort later. */
 export function newId(): string {

@@ -2,9 +2,9 @@
 
 import { z } from "zod";
 import { getDb } from "@/db/client";
-import { actionError, type ActionResult } from "@/app/action-result";
+import type { ActionFailure, ActionResult } from "@/app/action-result";
+import { reviewerAction } from "@/app/server-action";
 import { findBatchForReviewer } from "@/lib/api/access";
-import { parseInput } from "@/lib/api/parse";
 import { loadBatchView, type BatchView } from "@/lib/api/views";
 import { decideBatch } from "@/lib/approvals/decide-batch";
 import { decideCall } from "@/lib/approvals/decide-call";
@@ -13,16 +13,15 @@ import { claimReview } from "@/lib/claims/claim-review";
 import { releaseReview } from "@/lib/claims/release-review";
 import { ConflictError } from "@/lib/errors";
 import { assertJsonDepth } from "@/lib/http/json-depth";
+import { Id } from "@/lib/ids";
 import { requestRollback } from "@/lib/runs/request-rollback";
 import { bringBack } from "@/lib/set-aside/bring-back";
 import { setAside } from "@/lib/set-aside/set-aside";
-import { actionReviewer } from "./current-reviewer";
 import { assertWellFormedText, MultiLineText } from "@/lib/text/stored-text";
 
-// Server actions are public endpoints: each authenticates from the session, and the verbs they
-// call check the reviewer's queue membership and validate the input, as the API routes do.
-
-const Id = z.string().min(1).max(200);
+// Server actions are public endpoints: each authenticates from the session (reviewerAction), and
+// the verbs they call check the reviewer's queue membership and validate the input, as the API
+// routes do.
 
 export type BatchResult = ActionResult<{ batch: BatchView }>;
 
@@ -31,120 +30,86 @@ export type BatchResult = ActionResult<{ batch: BatchView }>;
  * answer carries the whole current batch rather than the conflicting call alone.
  */
 async function withCurrentBatch(
-  error: unknown,
-  reviewer: ReviewerActor | null,
-  batchId: string,
+  failure: ActionFailure,
+  context: { error: unknown; actor: ReviewerActor; args: readonly [string, ...unknown[]] },
 ): Promise<BatchResult> {
-  const failure = actionError(error);
-  if (!(error instanceof ConflictError) || !reviewer) return failure;
+  if (!(context.error instanceof ConflictError)) return failure;
+  const [batchId] = context.args;
   try {
-    await findBatchForReviewer(getDb(), reviewer, batchId);
+    await findBatchForReviewer(getDb(), context.actor, batchId);
     return { ...failure, current: await loadBatchView(getDb(), batchId) };
   } catch {
     return failure;
   }
 }
 
-export async function decideCallAction(
-  batchId: string,
-  callId: string,
-  decision: unknown,
-): Promise<BatchResult> {
-  let reviewer: ReviewerActor | null = null;
-  try {
-    reviewer = await actionReviewer();
-    parseInput(z.object({ batchId: Id, callId: Id }), { batchId, callId });
-    // editedArgs is the agent's kind of JSON: capped as the API caps a body (json-depth.ts), and
-    // well-formed Unicode as a body must be (stored-text.ts).
-    assertJsonDepth(decision, "decision");
-    assertWellFormedText(decision, "decision");
-    const { batch } = await decideCall(reviewer, callId, decision);
-    return { ok: true, batch };
-  } catch (error) {
-    return withCurrentBatch(error, reviewer, batchId);
-  }
+/**
+ * editedArgs is the agent's kind of JSON: capped as the API caps a body (json-depth.ts), and
+ * well-formed Unicode as a body must be (stored-text.ts).
+ */
+function checkDecision(decision: unknown): void {
+  assertJsonDepth(decision, "decision");
+  assertWellFormedText(decision, "decision");
 }
 
-export async function decideBatchAction(batchId: string, decision: unknown): Promise<BatchResult> {
-  let reviewer: ReviewerActor | null = null;
-  try {
-    reviewer = await actionReviewer();
-    parseInput(Id, batchId);
-    assertJsonDepth(decision, "decision");
-    assertWellFormedText(decision, "decision");
-    return { ok: true, batch: await decideBatch(reviewer, batchId, decision) };
-  } catch (error) {
-    return withCurrentBatch(error, reviewer, batchId);
-  }
-}
+export const decideCallAction = reviewerAction(
+  [Id, Id, z.unknown()],
+  async (reviewer, [, callId, decision]) => {
+    checkDecision(decision);
+    const { batch } = await decideCall(reviewer, callId, decision);
+    return { batch };
+  },
+  { onError: withCurrentBatch },
+);
+
+export const decideBatchAction = reviewerAction(
+  [Id, z.unknown()],
+  async (reviewer, [batchId, decision]) => {
+    checkDecision(decision);
+    return { batch: await decideBatch(reviewer, batchId, decision) };
+  },
+  { onError: withCurrentBatch },
+);
 
 /** "I'm reviewing this": claims the batch for a few minutes, or renews the reviewer's claim. */
-export async function claimReviewAction(batchId: string, minutes?: number): Promise<BatchResult> {
-  let reviewer: ReviewerActor | null = null;
-  try {
-    reviewer = await actionReviewer();
-    parseInput(Id, batchId);
-    return { ok: true, batch: await claimReview(reviewer, batchId, { minutes }) };
-  } catch (error) {
-    return withCurrentBatch(error, reviewer, batchId);
-  }
-}
+export const claimReviewAction = reviewerAction(
+  // the verb parses minutes (1–15, default 5), as it does the API's body
+  [Id, z.unknown().optional()],
+  async (reviewer, [batchId, minutes]) => ({
+    batch: await claimReview(reviewer, batchId, { minutes }),
+  }),
+  { onError: withCurrentBatch },
+);
 
-export async function releaseReviewAction(batchId: string): Promise<BatchResult> {
-  let reviewer: ReviewerActor | null = null;
-  try {
-    reviewer = await actionReviewer();
-    parseInput(Id, batchId);
-    return { ok: true, batch: await releaseReview(reviewer, batchId) };
-  } catch (error) {
-    return withCurrentBatch(error, reviewer, batchId);
-  }
-}
+export const releaseReviewAction = reviewerAction(
+  [Id],
+  async (reviewer, [batchId]) => ({ batch: await releaseReview(reviewer, batchId) }),
+  { onError: withCurrentBatch },
+);
 
 /**
  * "Not now": sets the batch aside for 15 minutes, an hour, or until 09:00 tomorrow in `timeZone`
  * (the browser's), out of this reviewer's queue view only.
  */
-export async function setAsideAction(
-  batchId: string,
-  choice: unknown,
-  timeZone?: unknown,
-): Promise<BatchResult> {
-  let reviewer: ReviewerActor | null = null;
-  try {
-    reviewer = await actionReviewer();
-    parseInput(Id, batchId);
-    return {
-      ok: true,
-      batch: await setAside(reviewer, batchId, { for: choice, timeZone: timeZone ?? undefined }),
-    };
-  } catch (error) {
-    return withCurrentBatch(error, reviewer, batchId);
-  }
-}
+export const setAsideAction = reviewerAction(
+  [Id, z.unknown(), z.unknown().optional()],
+  async (reviewer, [batchId, choice, timeZone]) => ({
+    batch: await setAside(reviewer, batchId, { for: choice, timeZone: timeZone ?? undefined }),
+  }),
+  { onError: withCurrentBatch },
+);
 
 /** Brings a batch this reviewer set aside back into their queue now (undo, or early). */
-export async function bringBackAction(batchId: string): Promise<BatchResult> {
-  let reviewer: ReviewerActor | null = null;
-  try {
-    reviewer = await actionReviewer();
-    parseInput(Id, batchId);
-    return { ok: true, batch: await bringBack(reviewer, batchId) };
-  } catch (error) {
-    return withCurrentBatch(error, reviewer, batchId);
-  }
-}
+export const bringBackAction = reviewerAction(
+  [Id],
+  async (reviewer, [batchId]) => ({ batch: await bringBack(reviewer, batchId) }),
+  { onError: withCurrentBatch },
+);
 
-export async function requestRollbackAction(
-  runId: string,
-  reason: string,
-): Promise<ActionResult<{ rollbackRequestedAt: string | null }>> {
-  try {
-    const reviewer = await actionReviewer();
-    parseInput(z.object({ runId: Id, reason: MultiLineText.max(4000) }), { runId, reason });
+export const requestRollbackAction = reviewerAction(
+  [Id, MultiLineText.max(4000)],
+  async (reviewer, [runId, reason]) => {
     const run = await requestRollback(reviewer, runId, { reason: reason || undefined });
-    return { ok: true, rollbackRequestedAt: run.rollbackRequestedAt };
-  } catch (error) {
-    return actionError(error);
-  }
-}
+    return { rollbackRequestedAt: run.rollbackRequestedAt };
+  },
+);

@@ -7,6 +7,7 @@ import { loadBatchViews, type BatchView } from "@/lib/api/views";
 import { requireReviewer, reviewerQueueIds, type Actor } from "@/lib/auth/actor";
 import { byIdDescending, mergePages } from "@/lib/batches/merge-pages";
 import { InvalidRequestError, NotFoundError } from "@/lib/errors";
+import { Id } from "@/lib/ids";
 import { endOfLocalDay, startOfLocalDay } from "@/lib/time/local-day";
 import { DEFAULT_TIME_ZONE, TimeZoneName } from "@/lib/time/zone";
 
@@ -18,7 +19,6 @@ import { DEFAULT_TIME_ZONE, TimeZoneName } from "@/lib/time/zone";
 /** The statuses a batch has once nobody can decide it any more. */
 export const SETTLED_STATUSES = ["decided", "expired", "cancelled"] as const;
 
-const Id = z.string().min(1).max(200);
 /** `2025-03-01` (a whole day in `timeZone`) or an ISO-8601 time with its offset */
 const DateOrTime = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
 

@@ -5,6 +5,7 @@ import { loadBatchView } from "@/lib/api/views";
 import { decideBatch } from "@/lib/approvals/decide-batch";
 import type { ReviewerActor } from "@/lib/auth/actor";
 import { ApiError, NotFoundError } from "@/lib/errors";
+import { Id } from "@/lib/ids";
 import { slackClient } from "./config";
 import { deliverSlack } from "./deliver-slack";
 import { planSlack } from "./plan-slack";
@@ -28,7 +29,6 @@ import { MultiLineText } from "@/lib/text/stored-text";
 // verb's own "Already approved by …" answer. The message itself is brought up to date by the
 // Slack outbox, which this nudges once the answer has gone back to Slack.
 
-const Id = z.string().min(1).max(200);
 const SlackUser = z.object({ id: Id });
 const Revisions = z.record(Id, z.int().min(1));
 

@@ -1,26 +1,21 @@
 "use server";
 
+import { z } from "zod";
+import { publicAction } from "@/app/server-action";
 import { createFirstAdmin } from "@/lib/auth/create-first-admin";
-import { actionError, type ActionResult } from "@/app/action-result";
 
 /**
  * First-run setup. Public by necessity: it takes the setup code the server printed, and is
  * refused as soon as any account exists.
  */
-export async function createFirstAdminAction(input: {
-  name: string;
-  email: string;
-  password: string;
-  setupCode: string;
-}): Promise<ActionResult<{ email: string }>> {
-  try {
-    const admin = await createFirstAdmin(input);
-    return { ok: true, email: admin.email };
-  } catch (error) {
-    const failure = actionError(error);
+export const createFirstAdminAction = publicAction(
+  [z.unknown()],
+  async ([input]) => ({ email: (await createFirstAdmin(input)).email }),
+  {
     // A wrong or replaced setup code is the one refusal here that is about a field.
-    return failure.code === "forbidden"
-      ? { ...failure, fieldErrors: { setupCode: failure.message } }
-      : failure;
-  }
-}
+    onError: (failure) =>
+      failure.code === "forbidden"
+        ? { ...failure, fieldErrors: { setupCode: failure.message } }
+        : failure,
+  },
+);

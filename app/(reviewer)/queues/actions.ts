@@ -1,93 +1,43 @@
 "use server";
 
 import { z } from "zod";
-import { actionError, type ActionResult } from "@/app/action-result";
-import { parseInput } from "@/lib/api/parse";
+import { reviewerAction } from "@/app/server-action";
+import { Id } from "@/lib/ids";
 import { addMember } from "@/lib/queues/add-member";
 import { archiveQueue } from "@/lib/queues/archive-queue";
 import { changeRole } from "@/lib/queues/change-role";
 import { createQueue } from "@/lib/queues/create-queue";
-import type { QueueDetailView, QueueMemberView } from "@/lib/queues/queue-views";
 import { removeMember } from "@/lib/queues/remove-member";
 import { updateQueue } from "@/lib/queues/update-queue";
-import { actionReviewer } from "../current-reviewer";
 
 // Public endpoints like the API routes: each authenticates from the session, and the verbs check
 // the caller's role in the queue and validate the input. Expected failures are answered, not thrown.
 
-const Id = z.string().min(1).max(200);
+export const createQueueAction = reviewerAction([z.unknown()], async (reviewer, [input]) => ({
+  queue: await createQueue(reviewer, input),
+}));
 
-export async function createQueueAction(
-  input: unknown,
-): Promise<ActionResult<{ queue: QueueDetailView }>> {
-  try {
-    return { ok: true, queue: await createQueue(await actionReviewer(), input) };
-  } catch (error) {
-    return actionError(error);
-  }
-}
+export const updateQueueAction = reviewerAction(
+  [Id, z.unknown()],
+  async (reviewer, [queueId, input]) => ({ queue: await updateQueue(reviewer, queueId, input) }),
+);
 
-export async function updateQueueAction(
-  queueId: string,
-  input: unknown,
-): Promise<ActionResult<{ queue: QueueDetailView }>> {
-  try {
-    const reviewer = await actionReviewer();
-    parseInput(Id, queueId);
-    return { ok: true, queue: await updateQueue(reviewer, queueId, input) };
-  } catch (error) {
-    return actionError(error);
-  }
-}
+export const archiveQueueAction = reviewerAction([Id], async (reviewer, [queueId]) => ({
+  queue: await archiveQueue(reviewer, queueId),
+}));
 
-export async function archiveQueueAction(
-  queueId: string,
-): Promise<ActionResult<{ queue: QueueDetailView }>> {
-  try {
-    const reviewer = await actionReviewer();
-    parseInput(Id, queueId);
-    return { ok: true, queue: await archiveQueue(reviewer, queueId) };
-  } catch (error) {
-    return actionError(error);
-  }
-}
+export const addMemberAction = reviewerAction(
+  [Id, z.unknown()],
+  async (reviewer, [queueId, input]) => ({ member: await addMember(reviewer, queueId, input) }),
+);
 
-export async function addMemberAction(
-  queueId: string,
-  input: unknown,
-): Promise<ActionResult<{ member: QueueMemberView }>> {
-  try {
-    const reviewer = await actionReviewer();
-    parseInput(Id, queueId);
-    return { ok: true, member: await addMember(reviewer, queueId, input) };
-  } catch (error) {
-    return actionError(error);
-  }
-}
+export const changeRoleAction = reviewerAction(
+  [Id, Id, z.unknown()],
+  async (reviewer, [queueId, userId, role]) => ({
+    member: await changeRole(reviewer, queueId, userId, { role }),
+  }),
+);
 
-export async function changeRoleAction(
-  queueId: string,
-  userId: string,
-  role: unknown,
-): Promise<ActionResult<{ member: QueueMemberView }>> {
-  try {
-    const reviewer = await actionReviewer();
-    parseInput(z.object({ queueId: Id, userId: Id }), { queueId, userId });
-    return { ok: true, member: await changeRole(reviewer, queueId, userId, { role }) };
-  } catch (error) {
-    return actionError(error);
-  }
-}
-
-export async function removeMemberAction(
-  queueId: string,
-  userId: string,
-): Promise<ActionResult<{ member: QueueMemberView }>> {
-  try {
-    const reviewer = await actionReviewer();
-    parseInput(z.object({ queueId: Id, userId: Id }), { queueId, userId });
-    return { ok: true, member: await removeMember(reviewer, queueId, userId) };
-  } catch (error) {
-    return actionError(error);
-  }
-}
+export const removeMemberAction = reviewerAction([Id, Id], async (reviewer, [queueId, userId]) => ({
+  member: await removeMember(reviewer, queueId, userId),
+}));
