@@ -123,7 +123,7 @@ for (const viewport of [DESKTOP, PHONE]) {
     for (const tab of [page, danaOtherTab]) await expect(cardOf(tab, batch.id)).toBeVisible();
     await expect(samNote).toHaveCount(0);
 
-    // 3 picks "tomorrow": 09:00 the next day in the browser's zone
+    // 3 picks "tomorrow": 09:00 the next day in the viewer's zone (here the browser's)
     await cardOf(page, batch.id).focus();
     await page.keyboard.press("s");
     await expect(chooser).toBeVisible();

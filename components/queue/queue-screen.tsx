@@ -32,7 +32,6 @@ import { QueueFilterBar } from "./queue-filters";
 import styles from "./queue.module.css";
 import { useHeldClaims } from "./use-held-claims";
 import {
-  browserTimeZone,
   cardLabel,
   mineOf,
   SetAsideChooser,
@@ -224,7 +223,7 @@ export function QueueScreen({
     // The card leaves the list: the one after it (or before it) is selected instead.
     const index = cards.findIndex((c) => c.id === batchId);
     const neighbour = cards[index + 1] ?? cards[index - 1];
-    const result = await setAsideAction(batchId, choice, browserTimeZone());
+    const result = await setAsideAction(batchId, choice, timeFormat.timeZone);
     setClock(Date.now());
     if (!result.ok) {
       if (result.current) storeBatch(client, result.current as Batch);

@@ -25,15 +25,6 @@ export function mineOf(batch: Batch, viewerId: string, now: number): SetAsideMar
   return batch.setAside?.find((s) => s.by.id === viewerId && Date.parse(s.returnsAt) > now);
 }
 
-/** The zone "tomorrow morning" is counted in: the browser's. */
-export function browserTimeZone(): string | undefined {
-  try {
-    return Intl.DateTimeFormat().resolvedOptions().timeZone;
-  } catch {
-    return undefined;
-  }
-}
-
 /** "10:15", "09:00 tomorrow" or "12 Mar, 09:00": when, in the viewer's zone. */
 export function shortWhen(at: string | number, now: number, timeZone: string): string {
   const ms = typeof at === "number" ? at : Date.parse(at);
@@ -95,8 +86,9 @@ export function SetAsideChooser({
         expiresAt: Date.parse(batch.expiresAt),
       })
     : Infinity;
-  // the zone the server is sent for "tomorrow" (the browser's), else the one times are shown in
-  const zone = browserTimeZone() ?? timeZone;
+  // "tomorrow morning" is counted in the viewer's zone: the one every time here is shown in (their
+  // own choice in Settings, else their browser's), and the one the server is sent
+  const zone = timeZone;
 
   const onKeyDown = (event: React.KeyboardEvent<HTMLDialogElement>) => {
     const buttons = [
