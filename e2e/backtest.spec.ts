@@ -92,8 +92,9 @@ test("the suggestions page offers the rules reviewers apply by hand: created off
   const [notes, emails] = [`send_note_${unique()}`, `send_email_${unique()}`];
   const { queue, lead } = await history([notes, emails]);
   await signIn(page, lead);
-  await expect(page.getByRole("link", { name: "Suggestions" }).first()).toBeAttached();
-  await page.goto(`/suggestions?queue=${queue.id}`);
+  await page.goto(`/policies?queue=${queue.id}`);
+  await page.getByRole("link", { name: "Suggestions" }).click();
+  await expect(page).toHaveURL(new RegExp(`/suggestions\\?queue=${queue.id}`));
   await expect(page.getByRole("heading", { name: "Policy suggestions", level: 1 })).toBeVisible();
   const suggestion = (tool: string) => page.getByTestId("suggestion").filter({ hasText: tool });
   await expect(page.getByTestId("suggestion")).toHaveCount(2);

@@ -30,7 +30,6 @@ const GROUPS: { id: string; label: string; links: NavLink[] }[] = [
       { href: "/queues", label: "Queues" },
       { href: "/routing", label: "Routing", roles: ADMIN },
       { href: "/policies", label: "Policies" },
-      { href: "/suggestions", label: "Suggestions", roles: LEAD },
       { href: "/agents", label: "Agents", roles: LEAD },
       { href: "/people", label: "People", roles: LEAD },
       { href: "/tokens", label: "Tokens" },

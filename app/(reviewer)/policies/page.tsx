@@ -1,3 +1,4 @@
+import Link from "next/link";
 import type { Metadata } from "next";
 import { AgentModes } from "@/components/policies/agent-modes";
 import { PolicyRules } from "@/components/policies/policy-rules";
@@ -90,6 +91,13 @@ export default async function PoliciesPage({
       {!canManage && (
         <p className={policyStyles.readOnly} data-testid="policies-read-only">
           You can read these rules; a lead of {queue.name} or an admin changes them.
+        </p>
+      )}
+      {canManage && (
+        // Reached from here rather than the header: the header keeps to one row at 1280 px
+        <p className={policyStyles.suggestionsLink}>
+          Rules {queue.name}&apos;s reviewers have been applying by hand:{" "}
+          <Link href={`/suggestions?queue=${queue.id}`}>Suggestions</Link>
         </p>
       )}
       <PolicyRules
