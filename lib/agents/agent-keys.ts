@@ -7,7 +7,7 @@ import { AgentModeInput } from "@/lib/policies/policy-input";
 import { changedRow, untilWritten, updateRow } from "@/db/write-batch";
 import { NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime } from "@/lib/ids";
 import { managerOf, requireAdmin, stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { managedQueueIds } from "./agent-key-access";

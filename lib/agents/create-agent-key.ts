@@ -8,7 +8,7 @@ import { parseInput } from "@/lib/api/parse";
 import { AGENT_KEY_PREFIX } from "@/lib/auth/actor";
 import { InvalidRequestError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { sealSecret, SECRET_PLACES } from "@/lib/auth/sealed-secrets";
 import { newId, newSecret, sha256Hex } from "@/lib/ids";
 import { managerOf, stillManages, stillOpen, type QueueCaller } from "@/lib/queues/queue-access";

@@ -8,7 +8,7 @@ import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { recheckCredentials } from "@/lib/auth/credential-watch";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime, newSecret, sha256Hex } from "@/lib/ids";
 import { managerOf, stillManages, type QueueCaller } from "@/lib/queues/queue-access";
 import { findManagedKey } from "./agent-key-access";

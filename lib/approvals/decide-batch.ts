@@ -5,8 +5,8 @@ import type { BatchView } from "@/lib/api/views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { planSettlement } from "@/lib/batches/settle-batch";
 import { ConflictError, InvalidRequestError } from "@/lib/errors";
-import { commit } from "@/lib/events/transact";
-import { batchViewOf, planDecision, readDecisionState } from "./apply-decision";
+import { commit } from "@/lib/events/commit";
+import { batchViewOf, planDecision, readDecisionState } from "./plan-decision";
 import { MultiLineText } from "@/lib/text/stored-text";
 
 export const DecideBatchInput = z.object({

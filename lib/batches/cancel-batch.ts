@@ -8,7 +8,7 @@ import { assembleBatchViews, readBatchViewRows, type BatchView } from "@/lib/api
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { webhookRow } from "@/lib/webhooks/enqueue-webhook";
 import { releaseRunStatement } from "./settle-batch";
 import { MultiLineText } from "@/lib/text/stored-text";

@@ -6,7 +6,7 @@ import { parseInput } from "@/lib/api/parse";
 import { loadBatchView, loadRunView, type BatchView } from "@/lib/api/views";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { ConflictError, NotFoundError } from "@/lib/errors";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { matchesHash } from "@/lib/ids";
 import { checkCallbackTargetResolves } from "@/lib/webhooks/callback-target";
 import { CreateBatchInput } from "./batch-input";

@@ -8,9 +8,9 @@ import { assembleBatchViews, readBatchViewRows, type BatchView } from "@/lib/api
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime } from "@/lib/ids";
-import { stillReviewing } from "./claim-guard";
+import { stillReviewing } from "./still-reviewing";
 
 export const ClaimReviewInput = z.object({
   minutes: z

@@ -9,7 +9,7 @@ import { actorRef, type ReviewerActor } from "@/lib/auth/actor";
 import { authSecret } from "@/lib/auth/better-auth";
 import { NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { newId } from "@/lib/ids";
 import { setting } from "@/lib/config/settings";
 

@@ -9,7 +9,7 @@ import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { CallInput, type CreateBatchInput } from "@/lib/batches/batch-input";
 import { chooseQueue, planOpenBatch, readPauseContextWith } from "@/lib/batches/open-batch";
 import { NotFoundError } from "@/lib/errors";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { SingleLineText } from "@/lib/text/stored-text";
 import {
   GatedOutcome,

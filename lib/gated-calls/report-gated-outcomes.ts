@@ -9,7 +9,7 @@ import { parseInput } from "@/lib/api/parse";
 import { actorRef, requireAgent, type Actor, type AgentActor } from "@/lib/auth/actor";
 import { ConflictError, NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { SingleLineText } from "@/lib/text/stored-text";
 
 export const GatedOutcome = z.object({

@@ -6,7 +6,7 @@ import { findRunFor } from "@/lib/api/access";
 import { loadBatchView } from "@/lib/api/views";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { ConflictError, NotFoundError } from "@/lib/errors";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { assertGatewayRun, gatedAnswer, planUse, type GatedCallAnswer } from "./gated-answer";
 
 /**

@@ -14,7 +14,7 @@ import {
 import { parseInput } from "@/lib/api/parse";
 import { ConflictError, InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { managerOf, requireAdmin, stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import {
   checkAgents,

@@ -7,7 +7,7 @@ import { parseInput } from "@/lib/api/parse";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { ConflictError, ForbiddenError } from "@/lib/errors";
 import { eventRows, type NewEvent } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { requireAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { loadPerson, type PersonView } from "./list-people";
 import { findPersonFor, peopleManagerOf, stillManagesPeople } from "./people-access";

@@ -5,7 +5,7 @@ import { guard, insertRows, untilWritten, type Statement } from "@/db/write-batc
 import { parseInput } from "@/lib/api/parse";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { newId } from "@/lib/ids";
 import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 import { loadPolicyRuleView, type PolicyRuleView } from "./list-policy-rules";

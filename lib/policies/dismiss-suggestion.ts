@@ -3,7 +3,7 @@ import { policySuggestionDismissals } from "@/db/schema";
 import { insertRows, untilWritten } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { managerOf, stillManages, type QueueCaller } from "@/lib/queues/queue-access";
 import { managedHistoryQueue } from "./backtest-policy";
 import { DismissSuggestionInput } from "./policy-input";

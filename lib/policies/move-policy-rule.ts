@@ -4,7 +4,7 @@ import { policyRules } from "@/db/schema";
 import { untilWritten } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { reorder } from "@/lib/reorder";
 import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 import { renumber } from "@/lib/write-conditions";

@@ -6,7 +6,7 @@ import { changedRow, insertRows, untilWritten } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import { ConflictError, InvalidRequestError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime } from "@/lib/ids";
 import {
   findManagedQueue,

@@ -5,7 +5,7 @@ import { parseInput } from "@/lib/api/parse";
 import { ConflictError } from "@/lib/errors";
 import { changedRow, insertRows, untilWritten } from "@/db/write-batch";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { newId } from "@/lib/ids";
 import { managerOf, requireAdmin, stillAdmin, stillOpen, type QueueCaller } from "./queue-access";
 import {

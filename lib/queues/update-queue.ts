@@ -5,7 +5,7 @@ import { parseInput } from "@/lib/api/parse";
 import { ConflictError } from "@/lib/errors";
 import { changedRow, guard, untilWritten, updateRow } from "@/db/write-batch";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { unchangedRow } from "@/lib/write-conditions";
 import {
   findManagedQueue,

@@ -6,7 +6,7 @@ import { guard, insertRows } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import { REVIEWER_TOKEN_PREFIX } from "@/lib/auth/actor";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { newId, newSecret, sha256Hex } from "@/lib/ids";
 import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 import { reviewerTokenPrefix, tokenViews, type ReviewerTokenView } from "./reviewer-tokens";

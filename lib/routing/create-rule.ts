@@ -6,7 +6,7 @@ import { parseInput } from "@/lib/api/parse";
 import { stillAdmin, stillOpen, type QueueCaller } from "@/lib/queues/queue-access";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { newId } from "@/lib/ids";
 import { listRules } from "./list-rules";
 import { requireRoutingAdmin, resolveReferences } from "./rule-access";

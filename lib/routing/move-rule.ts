@@ -5,7 +5,7 @@ import { untilWritten } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import { stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { reorder } from "@/lib/reorder";
 import { renumber } from "@/lib/write-conditions";
 import { listRules } from "./list-rules";

@@ -6,7 +6,7 @@ import { parseInput } from "@/lib/api/parse";
 import { stillAdmin, stillOpen, type QueueCaller } from "@/lib/queues/queue-access";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { unchangedRow } from "@/lib/write-conditions";
 import { listRules } from "./list-rules";
 import { findRule, requireRoutingAdmin, resolveReferences } from "./rule-access";

@@ -9,7 +9,7 @@ import { loadBatchView, loadRunView, runView, type BatchView, type RunView } fro
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
 import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime, newSecret, sha256Hex } from "@/lib/ids";
 import { SingleLineText } from "@/lib/text/stored-text";
 

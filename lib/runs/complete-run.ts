@@ -6,8 +6,8 @@ import { parseInput } from "@/lib/api/parse";
 import { runView, type RunView } from "@/lib/api/views";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
-import { whileHeld } from "./claim-guard";
+import { commit } from "@/lib/events/commit";
+import { whileHeld } from "./while-held";
 import { SingleLineText } from "@/lib/text/stored-text";
 
 export const CompleteRunInput = z.object({

@@ -15,7 +15,7 @@ import {
 } from "@/lib/batches/open-batch";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { newId } from "@/lib/ids";
 import { checkCallbackTargetResolves } from "@/lib/webhooks/callback-target";
 import { SingleLineText } from "@/lib/text/stored-text";

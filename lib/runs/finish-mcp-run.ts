@@ -6,7 +6,7 @@ import { findRunFor } from "@/lib/api/access";
 import type { BatchView } from "@/lib/api/views";
 import { actorRef, type AgentActor } from "@/lib/auth/actor";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 
 // MCP has no claim, heartbeat or complete: the model that asked runs the approved call itself,
 // in its own session, the moment it reads the decision. Without this a run started through MCP

@@ -4,9 +4,9 @@ import { untilWritten } from "@/db/write-batch";
 import { findRunFor } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime } from "@/lib/ids";
-import { whileHeld } from "./claim-guard";
+import { whileHeld } from "./while-held";
 import { SingleLineText } from "@/lib/text/stored-text";
 
 export const HeartbeatInput = z.object({

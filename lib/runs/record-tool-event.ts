@@ -6,8 +6,8 @@ import { parseInput } from "@/lib/api/parse";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { eventRows, eventsWritten, type NewEvent } from "@/lib/events/append-event";
 import { toWireEvent, type WireEvent } from "@/lib/events/wire";
-import { commit } from "@/lib/events/transact";
-import { whileHeld } from "./claim-guard";
+import { commit } from "@/lib/events/commit";
+import { whileHeld } from "./while-held";
 import { SingleLineText } from "@/lib/text/stored-text";
 
 export const RecordToolEventInput = z

@@ -8,7 +8,7 @@ import { loadRunView, type RunView } from "@/lib/api/views";
 import { actorRef, type Actor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { readRollbackOffer } from "./rollback-offer";
 import { MultiLineText } from "@/lib/text/stored-text";
 

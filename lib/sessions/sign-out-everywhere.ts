@@ -6,7 +6,7 @@ import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { recheckCredentials } from "@/lib/auth/credential-watch";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 
 export const SignOutEverywhereInput = z.strictObject({
   /** also revoke every personal token of the reviewer */

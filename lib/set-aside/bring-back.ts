@@ -5,9 +5,9 @@ import { changedRow, statement, untilWritten } from "@/db/write-batch";
 import { findBatchForReviewer } from "@/lib/api/access";
 import { assembleBatchViews, readBatchViewRows, type BatchView } from "@/lib/api/views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
-import { stillReviewing } from "@/lib/claims/claim-guard";
+import { stillReviewing } from "@/lib/claims/still-reviewing";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { returnsAt } from "./set-aside-times";
 
 /**

@@ -7,10 +7,10 @@ import { findBatchForReviewer } from "@/lib/api/access";
 import { parseInput } from "@/lib/api/parse";
 import { assembleBatchViews, readBatchViewRows, type BatchView } from "@/lib/api/views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
-import { stillReviewing } from "@/lib/claims/claim-guard";
+import { stillReviewing } from "@/lib/claims/still-reviewing";
 import { ConflictError, ForbiddenError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime } from "@/lib/ids";
 import { DEFAULT_TIME_ZONE, TimeZoneName } from "@/lib/time/zone";
 import {

@@ -7,7 +7,7 @@ import { publicBaseUrl } from "@/lib/api/views";
 import { sealSecret } from "@/lib/auth/sealed-secrets";
 import { InvalidRequestError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import {
   managerOf,
   requireAdmin,

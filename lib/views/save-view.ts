@@ -6,7 +6,7 @@ import { changedRow, guard, insertRows, untilWritten } from "@/db/write-batch";
 import { parseInput } from "@/lib/api/parse";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { newId } from "@/lib/ids";
 import { managerOf, requireOpen, stillOpen, type QueueCaller } from "@/lib/queues/queue-access";
 import {

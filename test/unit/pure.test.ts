@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { actionHash } from "@/lib/approvals/action-hash";
-import { formatAgo } from "@/lib/approvals/apply-decision";
+import { formatAgo } from "@/lib/time/format";
 import { parseInput } from "@/lib/api/parse";
 import { schemaProblem, schemaViolations } from "@/lib/api/json-schema";
 import { InvalidRequestError } from "@/lib/errors";
