@@ -1,7 +1,7 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { agentKeyQueues, agentKeys, queues, users } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { AgentModeInput } from "@/lib/policies/policy-input";
 import { changedRow, untilWritten, updateRow } from "@/db/write-batch";

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { agentKeyQueues, agentKeys, queueMembers, queues, users } from "@/db/schema";
 import { guard, insertRows, untilWritten } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { AGENT_KEY_PREFIX } from "@/lib/auth/actor";
 import { InvalidRequestError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { agentKeys } from "@/db/schema";
 import { changedRow, untilWritten, updateRow } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { AGENT_KEY_PREFIX } from "@/lib/auth/actor";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { recheckCredentials } from "@/lib/auth/credential-watch";

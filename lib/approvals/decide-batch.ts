@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { untilWritten } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
-import type { BatchView } from "@/lib/api/views";
+import { parseInput } from "@/lib/input/parse";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { planSettlement } from "@/lib/batches/settle-batch";
 import { ConflictError, InvalidRequestError } from "@/lib/errors";

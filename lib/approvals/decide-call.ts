@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { untilWritten } from "@/db/write-batch";
-import type { BatchView, CallView } from "@/lib/api/views";
+import type { BatchView, CallView } from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { planSettlement } from "@/lib/batches/settle-batch";
 import { commit } from "@/lib/events/commit";

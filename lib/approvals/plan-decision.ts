@@ -17,9 +17,9 @@ import {
   callTargetOf,
   callTargetQuery,
   type DecisionTarget,
-} from "@/lib/api/access";
-import { schemaViolations } from "@/lib/api/json-schema";
-import { parseInput } from "@/lib/api/parse";
+} from "@/lib/access/find-for-caller";
+import { schemaViolations } from "@/lib/input/json-schema";
+import { parseInput } from "@/lib/input/parse";
 import { MultiLineText } from "@/lib/text/stored-text";
 import { formatAgo } from "@/lib/time/format";
 import {
@@ -28,7 +28,7 @@ import {
   type BatchView,
   type BatchViewRows,
   type CallView,
-} from "@/lib/api/views";
+} from "@/lib/read-models/batch-run-views";
 import { actorRef, type ReviewerActor } from "@/lib/auth/actor";
 import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { getDb, writeTransaction } from "@/db/client";
 import { appSettings, queues, users } from "@/db/schema";
 import { CreateReviewerInput, insertReviewer } from "@/lib/admin/admin-verbs";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { ConflictError, ForbiddenError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { assertSetupNotLimited, checkSetupCode, SETUP_CODE_SETTING } from "./setup-code";

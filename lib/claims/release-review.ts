@@ -2,8 +2,12 @@ import { and, eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { reviewClaims } from "@/db/schema";
 import { changedRow, statement, untilWritten } from "@/db/write-batch";
-import { findBatchForReviewer } from "@/lib/api/access";
-import { assembleBatchViews, readBatchViewRows, type BatchView } from "@/lib/api/views";
+import { findBatchForReviewer } from "@/lib/access/find-for-caller";
+import {
+  assembleBatchViews,
+  readBatchViewRows,
+  type BatchView,
+} from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";

@@ -1,5 +1,5 @@
 import type { NotificationKind } from "@/db/schema";
-import { publicBaseUrl, type BatchView } from "@/lib/api/views";
+import { publicBaseUrl, type BatchView } from "@/lib/read-models/batch-run-views";
 import { APP_LOCALE } from "@/lib/time/constants";
 import { formatCosts, formatDateTime } from "@/lib/time/format";
 

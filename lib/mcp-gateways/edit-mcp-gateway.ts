@@ -11,7 +11,7 @@ import {
   updateRow,
   type Statement,
 } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { ConflictError, InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/commit";

@@ -10,7 +10,7 @@ import {
   type NotificationPreference,
 } from "@/db/schema";
 import { guard, insertRows, untilWritten } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { accounts, QUEUE_ROLES, queueMembers, queues, users } from "@/db/schema";
 import { guard, insertRows, untilWritten, type Statement } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { ConflictError, InvalidRequestError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/commit";

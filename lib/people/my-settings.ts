@@ -3,7 +3,7 @@ import { z } from "zod";
 import { getDb, type Executor } from "@/db/client";
 import { users } from "@/db/schema";
 import { changedRow, statement, untilWritten } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";

@@ -11,8 +11,8 @@ import {
   untilWritten,
   type Statement,
 } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
-import { publicBaseUrl } from "@/lib/api/views";
+import { parseInput } from "@/lib/input/parse";
+import { publicBaseUrl } from "@/lib/read-models/batch-run-views";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { recheckCredentials } from "@/lib/auth/credential-watch";
 import { ConflictError, ForbiddenError, NotFoundError } from "@/lib/errors";

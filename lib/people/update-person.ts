@@ -3,7 +3,7 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { queueMembers, users } from "@/db/schema";
 import { changedRow, statement, untilWritten, updateRow, type Statement } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { ConflictError, ForbiddenError } from "@/lib/errors";
 import { eventRows, type NewEvent } from "@/lib/events/append-event";

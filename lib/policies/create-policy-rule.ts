@@ -2,7 +2,7 @@ import { and, eq, isNull, max } from "drizzle-orm";
 import { getDb, type Executor } from "@/db/client";
 import { policyRules } from "@/db/schema";
 import { guard, insertRows, untilWritten, type Statement } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/commit";

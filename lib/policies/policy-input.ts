@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AGENT_MODES, POLICY_EFFECTS, PREDICATE_OPS } from "@/db/schema";
-import { JsonValue } from "@/lib/api/json-value";
+import { JsonValue } from "@/lib/input/json-value";
 import { InvalidRequestError } from "@/lib/errors";
 import { MultiLineText, SingleLineText } from "@/lib/text/stored-text";
 

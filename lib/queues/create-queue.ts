@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { queueMembers, queues } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { ConflictError } from "@/lib/errors";
 import { changedRow, insertRows, untilWritten } from "@/db/write-batch";
 import { eventRows } from "@/lib/events/append-event";

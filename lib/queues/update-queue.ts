@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { queues, type Queue } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { ConflictError } from "@/lib/errors";
 import { changedRow, guard, untilWritten, updateRow } from "@/db/write-batch";
 import { eventRows } from "@/lib/events/append-event";

@@ -3,7 +3,7 @@ import { getDb } from "@/db/client";
 import { eq } from "drizzle-orm";
 import { reviewerTokens, users } from "@/db/schema";
 import { guard, insertRows } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { REVIEWER_TOKEN_PREFIX } from "@/lib/auth/actor";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/commit";

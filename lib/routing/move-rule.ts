@@ -2,7 +2,7 @@ import { asc } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { routingRules } from "@/db/schema";
 import { untilWritten } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/commit";

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { routingRules } from "@/db/schema";
 import { changedRow, guard, untilWritten, updateRow } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { stillAdmin, stillOpen, type QueueCaller } from "@/lib/queues/queue-access";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { untilWritten } from "@/db/write-batch";
-import { findRunFor } from "@/lib/api/access";
-import { parseInput } from "@/lib/api/parse";
+import { findRunFor } from "@/lib/access/find-for-caller";
+import { parseInput } from "@/lib/input/parse";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { eventRows, eventsWritten, type NewEvent } from "@/lib/events/append-event";
 import { toWireEvent, type WireEvent } from "@/lib/events/wire";

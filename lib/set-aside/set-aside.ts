@@ -3,9 +3,13 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { setAsides, users } from "@/db/schema";
 import { insertRows, untilWritten } from "@/db/write-batch";
-import { findBatchForReviewer } from "@/lib/api/access";
-import { parseInput } from "@/lib/api/parse";
-import { assembleBatchViews, readBatchViewRows, type BatchView } from "@/lib/api/views";
+import { findBatchForReviewer } from "@/lib/access/find-for-caller";
+import { parseInput } from "@/lib/input/parse";
+import {
+  assembleBatchViews,
+  readBatchViewRows,
+  type BatchView,
+} from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { stillReviewing } from "@/lib/claims/still-reviewing";
 import { ConflictError, ForbiddenError } from "@/lib/errors";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { actionError } from "@/app/action-result";
 import { formLevelMessages } from "@/components/forms/use-field-errors";
 import { numberField } from "@/components/queue-settings/format";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { InvalidRequestError } from "@/lib/errors";
 import { fieldErrorsFrom, plainIssueMessage } from "@/lib/forms/plain-issues";
 import { CreateFirstAdminInput } from "@/lib/auth/create-first-admin";
