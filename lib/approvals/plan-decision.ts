@@ -33,7 +33,7 @@ import { actorRef, type ReviewerActor } from "@/lib/auth/actor";
 import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
 import { isoTime, newId } from "@/lib/ids";
-import { actionHash } from "./action-hash";
+import { actionHash } from "@/lib/batches/action-hash";
 
 export type Decision = {
   outcome: "approve" | "reject" | "edit";

@@ -19,7 +19,7 @@ import {
   type Run,
 } from "@/db/schema";
 import { changedRow, guard, insertRows, type Statement } from "@/db/write-batch";
-import { actionHash } from "@/lib/approvals/action-hash";
+import { actionHash } from "@/lib/batches/action-hash";
 import type { Idempotency } from "@/lib/input/idempotency";
 import { actorRef, type AgentActor } from "@/lib/auth/actor";
 import { ConflictError, NotFoundError } from "@/lib/errors";

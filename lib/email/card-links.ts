@@ -4,7 +4,7 @@ import { getDb } from "@/db/client";
 import { cardLinkUses } from "@/db/schema";
 import { changedRow, insertRows, StateMoved } from "@/db/write-batch";
 import { findBatchForReviewer } from "@/lib/access/find-for-caller";
-import { publicBaseUrl } from "@/lib/read-models/batch-run-views";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { actorRef, type ReviewerActor } from "@/lib/auth/actor";
 import { authSecret } from "@/lib/auth/better-auth";
 import { NotFoundError } from "@/lib/errors";

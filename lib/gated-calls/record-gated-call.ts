@@ -2,7 +2,7 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { readTogether } from "@/db/prepared-read";
 import { untilWritten } from "@/db/write-batch";
-import { actionHash } from "@/lib/approvals/action-hash";
+import { actionHash } from "@/lib/batches/action-hash";
 import { parseInput } from "@/lib/input/parse";
 import { loadBatchView } from "@/lib/read-models/batch-run-views";
 import { requireAgent, type Actor } from "@/lib/auth/actor";

@@ -12,7 +12,7 @@ import {
   type Statement,
 } from "@/db/write-batch";
 import { parseInput } from "@/lib/input/parse";
-import { publicBaseUrl } from "@/lib/read-models/batch-run-views";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { recheckCredentials } from "@/lib/auth/credential-watch";
 import { ConflictError, ForbiddenError, NotFoundError } from "@/lib/errors";

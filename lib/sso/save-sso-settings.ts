@@ -3,7 +3,7 @@ import { getDb } from "@/db/client";
 import { accounts, queues } from "@/db/schema";
 import { changedRow, guard, statement, untilWritten, type Statement } from "@/db/write-batch";
 import { parseInput } from "@/lib/input/parse";
-import { publicBaseUrl } from "@/lib/read-models/batch-run-views";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { sealSecret } from "@/lib/auth/sealed-secrets";
 import { InvalidRequestError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";

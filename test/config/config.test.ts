@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { envExample, withCurrentTable } from "@/lib/config/config-docs";
 import { configProblems, configReport } from "@/lib/config/check-config";
-import { publicBaseUrl } from "@/lib/read-models/batch-run-views";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { listenAddress } from "@/lib/config/listen-address";
 import { ConfigError, SETTINGS, setting } from "@/lib/config/settings";
 

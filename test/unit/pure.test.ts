@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { actionHash } from "@/lib/approvals/action-hash";
+import { actionHash } from "@/lib/batches/action-hash";
 import { formatAgo } from "@/lib/time/format";
 import { parseInput } from "@/lib/input/parse";
 import { schemaProblem, schemaViolations } from "@/lib/input/json-schema";

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { sessionUser } from "@/lib/auth/better-auth";
-import { publicBaseUrl } from "@/lib/read-models/batch-run-views";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { hasAnyUser } from "@/lib/auth/create-first-admin";
 import { safeNextPath } from "@/lib/http/safe-next";
 import styles from "../auth.module.css";
