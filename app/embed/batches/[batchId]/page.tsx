@@ -6,7 +6,7 @@ import { sessionReviewer } from "@/app/(reviewer)/current-reviewer";
 import { findBatchForReviewer } from "@/lib/access/find-for-caller";
 import { loadBatchView } from "@/lib/read-models/batch-run-views";
 import { NotFoundError } from "@/lib/errors";
-import { TIME_ZONE_COOKIE, viewerTimeZone } from "@/lib/time/viewer-time-zone";
+import { TIME_ZONE_COOKIE, viewerTimeZone } from "@/lib/people/viewer-time-zone";
 import { embedAllowedOrigins } from "../../allowed-origins";
 import { EmbedBatch } from "./embed-batch";
 
