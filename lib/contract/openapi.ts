@@ -26,8 +26,8 @@ import { UpdateQueueInput } from "@/lib/queues/update-queue";
 import { SaveViewInput } from "@/lib/views/save-view";
 import { NotificationPreferenceInput } from "@/lib/notifications/preferences";
 import { UpdateMySettingsInput } from "@/lib/people/my-settings";
+import { AgentModeInput } from "@/lib/agents/agent-keys";
 import {
-  AgentModeInput,
   PolicyRuleInput,
   PolicyRuleMove,
   PolicyRuleUpdate,

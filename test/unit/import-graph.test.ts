@@ -130,15 +130,13 @@ const fileImports = new Map(serverFiles.map((file) => [file, tsImports(join(root
 // top one. `db/client.ts` reads `lib/config` whose start-up check (`check-config.ts`) imports
 // `lib/http`, `lib/auth` and `lib/webhooks`; `lib/errors.ts` imports `lib/log` and `lib/http`;
 // `lib/auth/actor.ts` (imported everywhere) resolves sessions through `better-auth.ts`, which
-// imports `lib/sso` and, for first-run setup, `lib/admin`. Issue 27 item 8 asks for none: this list
+// imports `lib/sso`; `lib/http` holds both `client-address.ts` (read by `lib/auth`) and the
+// route wrapper (which reads `lib/auth`). Issue 27 item 8 asks for none: this list
 // may only shrink. A folder that leaves the circle fails this test until it is taken off the list,
 // and one that joins it fails it too.
 const STILL_IN_A_CIRCLE = [
   "db",
   "lib/access",
-  "lib/admin",
-  "lib/agents",
-  "lib/audit",
   "lib/auth",
   "lib/claims",
   "lib/config",
@@ -148,12 +146,8 @@ const STILL_IN_A_CIRCLE = [
   "lib/input",
   "lib/log",
   "lib/metrics",
-  "lib/people",
-  "lib/policies",
   "lib/queues",
   "lib/read-models",
-  "lib/reviewer-tokens",
-  "lib/routing",
   "lib/set-aside",
   "lib/sso",
   "lib/text",

@@ -6,7 +6,7 @@ import { numberField } from "@/components/queue-settings/format";
 import { parseInput } from "@/lib/input/parse";
 import { InvalidRequestError } from "@/lib/errors";
 import { fieldErrorsFrom, plainIssueMessage } from "@/lib/forms/plain-issues";
-import { CreateFirstAdminInput } from "@/lib/auth/create-first-admin";
+import { CreateFirstAdminInput } from "@/lib/admin/create-first-admin";
 import { NotificationPreferenceInput } from "@/lib/notifications/preferences";
 import { PolicyRuleInput, PolicyTryInput } from "@/lib/policies/policy-input";
 import { CreateQueueInput } from "@/lib/queues/create-queue";

@@ -3,7 +3,7 @@ import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { sessionUser } from "@/lib/auth/better-auth";
 import { publicBaseUrl } from "@/lib/config/listen-address";
-import { hasAnyUser } from "@/lib/auth/create-first-admin";
+import { hasAnyUser } from "@/lib/admin/create-first-admin";
 import { safeNextPath } from "@/lib/http/safe-next";
 import styles from "../auth.module.css";
 import { ssoButtonLabel } from "@/lib/sso/get-sso-settings";
