@@ -17,7 +17,7 @@ import {
 import { isoTime } from "@/lib/ids";
 import type { BatchResource, CallResource, RunResource, VoteResource } from "./resource-schemas";
 import { publicBaseUrl } from "@/lib/config/listen-address";
-import { returnsAt } from "@/lib/set-aside/set-aside-times";
+import { returnsAt } from "@/lib/time/set-aside-times";
 
 /** A reviewer's "Not now" on a batch, as read with it (lib/set-aside). */
 export type SetAsideRow = { userId: string; name: string | null; setAt: number; until: number };

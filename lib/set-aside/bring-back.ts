@@ -12,7 +12,7 @@ import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { stillReviewing } from "@/lib/claims/still-reviewing";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/commit";
-import { returnsAt } from "./set-aside-times";
+import { returnsAt } from "@/lib/time/set-aside-times";
 
 /**
  * Brings a card the caller set aside back into their queue now (the undo of "Not now", or

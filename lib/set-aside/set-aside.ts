@@ -23,7 +23,7 @@ import {
   SET_ASIDE_CHOICES,
   setAsideUntil,
   type SetAsideChoice,
-} from "./set-aside-times";
+} from "@/lib/time/set-aside-times";
 
 export const SetAsideInput = z.object({
   for: z
