@@ -126,24 +126,22 @@ const serverFiles = [
   .map(posix);
 const fileImports = new Map(serverFiles.map((file) => [file, tsImports(join(root, file))]));
 
-// The folders still inside a circle: one, through the folders that hold both a bottom piece and a
-// top one. `db/client.ts` reads `lib/config` whose start-up check (`check-config.ts`) imports
-// `lib/http`, `lib/auth` and `lib/webhooks`; `lib/errors.ts` imports `lib/log` and `lib/http`;
-// `lib/auth/actor.ts` (imported everywhere) resolves sessions through `better-auth.ts`, which
-// imports `lib/sso`; `lib/http` holds both `client-address.ts` (read by `lib/auth`) and the
-// route wrapper (which reads `lib/auth`). Issue 27 item 8 asks for none: this list
-// may only shrink. A folder that leaves the circle fails this test until it is taken off the list,
-// and one that joins it fails it too.
+// The folders still inside a circle: one, through folders that hold both a bottom piece and a top
+// one. `db/write-batch.ts` reports to `lib/metrics`, which reads `lib/errors`, which imports
+// `db/sqlite-error.ts` and `lib/http/response-text.ts`; `lib/http` holds both `client-address.ts`
+// (read by `lib/auth`) and the route wrapper and the server (which read `lib/auth` and
+// `lib/events`); `lib/auth/actor.ts`, imported everywhere, resolves sessions through
+// `better-auth.ts`, which imports `lib/sso`. Issue 27 item 8 asks for none: this list may only
+// shrink. A folder that leaves the circle fails this test until it is taken off the list, and one
+// that joins it fails it too.
 const STILL_IN_A_CIRCLE = [
   "db",
   "lib/access",
   "lib/auth",
-  "lib/config",
   "lib/errors",
   "lib/events",
   "lib/http",
   "lib/input",
-  "lib/log",
   "lib/metrics",
   "lib/queues",
   "lib/read-models",
