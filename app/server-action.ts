@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import type { ReviewerActor } from "@/lib/auth/actor";
 import { actionError, type ActionFailure, type ActionResult } from "./action-result";
 import { actionReviewer } from "./(reviewer)/current-reviewer";

@@ -7,7 +7,7 @@ import { prepareSetupCode } from "@/lib/auth/setup-code";
 import { sealStoredSecrets } from "@/lib/auth/seal-stored-secrets";
 import { auditSigningKey } from "@/lib/audit/signing-key";
 import { configuredAllowList } from "@/lib/webhooks/callback-target";
-import { publicBaseUrl } from "./api/views";
+import { publicBaseUrl } from "./config/listen-address";
 import { beginShutdown } from "./shutdown";
 import { startBackgroundWork } from "./background";
 import { log } from "./log/logger";

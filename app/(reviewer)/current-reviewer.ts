@@ -8,7 +8,7 @@ import {
   TIME_ZONE_COOKIE,
   viewerTimeZone,
   type ViewerTimeZoneWithReport,
-} from "@/lib/time/viewer-time-zone";
+} from "@/lib/people/viewer-time-zone";
 
 /** The signed-in reviewer of a page, or off to sign in. */
 export async function currentReviewer(): Promise<ReviewerActor> {

@@ -1,4 +1,4 @@
-import type { BatchView, CallView } from "@/lib/api/views";
+import type { BatchView, CallView } from "@/lib/read-models/batch-run-views";
 import { DiffView } from "@/components/review-card/diff-view";
 import { Time } from "@/components/time/time";
 import styles from "./history.module.css";

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { BatchView } from "@/lib/api/views";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
 import type { HistoryFilterOptions } from "@/lib/history/filter-options";
 import { FilterDisclosure } from "@/components/forms/filter-disclosure";
 import { HistoryFilters } from "./history-filters";

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { Fragment } from "react";
-import type { BatchView } from "@/lib/api/views";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
 import { BatchStateBadge } from "@/components/run-timeline/badges";
 import { shortId } from "@/components/run-timeline/format";
 import { Time } from "@/components/time/time";

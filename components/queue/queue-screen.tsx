@@ -20,7 +20,7 @@ import {
   type BatchResult,
 } from "@/app/(reviewer)/actions";
 import type { Batch } from "@/components/review-card/types";
-import type { SetAsideChoice } from "@/lib/set-aside/set-aside-times";
+import type { SetAsideChoice } from "@/lib/time/set-aside-times";
 import { useViewerTimeFormat } from "@/components/time/time-zone-provider";
 import { ConnectionBadge } from "./connection-badge";
 import { EmptyQueue, type QueueWelcome } from "./empty-queue";

@@ -8,7 +8,7 @@ import {
   SET_ASIDE_CHOICES,
   setAsideUntil,
   type SetAsideChoice,
-} from "@/lib/set-aside/set-aside-times";
+} from "@/lib/time/set-aside-times";
 import styles from "./queue.module.css";
 
 // "Not now" on the queue page (lib/set-aside): the chooser `s` opens, the toast that offers to

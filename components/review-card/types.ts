@@ -1,4 +1,4 @@
-// The API's JSON shapes as the card receives them (mirrors lib/api/resource-schemas.ts; a
+// The API's JSON shapes as the card receives them (mirrors lib/read-models/resource-schemas.ts; a
 // compile-time test keeps the two in step). Defined here, not imported, so the folder ships alone.
 
 export type Ref = { id: string; name: string };

@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import type { BatchView, RunView } from "@/lib/api/views";
+import type { BatchView, RunView } from "@/lib/read-models/batch-run-views";
 import styles from "./badges.module.css";
 
 export type Tone = "neutral" | "info" | "ok" | "danger" | "warn";

@@ -1,6 +1,6 @@
 import { policyCause, policyModeDetail } from "@/components/review-card/decision-text";
 import type { PolicyDecision } from "@/components/review-card/types";
-import type { BatchView, CallView } from "@/lib/api/views";
+import type { BatchView, CallView } from "@/lib/read-models/batch-run-views";
 import type { WireEvent } from "@/lib/events/wire";
 import type { Tone } from "./badges";
 import type { IconName } from "./icons";

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { BatchView } from "@/lib/api/views";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
 import { BatchStateBadge, Badge } from "./badges";
 import { callDecisionText } from "./describe-event";
 import { plural } from "./format";

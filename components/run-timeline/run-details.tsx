@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import type { RunView } from "@/lib/api/views";
+import type { RunView } from "@/lib/read-models/batch-run-views";
 import type { ClaimEnd, LastClaim } from "@/lib/runs/run-timeline";
 import { formatBytes } from "./format";
 import { Time } from "@/components/time/time";

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { BatchView } from "@/lib/api/views";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
 import type { WireEvent } from "@/lib/events/wire";
 import { describeEvent, timelineContext } from "./describe-event";
 import { plural, previewJson } from "./format";

@@ -15,7 +15,7 @@ import {
   type Queue,
   type QueueRole,
 } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { AGENT_KEY_PREFIX, REVIEWER_TOKEN_PREFIX } from "@/lib/auth/actor";
 import { sealSecret, SECRET_PLACES } from "@/lib/auth/sealed-secrets";
 import { ConflictError, InvalidRequestError, NotFoundError } from "@/lib/errors";

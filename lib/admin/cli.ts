@@ -22,7 +22,7 @@ import { AGENT_CLI_USAGE, runAgentCommand, runTokenCommand } from "./credential-
 import { PEOPLE_CLI_USAGE, runPeopleCommand } from "./people-commands";
 import { AUDIT_CLI_USAGE, runAuditCommand, VerificationFailed } from "./audit-commands";
 import { backupDatabase, restoreDatabase } from "./backup";
-import { configReport } from "@/lib/config/check-config";
+import { configReport } from "@/lib/http/check-config";
 import { loadEnvFiles } from "@/lib/config/load-env";
 
 // The same .env files as the server, before anything reads a setting (USAGE names the database),

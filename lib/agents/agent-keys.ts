@@ -1,16 +1,19 @@
+import { z } from "zod";
 import { asc, eq, inArray } from "drizzle-orm";
 import { getDb } from "@/db/client";
-import { agentKeyQueues, agentKeys, queues, users } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
+import { AGENT_MODES, agentKeyQueues, agentKeys, queues, users } from "@/db/schema";
+import { parseInput } from "@/lib/input/parse";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
-import { AgentModeInput } from "@/lib/policies/policy-input";
 import { changedRow, untilWritten, updateRow } from "@/db/write-batch";
 import { NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime } from "@/lib/ids";
 import { managerOf, requireAdmin, stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { managedQueueIds } from "./agent-key-access";
+
+/** The body of `PATCH /agents/{id}`: the agent's policy mode. */
+export const AgentModeInput = z.strictObject({ mode: z.enum(AGENT_MODES) });
 
 // Agent keys as admins (every key) and leads (the keys whose default queue they lead) see them:
 // who the agent is, where it may ask, when it was last used, and its mode — the switch that

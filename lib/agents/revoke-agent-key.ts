@@ -4,7 +4,7 @@ import { changedRow, untilWritten, updateRow } from "@/db/write-batch";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { recheckCredentials } from "@/lib/auth/credential-watch";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { managerOf, stillManages, type QueueCaller } from "@/lib/queues/queue-access";
 import { findManagedKey } from "./agent-key-access";
 import { agentKeyView, type AgentKeyView } from "./agent-keys";

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { untilWritten } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
-import type { BatchView } from "@/lib/api/views";
+import { parseInput } from "@/lib/input/parse";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { planSettlement } from "@/lib/batches/settle-batch";
 import { ConflictError, InvalidRequestError } from "@/lib/errors";
-import { commit } from "@/lib/events/transact";
-import { batchViewOf, planDecision, readDecisionState } from "./apply-decision";
+import { commit } from "@/lib/events/commit";
+import { batchViewOf, planDecision, readDecisionState } from "./plan-decision";
 import { MultiLineText } from "@/lib/text/stored-text";
 
 export const DecideBatchInput = z.object({

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { untilWritten } from "@/db/write-batch";
-import type { BatchView, CallView } from "@/lib/api/views";
+import type { BatchView, CallView } from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { planSettlement } from "@/lib/batches/settle-batch";
-import { commit } from "@/lib/events/transact";
-import { batchViewOf, planDecision, readDecisionState } from "./apply-decision";
+import { commit } from "@/lib/events/commit";
+import { batchViewOf, planDecision, readDecisionState } from "./plan-decision";
 import { MultiLineText } from "@/lib/text/stored-text";
 
 export const DecideCallInput = z

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { getClient, getDb } from "@/db/client";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { isoTime } from "@/lib/ids";
 import { managerOf, requireAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { CHAINED_COLUMNS, GENESIS_HASH } from "@/lib/events/event-chain";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { and, desc, lt, or, sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { events } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { isoTime } from "@/lib/ids";
 import { managerOf, requireAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 

@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import { getDb, getLockedDb, writeTransaction } from "@/db/client";
 import { statement, writeBatch } from "@/db/write-batch";
 import { accounts, appSettings, sessions, users, verifications } from "@/db/schema";
-import { publicBaseUrl } from "@/lib/api/views";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 import { forgetCachedActors } from "./actor-cache";
 import { hashSessionTokens } from "./hashed-session-tokens";

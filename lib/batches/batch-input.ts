@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { schemaProblem } from "@/lib/api/json-schema";
+import { schemaProblem } from "@/lib/input/json-schema";
 import { callbackUrlProblem } from "@/lib/webhooks/callback-target";
 import { MultiLineText, SingleLineText } from "@/lib/text/stored-text";
 

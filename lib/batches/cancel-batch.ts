@@ -2,13 +2,17 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { batches } from "@/db/schema";
 import { changedRow, guard, statement, untilWritten, updateRow } from "@/db/write-batch";
-import { findBatchFor } from "@/lib/api/access";
-import { parseInput } from "@/lib/api/parse";
-import { assembleBatchViews, readBatchViewRows, type BatchView } from "@/lib/api/views";
+import { findBatchFor } from "@/lib/access/find-for-caller";
+import { parseInput } from "@/lib/input/parse";
+import {
+  assembleBatchViews,
+  readBatchViewRows,
+  type BatchView,
+} from "@/lib/read-models/batch-run-views";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { webhookRow } from "@/lib/webhooks/enqueue-webhook";
 import { releaseRunStatement } from "./settle-batch";
 import { MultiLineText } from "@/lib/text/stored-text";

@@ -1,12 +1,12 @@
 import { getDb } from "@/db/client";
 import { runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
 import { changedRow, updateRow, untilWritten } from "@/db/write-batch";
-import { assertSameRequest, idempotencyFor } from "@/lib/api/idempotency";
-import { parseInput } from "@/lib/api/parse";
-import { loadBatchView, loadRunView, type BatchView } from "@/lib/api/views";
+import { assertSameRequest, idempotencyFor } from "@/lib/input/idempotency";
+import { parseInput } from "@/lib/input/parse";
+import { loadBatchView, loadRunView, type BatchView } from "@/lib/read-models/batch-run-views";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { ConflictError, NotFoundError } from "@/lib/errors";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { matchesHash } from "@/lib/ids";
 import { checkCallbackTargetResolves } from "@/lib/webhooks/callback-target";
 import { CreateBatchInput } from "./batch-input";

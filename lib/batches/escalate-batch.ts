@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Database } from "@/db/client";
 import { batches, calls, queues } from "@/db/schema";
 import { changedRow, guard, updateRow, type Statement } from "@/db/write-batch";
-import { assembleBatchViews, type BatchViewRows } from "@/lib/api/views";
+import { assembleBatchViews, type BatchViewRows } from "@/lib/read-models/batch-run-views";
 import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
 
 /** A chain of escalations ends here: the batch is then rejected (fail closed). */

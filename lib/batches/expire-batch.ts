@@ -2,9 +2,9 @@ import { and, eq, lte } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { batches, calls } from "@/db/schema";
 import { guard, untilWritten, updateRow } from "@/db/write-batch";
-import { readBatchViewRows } from "@/lib/api/views";
+import { readBatchViewRows } from "@/lib/read-models/batch-run-views";
 import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { planEscalation } from "./escalate-batch";
 import { planSettlement } from "./settle-batch";
 

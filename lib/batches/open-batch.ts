@@ -19,8 +19,8 @@ import {
   type Run,
 } from "@/db/schema";
 import { changedRow, guard, insertRows, type Statement } from "@/db/write-batch";
-import { actionHash } from "@/lib/approvals/action-hash";
-import type { Idempotency } from "@/lib/api/idempotency";
+import { actionHash } from "@/lib/batches/action-hash";
+import type { Idempotency } from "@/lib/input/idempotency";
 import { actorRef, type AgentActor } from "@/lib/auth/actor";
 import { ConflictError, NotFoundError } from "@/lib/errors";
 import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
@@ -29,7 +29,7 @@ import {
   forReviewers,
   type BatchView,
   type BatchViewRows,
-} from "@/lib/api/views";
+} from "@/lib/read-models/batch-run-views";
 import { newId } from "@/lib/ids";
 import { evaluateCall, policyDecision, type PolicyVerdict } from "@/lib/policies/evaluate-policy";
 import { chooseRule } from "@/lib/routing/match-rule";

@@ -2,8 +2,8 @@ import { and, asc, count, eq, gt, inArray, max, or, type SQL } from "drizzle-orm
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { batches, events } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
-import { loadBatchViews, type BatchView } from "@/lib/api/views";
+import { parseInput } from "@/lib/input/parse";
+import { loadBatchViews, type BatchView } from "@/lib/read-models/batch-run-views";
 import { requireReviewer, reviewerQueueIds, type Actor } from "@/lib/auth/actor";
 import { InvalidRequestError, NotFoundError } from "@/lib/errors";
 

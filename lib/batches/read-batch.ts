@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
-import { findBatchFor } from "@/lib/api/access";
-import { parseInput } from "@/lib/api/parse";
-import { loadBatchView, type BatchView } from "@/lib/api/views";
+import { findBatchFor } from "@/lib/access/find-for-caller";
+import { parseInput } from "@/lib/input/parse";
+import { loadBatchView, type BatchView } from "@/lib/read-models/batch-run-views";
 import type { Actor } from "@/lib/auth/actor";
 import { untilRevoked, type Credential } from "@/lib/auth/credential-watch";
 import { UnauthenticatedError } from "@/lib/errors";

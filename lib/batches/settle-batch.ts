@@ -1,6 +1,10 @@
 import { batches, runs, type BatchOutcome } from "@/db/schema";
 import { changedRow, guard, updateRow, type Statement } from "@/db/write-batch";
-import { assembleBatchViews, forReviewers, type BatchViewRows } from "@/lib/api/views";
+import {
+  assembleBatchViews,
+  forReviewers,
+  type BatchViewRows,
+} from "@/lib/read-models/batch-run-views";
 import { eventRows, type EventActor } from "@/lib/events/append-event";
 import { webhookRow } from "@/lib/webhooks/enqueue-webhook";
 

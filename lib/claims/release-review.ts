@@ -2,14 +2,18 @@ import { and, eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { reviewClaims } from "@/db/schema";
 import { changedRow, statement, untilWritten } from "@/db/write-batch";
-import { findBatchForReviewer } from "@/lib/api/access";
-import { assembleBatchViews, readBatchViewRows, type BatchView } from "@/lib/api/views";
+import { findBatchForReviewer } from "@/lib/access/find-for-caller";
+import {
+  assembleBatchViews,
+  readBatchViewRows,
+  type BatchView,
+} from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime } from "@/lib/ids";
-import { stillReviewing } from "./claim-guard";
+import { stillReviewing } from "./still-reviewing";
 
 /**
  * Ends the caller's review claim. Idempotent: with no claim of theirs (never claimed, already

@@ -23,3 +23,21 @@ export function listenAddress(): ListenAddress {
       `listening on ${DEFAULT_LISTEN_ADDRESS}. Set HOSTNAME=0.0.0.0 (or ::) to listen on every interface, or to one IP address.`,
   };
 }
+
+/** The address people reach this installation at, for the links it sends and its own origin. */
+export function publicBaseUrl(): string {
+  const configured = setting("PUBLIC_URL");
+  if (configured) return configured.replace(/\/+$/, "");
+  // Unset, links use the address the server listens on (127.0.0.1 by default), the one its own
+  // start-up line and the demo use: an invite made on 127.0.0.1 that pointed at `localhost` was
+  // another origin, with no session (issue 26). A server on every interface cannot know which of
+  // its addresses people reach, so it says loopback; set PUBLIC_URL there.
+  const { address } = listenAddress();
+  const host =
+    address === "0.0.0.0" || address === "::"
+      ? DEFAULT_LISTEN_ADDRESS
+      : address.includes(":")
+        ? `[${address}]`
+        : address;
+  return `http://${host}:${setting("PORT")}`;
+}

@@ -3,7 +3,7 @@ import { z } from "zod";
 // Every setting Countersign reads from its environment, in one table: its type, its default and
 // what it means. Code reads a setting with `setting("NAME")`, never `process.env.NAME`
 // (test/config/config.test.ts fails on a stray read), so a typo in a name is a type error and a
-// bad value is named clearly: at start (lib/config/check-config.ts lists every bad variable and
+// bad value is named clearly: at start (lib/http/check-config.ts lists every bad variable and
 // the server exits 1) and again where it is read. `.env.example` and lib/config/README.md's settings
 // table are generated from this table (`npm run config:docs`) and a test keeps them equal.
 //

@@ -3,13 +3,13 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { cardLinkUses } from "@/db/schema";
 import { changedRow, insertRows, StateMoved } from "@/db/write-batch";
-import { findBatchForReviewer } from "@/lib/api/access";
-import { publicBaseUrl } from "@/lib/api/views";
+import { findBatchForReviewer } from "@/lib/access/find-for-caller";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { actorRef, type ReviewerActor } from "@/lib/auth/actor";
 import { authSecret } from "@/lib/auth/better-auth";
 import { NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { newId } from "@/lib/ids";
 import { setting } from "@/lib/config/settings";
 

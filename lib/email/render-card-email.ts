@@ -1,5 +1,6 @@
 import type { NotificationKind } from "@/db/schema";
-import { publicBaseUrl, type BatchView } from "@/lib/api/views";
+import { publicBaseUrl } from "@/lib/config/listen-address";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
 import { APP_LOCALE } from "@/lib/time/constants";
 import { formatCosts, formatDateTime } from "@/lib/time/format";
 

@@ -1,4 +1,4 @@
-import { publicBaseUrl } from "@/lib/api/views";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import type { RenderedMail } from "./render-card-email";
 
 // The weekly policy-suggestions email to a queue's leads (lib/policies/suggestions-digest.ts).

@@ -1,7 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { events, type EventRow } from "@/db/schema";
-import { findRunFor } from "@/lib/api/access";
+import { findRunFor } from "@/lib/access/find-for-caller";
 import { requireReviewer, reviewerQueueIds, type Actor } from "@/lib/auth/actor";
 import { NotFoundError } from "@/lib/errors";
 import { queueFilter, type StreamFilter } from "./open-stream";

@@ -3,7 +3,7 @@ import { getDb } from "@/db/client";
 import { preparedRead } from "@/db/prepared-read";
 import { calls, runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
 import { changedRow, guard, updateRow, type Statement } from "@/db/write-batch";
-import { loadRunView, type BatchView } from "@/lib/api/views";
+import { loadRunView, type BatchView } from "@/lib/read-models/batch-run-views";
 import { actorRef, type AgentActor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";

@@ -2,14 +2,14 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { readTogether } from "@/db/prepared-read";
 import { untilWritten } from "@/db/write-batch";
-import { actionHash } from "@/lib/approvals/action-hash";
-import { parseInput } from "@/lib/api/parse";
-import { loadBatchView } from "@/lib/api/views";
+import { actionHash } from "@/lib/batches/action-hash";
+import { parseInput } from "@/lib/input/parse";
+import { loadBatchView } from "@/lib/read-models/batch-run-views";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { CallInput, type CreateBatchInput } from "@/lib/batches/batch-input";
 import { chooseQueue, planOpenBatch, readPauseContextWith } from "@/lib/batches/open-batch";
 import { NotFoundError } from "@/lib/errors";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { SingleLineText } from "@/lib/text/stored-text";
 import {
   GatedOutcome,

@@ -4,12 +4,12 @@ import { getDb } from "@/db/client";
 import { preparedRead, readTogether } from "@/db/prepared-read";
 import { calls, runs, type Run } from "@/db/schema";
 import { changedRow, untilWritten, updateRow, type Statement } from "@/db/write-batch";
-import { findRunFor } from "@/lib/api/access";
-import { parseInput } from "@/lib/api/parse";
+import { findRunFor } from "@/lib/access/find-for-caller";
+import { parseInput } from "@/lib/input/parse";
 import { actorRef, requireAgent, type Actor, type AgentActor } from "@/lib/auth/actor";
 import { ConflictError, NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { SingleLineText } from "@/lib/text/stored-text";
 
 export const GatedOutcome = z.object({

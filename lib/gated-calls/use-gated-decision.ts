@@ -2,11 +2,11 @@ import { and, eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { calls, runs } from "@/db/schema";
 import { untilWritten } from "@/db/write-batch";
-import { findRunFor } from "@/lib/api/access";
-import { loadBatchView } from "@/lib/api/views";
+import { findRunFor } from "@/lib/access/find-for-caller";
+import { loadBatchView } from "@/lib/read-models/batch-run-views";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { ConflictError, NotFoundError } from "@/lib/errors";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { assertGatewayRun, gatedAnswer, planUse, type GatedCallAnswer } from "./gated-answer";
 
 /**

@@ -2,8 +2,8 @@ import { count, eq, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { getDb, type Executor } from "@/db/client";
 import { batches, calls, runs } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
-import { loadBatchViews, type BatchView, type CallView } from "@/lib/api/views";
+import { parseInput } from "@/lib/input/parse";
+import { loadBatchViews, type BatchView, type CallView } from "@/lib/read-models/batch-run-views";
 import { requireReviewer, type Actor } from "@/lib/auth/actor";
 import {
   fromNotAfterTo,

@@ -1,6 +1,6 @@
 import { createServer } from "node:http";
 import { format, parseArgs } from "node:util";
-import { configReport } from "@/lib/config/check-config";
+import { configReport } from "@/lib/http/check-config";
 import { listenAddress } from "@/lib/config/listen-address";
 import { loadEnvFiles } from "@/lib/config/load-env";
 import { setting } from "@/lib/config/settings";
@@ -64,7 +64,7 @@ const SHUTDOWN_GRACE_MS = setting("SHUTDOWN_GRACE_MS");
 // socket closes. Node stops counting once the request is received, so long-polls and event
 // streams, whose answers take long, are not cut (lib/events/stream-slots.ts limits how many
 // streams one caller holds instead). Checked every second, so a deadline is kept within one.
-// (lib/config/check-config.ts refuses a request deadline shorter than the headers'.)
+// (lib/http/check-config.ts refuses a request deadline shorter than the headers'.)
 const HEADERS_TIMEOUT_MS = setting("HEADERS_TIMEOUT_MS");
 const REQUEST_TIMEOUT_MS = setting("REQUEST_TIMEOUT_MS");
 

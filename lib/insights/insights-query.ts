@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { DECISION_SOURCES } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { isoTime } from "@/lib/ids";
 import { endOfLocalDay, startOfLocalDay } from "@/lib/time/local-day";
 import { DEFAULT_TIME_ZONE, TimeZoneName } from "@/lib/time/zone";
@@ -61,67 +60,3 @@ function insightsResource(insights: Insights) {
     series: insights.series.map((bar) => ({ ...bar, start: isoTime(bar.start) })),
   };
 }
-
-const Count = z.int().nonnegative();
-const Outcomes = { approved: Count, rejected: Count };
-const Named = { id: z.string(), name: z.string() };
-const Share = z.number().min(0).max(1).nullable();
-const FatigueCounts = {
-  ...Outcomes,
-  quickApprovals: Count.describe("approving votes cast within quickMs of the card appearing"),
-  quickShare: Share.describe("quickApprovals / approved; null without approvals"),
-  approvalRate: Share.describe("approved / (approved + rejected); null without votes"),
-};
-
-/** The answer, for the OpenAPI document (lib/api/resource-schemas.ts). */
-export const InsightsResource = z.object({
-  period: z.object({
-    from: z.string().describe("inclusive"),
-    to: z.string().describe("exclusive"),
-    bucketMs: z.int().describe("the width of each `series` bar: an hour, a day or a week"),
-  }),
-  queues: z.array(z.object(Named)).describe("the queues the caller may see insights of"),
-  queueId: z.string().nullable().describe("the queue covered; null: all of `queues`"),
-  totals: z.object({
-    created: Count,
-    decided: Count.describe("settled by decisions"),
-    expired: Count.describe("settled at a deadline nobody met (deadlines missed)"),
-    cancelled: Count.describe("withdrawn by their agent"),
-    escalatedCards: Count.describe("cards escalated out of the queues in the period, each once"),
-    escalations: Count.describe("escalations in the period, counted when they happened"),
-  }),
-  timeToDecision: z
-    .object({
-      count: Count,
-      p50Ms: z.number().nullable(),
-      p90Ms: z.number().nullable(),
-      p99Ms: z.number().nullable(),
-    })
-    .describe("creation to settling, over settled cards that waited (nearest-rank percentiles)"),
-  series: z.array(z.object({ start: z.string(), created: Count, settled: Count })),
-  bySource: z.array(z.object({ source: z.enum(DECISION_SOURCES), ...Outcomes })),
-  byTool: z.array(z.object({ tool: z.string(), ...Outcomes })),
-  byAgent: z.array(z.object({ ...Named, ...Outcomes })),
-  reviewers: z
-    .array(z.object({ ...Named, ...Outcomes }))
-    .describe("votes each reviewer cast on the period's cards"),
-  fatigue: z
-    .object({
-      quickMs: z.int().describe("an approval sooner than this after the card appeared is quick"),
-      byReviewer: z.array(z.object({ ...Named, ...FatigueCounts })),
-      byTool: z.array(z.object({ tool: z.string(), ...FatigueCounts })),
-    })
-    .describe(
-      "approval fatigue: each reviewer's and each tool's votes on the period's cards (people only: policy, remembered and deadline decisions cast none), how many approvals came within quickMs of the card appearing (its creation, or its latest escalation into the queue before the vote), most quick approvals first",
-    ),
-  perQueue: z.array(
-    z.object({
-      ...Named,
-      created: Count,
-      decided: Count,
-      expired: Count,
-      cancelled: Count,
-      escalatedCards: Count,
-    }),
-  ),
-});

@@ -3,7 +3,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import { getClient, getDb, type Executor } from "@/db/client";
 import { agentKeys, queueMembers, queues, users, type DecisionSource } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { ForbiddenError, NotFoundError } from "@/lib/errors";
 import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 import { DEFAULT_TIME_ZONE, TimeZoneName } from "@/lib/time/zone";

@@ -3,10 +3,10 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { mcpGatewayAgents, mcpGateways } from "@/db/schema";
 import { guard, insertRows, untilWritten } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { newId } from "@/lib/ids";
 import { managerOf, requireAdmin, stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import {

@@ -4,7 +4,7 @@ import { mcpGateways } from "@/db/schema";
 import { changedRow, untilWritten, updateRow } from "@/db/write-batch";
 import { NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { managerOf, requireAdmin, stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { gatewayView, type McpGatewayView } from "./gateway-record";
 

@@ -11,10 +11,10 @@ import {
   updateRow,
   type Statement,
 } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { ConflictError, InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { managerOf, requireAdmin, stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import {
   checkAgents,

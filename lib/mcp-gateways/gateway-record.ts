@@ -2,7 +2,7 @@ import { asc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import type { Executor } from "@/db/client";
 import { agentKeys, mcpGatewayAgents, mcpGateways, type McpGateway } from "@/db/schema";
-import { publicBaseUrl } from "@/lib/api/views";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { openSecret, sealSecret, SECRET_PLACES } from "@/lib/auth/sealed-secrets";
 import { InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { isoTime } from "@/lib/ids";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BATCH_OUTCOMES, BATCH_STATUSES, CALL_STATUSES, DECISION_SOURCES } from "@/db/schema";
-import type { BatchView, CallView } from "@/lib/api/views";
+import type { BatchView, CallView } from "@/lib/read-models/batch-run-views";
 
 // What the MCP tools answer: a batch as structured content a program can use, and one short text
 // an LLM reads and acts on. The text always says whether to run the call, and with which args.

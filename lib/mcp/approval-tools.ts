@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SingleLineText } from "@/lib/text/stored-text";
-import type { BatchView } from "@/lib/api/views";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
 import type { AgentActor } from "@/lib/auth/actor";
 import { CallInput } from "@/lib/batches/batch-input";
 import { createBatch } from "@/lib/batches/create-batch";

@@ -1,6 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { BatchView } from "@/lib/api/views";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
 import type { AgentActor } from "@/lib/auth/actor";
 import { asApiError } from "@/lib/errors";
 import { ApprovalResult, approvalResult, describeApproval } from "./approval-result";

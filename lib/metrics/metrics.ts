@@ -142,7 +142,7 @@ export function metrics(): Metrics {
 
 /**
  * Counts what a committed write batch settled, from the event rows it appended (lib/events/
- * transact.ts hands them over): every decided or policy-blocked call, every card settled (its
+ * commit.ts hands them over): every decided or policy-blocked call, every card settled (its
  * wait), every escalation. In memory only: the decision's request pays an increment.
  */
 export function observeEvents(rows: EventRow[]): void {

@@ -10,7 +10,7 @@ import {
   type Notification,
 } from "@/db/schema";
 import { statement, updateRow, writeBatch, type Statement } from "@/db/write-batch";
-import { loadBatchViews, type BatchView } from "@/lib/api/views";
+import { loadBatchViews, type BatchView } from "@/lib/read-models/batch-run-views";
 import { cardLinkUrl } from "@/lib/email/card-links";
 import { resolveTimeZone } from "@/lib/time/zone";
 import { renderCardMail, renderDigestMail, type CardItem } from "@/lib/email/render-card-email";

@@ -10,11 +10,11 @@ import {
   type NotificationPreference,
 } from "@/db/schema";
 import { guard, insertRows, untilWritten } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime } from "@/lib/ids";
 import { emailConfigured } from "@/lib/email/transport";
 

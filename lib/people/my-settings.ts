@@ -3,11 +3,11 @@ import { z } from "zod";
 import { getDb, type Executor } from "@/db/client";
 import { users } from "@/db/schema";
 import { changedRow, statement, untilWritten } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { TimeZoneName } from "@/lib/time/zone";
 
 // A person's own settings (`GET/PATCH /me`): today the time zone every time is shown to them in,

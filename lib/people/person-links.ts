@@ -11,13 +11,13 @@ import {
   untilWritten,
   type Statement,
 } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
-import { publicBaseUrl } from "@/lib/api/views";
+import { parseInput } from "@/lib/input/parse";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { recheckCredentials } from "@/lib/auth/credential-watch";
 import { ConflictError, ForbiddenError, NotFoundError } from "@/lib/errors";
 import { eventRows, type EventActor } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime, newId, newSecret, sha256Hex } from "@/lib/ids";
 import type { QueueCaller } from "@/lib/queues/queue-access";
 import {

@@ -2,7 +2,7 @@ import { eq, inArray, or } from "drizzle-orm";
 import { getDb, type Executor } from "@/db/client";
 import { agentKeys, queues, type PolicyRule } from "@/db/schema";
 import { resolveAgent } from "@/lib/agents/resolve-agent";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { isoTime } from "@/lib/ids";
 import { findManagedQueue, managerOf, type QueueCaller } from "@/lib/queues/queue-access";

@@ -1,9 +1,9 @@
 import { getDb } from "@/db/client";
 import { policySuggestionDismissals } from "@/db/schema";
 import { insertRows, untilWritten } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { managerOf, stillManages, type QueueCaller } from "@/lib/queues/queue-access";
 import { managedHistoryQueue } from "./backtest-policy";
 import { DismissSuggestionInput } from "./policy-input";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { AGENT_MODES, POLICY_EFFECTS, PREDICATE_OPS } from "@/db/schema";
-import { JsonValue } from "@/lib/api/json-value";
+import { POLICY_EFFECTS, PREDICATE_OPS } from "@/db/schema";
+import { JsonValue } from "@/lib/input/json-value";
 import { InvalidRequestError } from "@/lib/errors";
 import { MultiLineText, SingleLineText } from "@/lib/text/stored-text";
 
@@ -96,8 +96,6 @@ export const PolicyTryInput = z.strictObject({
     costEstimate: z.number().nonnegative().optional(),
   }),
 });
-
-export const AgentModeInput = z.strictObject({ mode: z.enum(AGENT_MODES) });
 
 const Time = z.iso.datetime({ offset: true });
 export const DAY_MS = 86_400_000;

@@ -1,7 +1,7 @@
 import { eq, isNull, or } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { agentKeys, policyRules, policySuggestionDismissals } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { type QueueCaller } from "@/lib/queues/queue-access";
 import { describePredicate } from "./evaluate-policy";
 import { describeTrial, managedHistoryQueue } from "./backtest-policy";

@@ -1,7 +1,7 @@
 import { eq, inArray, or } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { agentKeys, queues } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { NotFoundError } from "@/lib/errors";
 import { findQueueFor, managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 import { evaluateCall } from "./evaluate-policy";

@@ -1,9 +1,9 @@
 import { getDb } from "@/db/client";
 import { policyRules, type PolicyRule } from "@/db/schema";
 import { changedRow, untilWritten, updateRow } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { managerOf, type QueueCaller } from "@/lib/queues/queue-access";
 import { nameFree, refuseNameClash } from "./create-policy-rule";
 import { loadPolicyRuleView, type PolicyRuleView } from "./list-policy-rules";

@@ -3,10 +3,10 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { QUEUE_ROLES, queueMembers, users } from "@/db/schema";
 import { changedRow, insertRows, untilWritten } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { ConflictError, InvalidRequestError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime } from "@/lib/ids";
 import {
   findManagedQueue,

@@ -3,7 +3,7 @@ import { getDb } from "@/db/client";
 import { queues } from "@/db/schema";
 import { changedRow, guard, statement, untilWritten } from "@/db/write-batch";
 import { eventRows, type NewEvent } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { ConflictError } from "@/lib/errors";
 import {
   findQueueFor,

@@ -2,9 +2,9 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { QUEUE_ROLES } from "@/db/schema";
 import { changedRow, statement, untilWritten } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import {
   managerOf,
   requireAdmin,

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { queueMembers, queues } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { ConflictError } from "@/lib/errors";
 import { changedRow, insertRows, untilWritten } from "@/db/write-batch";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { newId } from "@/lib/ids";
 import { managerOf, requireAdmin, stillAdmin, stillOpen, type QueueCaller } from "./queue-access";
 import {

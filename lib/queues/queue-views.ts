@@ -7,7 +7,7 @@ import type {
   QueueDetailResource,
   QueueMemberResource,
   QueueResource,
-} from "@/lib/api/resource-schemas";
+} from "@/lib/read-models/resource-schemas";
 import { isoTime } from "@/lib/ids";
 import { canManage, type Manager } from "./queue-access";
 

@@ -1,7 +1,7 @@
 import { getDb } from "@/db/client";
 import { changedRow, statement, untilWritten } from "@/db/write-batch";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { managerOf, stillAdmin, stillManages, type QueueCaller } from "./queue-access";
 import { findManagedMember, membershipAsRead, refuseLastAdmin } from "./member-rules";
 import type { QueueMemberView } from "./queue-views";

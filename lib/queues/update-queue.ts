@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { queues, type Queue } from "@/db/schema";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { ConflictError } from "@/lib/errors";
 import { changedRow, guard, untilWritten, updateRow } from "@/db/write-batch";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { unchangedRow } from "@/lib/write-conditions";
 import {
   findManagedQueue,

@@ -3,7 +3,7 @@ import { routingRules } from "@/db/schema";
 import { changedRow, statement, untilWritten } from "@/db/write-batch";
 import { stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { unchangedRow } from "@/lib/write-conditions";
 import { findRule, requireRoutingAdmin } from "./rule-access";
 

@@ -3,13 +3,19 @@ import { z } from "zod";
 import { getDb, type Executor } from "@/db/client";
 import { batches, events, runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
 import { changedRow, updateRow, untilWritten } from "@/db/write-batch";
-import { findRunFor } from "@/lib/api/access";
-import { parseInput } from "@/lib/api/parse";
-import { loadBatchView, loadRunView, runView, type BatchView, type RunView } from "@/lib/api/views";
+import { findRunFor } from "@/lib/access/find-for-caller";
+import { parseInput } from "@/lib/input/parse";
+import {
+  loadBatchView,
+  loadRunView,
+  runView,
+  type BatchView,
+  type RunView,
+} from "@/lib/read-models/batch-run-views";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
 import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime, newSecret, sha256Hex } from "@/lib/ids";
 import { SingleLineText } from "@/lib/text/stored-text";
 

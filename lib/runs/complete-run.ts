@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { untilWritten } from "@/db/write-batch";
-import { findRunFor } from "@/lib/api/access";
-import { parseInput } from "@/lib/api/parse";
-import { runView, type RunView } from "@/lib/api/views";
+import { findRunFor } from "@/lib/access/find-for-caller";
+import { parseInput } from "@/lib/input/parse";
+import { runView, type RunView } from "@/lib/read-models/batch-run-views";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
-import { whileHeld } from "./claim-guard";
+import { commit } from "@/lib/events/commit";
+import { whileHeld } from "./while-held";
 import { SingleLineText } from "@/lib/text/stored-text";
 
 export const CompleteRunInput = z.object({

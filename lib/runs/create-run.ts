@@ -2,9 +2,9 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { runs, type Run, type RunOrigin } from "@/db/schema";
 import { insertRows, untilWritten } from "@/db/write-batch";
-import { assertSameRequest, idempotencyFor } from "@/lib/api/idempotency";
-import { parseInput } from "@/lib/api/parse";
-import { loadRunView, runView, type RunView } from "@/lib/api/views";
+import { assertSameRequest, idempotencyFor } from "@/lib/input/idempotency";
+import { parseInput } from "@/lib/input/parse";
+import { loadRunView, runView, type RunView } from "@/lib/read-models/batch-run-views";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { CreateBatchInput } from "@/lib/batches/batch-input";
 import {
@@ -15,7 +15,7 @@ import {
 } from "@/lib/batches/open-batch";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { newId } from "@/lib/ids";
 import { checkCallbackTargetResolves } from "@/lib/webhooks/callback-target";
 import { SingleLineText } from "@/lib/text/stored-text";

@@ -3,7 +3,7 @@ import { getDb } from "@/db/client";
 import { runs } from "@/db/schema";
 import { changedRow, updateRow, untilWritten } from "@/db/write-batch";
 import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime } from "@/lib/ids";
 
 /**

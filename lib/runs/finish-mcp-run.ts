@@ -2,11 +2,11 @@ import { desc, eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { batches, runs } from "@/db/schema";
 import { changedRow, updateRow, untilWritten } from "@/db/write-batch";
-import { findRunFor } from "@/lib/api/access";
-import type { BatchView } from "@/lib/api/views";
+import { findRunFor } from "@/lib/access/find-for-caller";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
 import { actorRef, type AgentActor } from "@/lib/auth/actor";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 
 // MCP has no claim, heartbeat or complete: the model that asked runs the approved call itself,
 // in its own session, the moment it reads the decision. Without this a run started through MCP

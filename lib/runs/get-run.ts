@@ -1,6 +1,6 @@
 import { getDb } from "@/db/client";
-import { findRunFor } from "@/lib/api/access";
-import { loadRunView, type RunView } from "@/lib/api/views";
+import { findRunFor } from "@/lib/access/find-for-caller";
+import { loadRunView, type RunView } from "@/lib/read-models/batch-run-views";
 import { reviewerQueueIds, type Actor } from "@/lib/auth/actor";
 
 /**

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { untilWritten } from "@/db/write-batch";
-import { findRunFor } from "@/lib/api/access";
-import { parseInput } from "@/lib/api/parse";
+import { findRunFor } from "@/lib/access/find-for-caller";
+import { parseInput } from "@/lib/input/parse";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime } from "@/lib/ids";
-import { whileHeld } from "./claim-guard";
+import { whileHeld } from "./while-held";
 import { SingleLineText } from "@/lib/text/stored-text";
 
 export const HeartbeatInput = z.object({

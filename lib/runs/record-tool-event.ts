@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { untilWritten } from "@/db/write-batch";
-import { findRunFor } from "@/lib/api/access";
-import { parseInput } from "@/lib/api/parse";
+import { findRunFor } from "@/lib/access/find-for-caller";
+import { parseInput } from "@/lib/input/parse";
 import { actorRef, requireAgent, type Actor } from "@/lib/auth/actor";
 import { eventRows, eventsWritten, type NewEvent } from "@/lib/events/append-event";
 import { toWireEvent, type WireEvent } from "@/lib/events/wire";
-import { commit } from "@/lib/events/transact";
-import { whileHeld } from "./claim-guard";
+import { commit } from "@/lib/events/commit";
+import { whileHeld } from "./while-held";
 import { SingleLineText } from "@/lib/text/stored-text";
 
 export const RecordToolEventInput = z

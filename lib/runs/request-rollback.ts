@@ -2,13 +2,13 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { runs } from "@/db/schema";
 import { changedRow, updateRow, untilWritten } from "@/db/write-batch";
-import { findRunFor } from "@/lib/api/access";
-import { parseInput } from "@/lib/api/parse";
-import { loadRunView, type RunView } from "@/lib/api/views";
+import { findRunFor } from "@/lib/access/find-for-caller";
+import { parseInput } from "@/lib/input/parse";
+import { loadRunView, type RunView } from "@/lib/read-models/batch-run-views";
 import { actorRef, type Actor } from "@/lib/auth/actor";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { readRollbackOffer } from "./rollback-offer";
 import { MultiLineText } from "@/lib/text/stored-text";
 

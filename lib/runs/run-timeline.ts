@@ -2,9 +2,9 @@ import { and, asc, desc, eq, gt, inArray, isNull, or, sql, type SQL } from "driz
 import { z } from "zod";
 import { getDb, type Database } from "@/db/client";
 import { events, runs } from "@/db/schema";
-import { findRunFor } from "@/lib/api/access";
-import { parseInput } from "@/lib/api/parse";
-import { loadRunView, type RunView } from "@/lib/api/views";
+import { findRunFor } from "@/lib/access/find-for-caller";
+import { parseInput } from "@/lib/input/parse";
+import { loadRunView, type RunView } from "@/lib/read-models/batch-run-views";
 import { reviewerQueueIds, type Actor } from "@/lib/auth/actor";
 import { isoTime } from "@/lib/ids";
 import { toWireEvent, type WireEvent } from "@/lib/events/wire";

@@ -1,5 +1,5 @@
 import { CountersignError } from "./errors.js";
-import type { Countersign } from "./client.js";
+import type { ClaimCalls } from "./run-calls.js";
 import type { Batch, BatchInput, ClaimGrant, RollbackAction, Run, RunEvent } from "./types.js";
 
 // A worker's hold on a run (`POST /runs/{id}/claim`), kept alive by heartbeats every third of the
@@ -37,7 +37,7 @@ export class Claim {
   private resolveLost!: (error: CountersignError) => void;
 
   constructor(
-    readonly client: Countersign,
+    readonly client: ClaimCalls,
     grant: ClaimGrant,
     options: { workerId: string; leaseSecs: number; heartbeat?: boolean; sentAt: number },
   ) {

@@ -2,6 +2,13 @@ import { Claim } from "./claim.js";
 import { CountersignError } from "./errors.js";
 import { newIdempotencyKey, Transport, type FetchLike } from "./http.js";
 import type { RetryOptions } from "./retry.js";
+import type {
+  ClaimOptions,
+  CompleteRunInput,
+  Create,
+  Signal,
+  ToolEventInput,
+} from "./run-calls.js";
 import { RunSession, type RunSessionOptions } from "./run-session.js";
 import type { Batch, BatchInput, ClaimGrant, CreateRunInput, Run, RunEvent } from "./types.js";
 import { waitForDecision, type WaitOptions } from "./wait-for-decision.js";
@@ -22,38 +29,7 @@ export type CountersignOptions = {
   requestTimeoutMs?: number;
 };
 
-type Signal = { signal?: AbortSignal };
-type Create = Signal & {
-  /** defaults to a fresh key per call, reused by that call's retries */
-  idempotencyKey?: string;
-};
-
-export type ClaimOptions = Signal & {
-  workerId: string;
-  /** 5–3600 (default 60); heartbeats go every third of it */
-  leaseSecs?: number;
-  /** send heartbeats automatically (default true) */
-  heartbeat?: boolean;
-  /** called once if the claim is lost */
-  onLost?: (error: CountersignError) => void;
-};
-
-export type ToolEventInput = {
-  /** required once the run was claimed; a run that never paused is held by its creator */
-  claimToken?: string;
-  type: "tool.completed" | "tool.failed" | "action.reverted";
-  toolCallId: string;
-  result?: unknown;
-  error?: unknown;
-  revert?: unknown;
-};
-
-export type CompleteRunInput = {
-  claimToken?: string;
-  outcome: "completed" | "failed";
-  result?: unknown;
-  error?: unknown;
-};
+export type { ClaimOptions, CompleteRunInput, ToolEventInput } from "./run-calls.js";
 
 export class Countersign {
   readonly transport: Transport;

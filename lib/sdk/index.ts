@@ -10,6 +10,7 @@ export type {
 } from "./client.js";
 export { Claim } from "./claim.js";
 export type { ClaimState } from "./claim.js";
+export type { ClaimCalls } from "./run-calls.js";
 export { API_ERROR_CODES, CountersignError } from "./errors.js";
 export type { ApiErrorCode, ClientErrorCode, ErrorCode, Issue } from "./errors.js";
 export { gate } from "./gate.js";

@@ -1,6 +1,6 @@
 import type { Claim } from "./claim.js";
 import { describeError } from "./claim.js";
-import type { Countersign } from "./client.js";
+import type { ClaimCalls, ClaimOptions, Signal } from "./run-calls.js";
 import { CountersignError } from "./errors.js";
 import { newIdempotencyKey } from "./http.js";
 import type { Batch, BatchInput, Run, RunEvent } from "./types.js";
@@ -18,6 +18,15 @@ export type RunSessionOptions = {
   leaseSecs?: number;
 };
 
+/** What a RunSession calls on the client (client.ts): a Claim's calls, plus waiting, withdrawing,
+ * claiming and forgetting. */
+export interface SessionCalls extends ClaimCalls {
+  waitForDecision(batchId: string, options?: WaitOptions): Promise<Batch>;
+  cancelBatch(batchId: string, options?: Signal & { reason?: string }): Promise<Batch>;
+  claim(runId: string, options: ClaimOptions): Promise<Claim>;
+  forget(session: RunSession): void;
+}
+
 export class RunSession {
   readonly workerId: string;
   readonly leaseSecs: number;
@@ -28,7 +37,7 @@ export class RunSession {
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly client: Countersign,
+    private readonly client: SessionCalls,
     readonly runId: string,
     options: RunSessionOptions = {},
   ) {

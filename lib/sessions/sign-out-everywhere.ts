@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { reviewerTokens } from "@/db/schema";
 import { statement, updateRow } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { recheckCredentials } from "@/lib/auth/credential-watch";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 
 export const SignOutEverywhereInput = z.strictObject({
   /** also revoke every personal token of the reviewer */

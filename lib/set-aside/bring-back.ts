@@ -2,13 +2,17 @@ import { and, eq } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { setAsides } from "@/db/schema";
 import { changedRow, statement, untilWritten } from "@/db/write-batch";
-import { findBatchForReviewer } from "@/lib/api/access";
-import { assembleBatchViews, readBatchViewRows, type BatchView } from "@/lib/api/views";
+import { findBatchForReviewer } from "@/lib/access/find-for-caller";
+import {
+  assembleBatchViews,
+  readBatchViewRows,
+  type BatchView,
+} from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
-import { stillReviewing } from "@/lib/claims/claim-guard";
+import { stillReviewing } from "@/lib/claims/still-reviewing";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
-import { returnsAt } from "./set-aside-times";
+import { commit } from "@/lib/events/commit";
+import { returnsAt } from "@/lib/time/set-aside-times";
 
 /**
  * Brings a card the caller set aside back into their queue now (the undo of "Not now", or

@@ -3,14 +3,18 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { setAsides, users } from "@/db/schema";
 import { insertRows, untilWritten } from "@/db/write-batch";
-import { findBatchForReviewer } from "@/lib/api/access";
-import { parseInput } from "@/lib/api/parse";
-import { assembleBatchViews, readBatchViewRows, type BatchView } from "@/lib/api/views";
+import { findBatchForReviewer } from "@/lib/access/find-for-caller";
+import { parseInput } from "@/lib/input/parse";
+import {
+  assembleBatchViews,
+  readBatchViewRows,
+  type BatchView,
+} from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
-import { stillReviewing } from "@/lib/claims/claim-guard";
+import { stillReviewing } from "@/lib/claims/still-reviewing";
 import { ConflictError, ForbiddenError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { isoTime } from "@/lib/ids";
 import { DEFAULT_TIME_ZONE, TimeZoneName } from "@/lib/time/zone";
 import {
@@ -19,7 +23,7 @@ import {
   SET_ASIDE_CHOICES,
   setAsideUntil,
   type SetAsideChoice,
-} from "./set-aside-times";
+} from "@/lib/time/set-aside-times";
 
 export const SetAsideInput = z.object({
   for: z

@@ -3,7 +3,7 @@ import { getDb } from "@/db/client";
 import { batches, queues, slackMessages, type SlackMessage } from "@/db/schema";
 import { updateRow, writeBatch } from "@/db/write-batch";
 import { setting } from "@/lib/config/settings";
-import { loadBatchView } from "@/lib/api/views";
+import { loadBatchView } from "@/lib/read-models/batch-run-views";
 import { slackClient, slackConfigured, slackTimeoutMs } from "./config";
 import { renderCardMessage } from "./render-message";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
-import { findBatchForReviewer } from "@/lib/api/access";
-import { loadBatchView } from "@/lib/api/views";
+import { findBatchForReviewer } from "@/lib/access/find-for-caller";
+import { loadBatchView } from "@/lib/read-models/batch-run-views";
 import { decideBatch } from "@/lib/approvals/decide-batch";
 import type { ReviewerActor } from "@/lib/auth/actor";
 import { ApiError, NotFoundError } from "@/lib/errors";

@@ -1,4 +1,4 @@
-import type { BatchView, CallView } from "@/lib/api/views";
+import type { BatchView, CallView } from "@/lib/read-models/batch-run-views";
 
 // A card as a Slack Block Kit message: who asks, the tool, summary, risks, cost and deadline, and
 // while it is pending in this channel's queue the Approve / Reject / Open buttons; once settled

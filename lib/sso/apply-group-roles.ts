@@ -4,7 +4,7 @@ import { queueMembers, queues, users } from "@/db/schema";
 import { changedRow, guard, statement, untilWritten, type Statement } from "@/db/write-batch";
 import type { EventActor } from "@/lib/events/append-event";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { stillOpen } from "@/lib/queues/queue-access";
 import type { SsoGroupRole } from "./sso-settings";
 import { VOUCHED_SQL } from "./vouched";

@@ -1,5 +1,5 @@
 import { getDb } from "@/db/client";
-import { publicBaseUrl } from "@/lib/api/views";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { managerOf, requireAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { readStoredSsoSettings, ssoRedirectUri, ssoSettingsView } from "./sso-settings";
 

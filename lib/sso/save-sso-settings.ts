@@ -2,12 +2,12 @@ import { eq, inArray } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { accounts, queues } from "@/db/schema";
 import { changedRow, guard, statement, untilWritten, type Statement } from "@/db/write-batch";
-import { parseInput } from "@/lib/api/parse";
-import { publicBaseUrl } from "@/lib/api/views";
+import { parseInput } from "@/lib/input/parse";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { sealSecret } from "@/lib/auth/sealed-secrets";
 import { InvalidRequestError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import {
   managerOf,
   requireAdmin,

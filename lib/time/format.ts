@@ -3,6 +3,7 @@
 // and is re-exported here); this adds the relative wording and names the app's defaults.
 
 export {
+  formatAgo,
   formatCost,
   formatCosts,
   formatDateTime,

@@ -2,7 +2,7 @@ import { getDb } from "@/db/client";
 import { changedRow, guard, statement, untilWritten } from "@/db/write-batch";
 import { ForbiddenError, NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { managerOf, stillManages, type QueueCaller } from "@/lib/queues/queue-access";
 import { loadViews, type SavedViewResult } from "./view-access";
 

@@ -2,7 +2,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
 import type { Executor } from "@/db/client";
 import { queueMembers, queues, savedViews, users, type SavedView } from "@/db/schema";
-import type { SavedViewResource } from "@/lib/api/resource-schemas";
+import type { SavedViewResource } from "@/lib/read-models/resource-schemas";
 import { NotFoundError } from "@/lib/errors";
 import { isoTime } from "@/lib/ids";
 import { canManage, roleIn, type Manager } from "@/lib/queues/queue-access";

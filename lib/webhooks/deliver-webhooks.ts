@@ -6,7 +6,7 @@ import { changedRow, StateMoved, updateRow, writeBatch } from "@/db/write-batch"
 import { agentKeys, batches, webhookDeliveries, type WebhookDelivery } from "@/db/schema";
 import { openSecret, SECRET_PLACES } from "@/lib/auth/sealed-secrets";
 import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { resolveCallbackTarget, type CheckedTarget, type Lookup } from "./callback-target";
 import { postWebhook } from "./post-webhook";
 import { setting } from "@/lib/config/settings";

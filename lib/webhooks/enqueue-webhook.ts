@@ -1,5 +1,5 @@
 import { webhookDeliveries, type Batch } from "@/db/schema";
-import type { BatchView } from "@/lib/api/views";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
 import { newId } from "@/lib/ids";
 import { insertRows, type Statement } from "@/db/write-batch";
 

@@ -1,6 +1,6 @@
 import { CSV_HEAD_MARK } from "@/lib/audit/signed-export";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { BatchView } from "@/lib/api/views";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
 import type { AgentActor, Actor } from "@/lib/auth/actor";
 import { decideCall } from "@/lib/approvals/decide-call";
 import { exportHistory } from "@/lib/history/export-history";

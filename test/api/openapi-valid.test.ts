@@ -5,7 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openApiDocument } from "@/lib/api/openapi";
+import { openApiDocument } from "@/lib/contract/openapi";
 import { ERROR_CODES } from "@/lib/errors";
 
 // The served document is what agent developers feed to their generators and validators: it must

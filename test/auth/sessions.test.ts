@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { sessions } from "@/db/schema";
-import { createFirstAdmin } from "@/lib/auth/create-first-admin";
+import { createFirstAdmin } from "@/lib/admin/create-first-admin";
 import { hashStoredSessionTokens } from "@/lib/auth/hashed-session-tokens";
 import { sha256Hex } from "@/lib/ids";
 import { startApiServer } from "@/test/support/api-fixtures";

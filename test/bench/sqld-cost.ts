@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { closeDb, getClient, getDb } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { decideCall } from "@/lib/approvals/decide-call";
-import { readDecisionState } from "@/lib/approvals/apply-decision";
+import { readDecisionState } from "@/lib/approvals/plan-decision";
 import { authenticate, requireAgent, requireReviewer } from "@/lib/auth/actor";
 import { readPauseContext } from "@/lib/batches/open-batch";
 import { createRun } from "@/lib/runs/create-run";

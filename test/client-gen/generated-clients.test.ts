@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { openApiDocument } from "@/lib/api/openapi";
+import { openApiDocument } from "@/lib/contract/openapi";
 import { contractOf } from "@/lib/client-gen/contract-types";
 import { GENERATE_COMMAND, generateClients } from "@/lib/client-gen/generate";
 import { typescriptContract } from "@/lib/client-gen/typescript";

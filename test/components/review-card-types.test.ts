@@ -1,7 +1,7 @@
 import { describe, expectTypeOf, it } from "vitest";
 import type { z } from "zod";
 import type { Batch, Call, DecisionResult } from "@/components/review-card/index";
-import type { BatchResource, CallResource } from "@/lib/api/resource-schemas";
+import type { BatchResource, CallResource } from "@/lib/read-models/resource-schemas";
 
 // Compile-time: `tsc --noEmit` fails if the API's resources stop fitting the card's wire types.
 describe("review card wire types", () => {

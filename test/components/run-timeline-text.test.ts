@@ -5,7 +5,7 @@ import {
   describeEvent,
   timelineContext,
 } from "@/components/run-timeline/describe-event";
-import type { BatchView, CallView } from "@/lib/api/views";
+import type { BatchView, CallView } from "@/lib/read-models/batch-run-views";
 import type { WireEvent } from "@/lib/events/wire";
 import {
   byPolicy,

@@ -2,8 +2,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { envExample, withCurrentTable } from "@/lib/config/config-docs";
-import { configProblems, configReport } from "@/lib/config/check-config";
-import { publicBaseUrl } from "@/lib/api/views";
+import { configProblems, configReport } from "@/lib/http/check-config";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { listenAddress } from "@/lib/config/listen-address";
 import { ConfigError, SETTINGS, setting } from "@/lib/config/settings";
 

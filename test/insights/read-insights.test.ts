@@ -4,7 +4,8 @@ import { batches, calls, events, runs, votes, type DecisionSource } from "@/db/s
 import { authenticate } from "@/lib/auth/actor";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import { InsightsResource, queryInsights } from "@/lib/insights/insights-query";
+import { queryInsights } from "@/lib/insights/insights-query";
+import { InsightsResource } from "@/lib/read-models/resource-schemas";
 import { readInsights } from "@/lib/insights/read-insights";
 import { freshDatabase } from "@/test/support/database";
 import { makeAgentKey, makeQueue, makeReviewer } from "@/test/support/factories";

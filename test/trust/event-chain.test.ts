@@ -10,7 +10,7 @@ import { chainRows, verifyChain } from "@/lib/audit/verify-chain";
 import { authenticate, type AgentActor, type ReviewerActor } from "@/lib/auth/actor";
 import { eventRows, SYSTEM_ACTOR, type NewEvent } from "@/lib/events/append-event";
 import { linkHash } from "@/lib/events/event-chain";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { claimRun } from "@/lib/runs/claim-run";
 import { completeRun } from "@/lib/runs/complete-run";
 import { createRun } from "@/lib/runs/create-run";

@@ -39,8 +39,8 @@ const hook = vi.hoisted(() => ({
   outcomes: [] as ("written" | "moved" | "failed")[],
 }));
 
-vi.mock("@/lib/events/transact", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("@/lib/events/transact")>();
+vi.mock("@/lib/events/commit", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("@/lib/events/commit")>();
   const { StateMoved: Moved } = await import("@/db/write-batch");
   return {
     ...actual,

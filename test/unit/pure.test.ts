@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { actionHash } from "@/lib/approvals/action-hash";
-import { formatAgo } from "@/lib/approvals/apply-decision";
-import { parseInput } from "@/lib/api/parse";
-import { schemaProblem, schemaViolations } from "@/lib/api/json-schema";
+import { actionHash } from "@/lib/batches/action-hash";
+import { formatAgo } from "@/lib/time/format";
+import { parseInput } from "@/lib/input/parse";
+import { schemaProblem, schemaViolations } from "@/lib/input/json-schema";
 import { InvalidRequestError } from "@/lib/errors";
 import { retryDelayMs } from "@/lib/webhooks/deliver-webhooks";
 

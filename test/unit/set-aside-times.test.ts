@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lastFifthBegins, returnsAt, setAsideUntil } from "@/lib/set-aside/set-aside-times";
+import { lastFifthBegins, returnsAt, setAsideUntil } from "@/lib/time/set-aside-times";
 
 // When a card set aside ("Not now") comes back: the chosen time, or the start of the last fifth
 // of its time if sooner; "tomorrow" is 09:00 on the wall clock of the next day in the zone.

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { JsonValue } from "@/lib/api/json-value";
-import { parseInput } from "@/lib/api/parse";
+import { JsonValue } from "@/lib/input/json-value";
+import { parseInput } from "@/lib/input/parse";
 import { InvalidRequestError } from "@/lib/errors";
 import { plainIssueMessage } from "@/lib/forms/plain-issues";
 import {

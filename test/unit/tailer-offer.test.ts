@@ -6,7 +6,7 @@ import type { EventRow } from "@/db/schema";
 import { writeBatch } from "@/db/write-batch";
 import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
 import { getTailer } from "@/lib/events/tailer";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { freshDatabase } from "../support/database";
 
 // A write batch hands the events it appended to this process's streams straight from its answer

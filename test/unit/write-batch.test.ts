@@ -10,16 +10,12 @@ import {
   untilWritten,
   writeBatch,
 } from "@/db/write-batch";
-import {
-  planDecision,
-  readDecisionState,
-  type DecisionState,
-} from "@/lib/approvals/apply-decision";
+import { planDecision, readDecisionState, type DecisionState } from "@/lib/approvals/plan-decision";
 import { decideCall } from "@/lib/approvals/decide-call";
 import { authenticate, type AgentActor, type ReviewerActor } from "@/lib/auth/actor";
 import { planSettlement } from "@/lib/batches/settle-batch";
 import { ConflictError } from "@/lib/errors";
-import { commit } from "@/lib/events/transact";
+import { commit } from "@/lib/events/commit";
 import { createRun } from "@/lib/runs/create-run";
 import { freshDatabase } from "../support/database";
 import { makeQueue, makeReviewer, makeAgentKey } from "../support/factories";

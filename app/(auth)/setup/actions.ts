@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import { publicAction } from "@/app/server-action";
-import { createFirstAdmin } from "@/lib/auth/create-first-admin";
+import { createFirstAdmin } from "@/lib/admin/create-first-admin";
 
 /**
  * First-run setup. Public by necessity: it takes the setup code the server printed, and is

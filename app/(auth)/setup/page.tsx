@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { hasAnyUser } from "@/lib/auth/create-first-admin";
+import { hasAnyUser } from "@/lib/admin/create-first-admin";
 import styles from "../auth.module.css";
 import { SetupForm } from "./setup-form";
 

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { HistoryPage, type HistoryProblem } from "@/components/history/history-page";
 import { cursorOf, filtersOf } from "@/components/history/history-query";
-import type { BatchView } from "@/lib/api/views";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
 import { ApiError } from "@/lib/errors";
 import { historyFilterOptions } from "@/lib/history/filter-options";
 import { listHistory } from "@/lib/history/list-history";

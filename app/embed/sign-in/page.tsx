@@ -3,7 +3,7 @@ import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { SignInForm } from "@/app/(auth)/sign-in/sign-in-form";
 import styles from "@/app/(auth)/auth.module.css";
-import { publicBaseUrl } from "@/lib/api/views";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { sessionUser } from "@/lib/auth/better-auth";
 import { safeNextPath } from "@/lib/http/safe-next";
 

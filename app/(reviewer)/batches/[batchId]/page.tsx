@@ -2,8 +2,8 @@ import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { BatchScreen } from "@/components/queue/batch-screen";
-import { findBatchForReviewer } from "@/lib/api/access";
-import { loadBatchView } from "@/lib/api/views";
+import { findBatchForReviewer } from "@/lib/access/find-for-caller";
+import { loadBatchView } from "@/lib/read-models/batch-run-views";
 import { NotFoundError } from "@/lib/errors";
 import { currentReviewer } from "../../current-reviewer";
 

@@ -1,4 +1,4 @@
-import { publicBaseUrl } from "@/lib/api/views";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { getAuth, getSsoAuth, sessionUser } from "@/lib/auth/better-auth";
 import { CLIENT_ADDRESS_HEADER, clientAddress } from "@/lib/http/client-address";
 import { refuseOtherMethods } from "@/lib/http/method-not-allowed";

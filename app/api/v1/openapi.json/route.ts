@@ -1,5 +1,5 @@
-import { openApiDocument } from "@/lib/api/openapi";
-import { publicBaseUrl } from "@/lib/api/views";
+import { openApiDocument } from "@/lib/contract/openapi";
+import { publicBaseUrl } from "@/lib/config/listen-address";
 import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
 
 // Dynamic: `?server=absolute` names the installation's absolute address as the only server, and

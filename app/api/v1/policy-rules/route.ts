@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseInput } from "@/lib/api/parse";
+import { parseInput } from "@/lib/input/parse";
 import { apiRoute, json } from "@/lib/http/api-route";
 import { queryOf } from "@/lib/http/read-body";
 import { createPolicyRule } from "@/lib/policies/create-policy-rule";

@@ -3,10 +3,10 @@ import { cookies } from "next/headers";
 import { notFound, redirect } from "next/navigation";
 import { getDb } from "@/db/client";
 import { sessionReviewer } from "@/app/(reviewer)/current-reviewer";
-import { findBatchForReviewer } from "@/lib/api/access";
-import { loadBatchView } from "@/lib/api/views";
+import { findBatchForReviewer } from "@/lib/access/find-for-caller";
+import { loadBatchView } from "@/lib/read-models/batch-run-views";
 import { NotFoundError } from "@/lib/errors";
-import { TIME_ZONE_COOKIE, viewerTimeZone } from "@/lib/time/viewer-time-zone";
+import { TIME_ZONE_COOKIE, viewerTimeZone } from "@/lib/people/viewer-time-zone";
 import { embedAllowedOrigins } from "../../allowed-origins";
 import { EmbedBatch } from "./embed-batch";
 

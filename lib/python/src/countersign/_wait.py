@@ -14,18 +14,16 @@ import json
 import math
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import httpx
 
+from ._calls import AsyncWaitCalls, WaitCalls
 from ._http import enc, is_transient
 from ._retry import RECONNECT, is_retryable_status
 from ._sse import SseMessage, SseParser
 from ._types import Batch, RunEvent
 from .errors import CountersignError, error_from_response
-
-if TYPE_CHECKING:
-    from .client import AsyncCountersign, Countersign
 
 WaitMode = Literal["auto", "stream", "poll"]
 OnEvent = Callable[[RunEvent], None]
@@ -108,7 +106,7 @@ def _stream_unavailable(run_id: str) -> CountersignError:
 
 
 def wait_sync(
-    client: Countersign,
+    client: WaitCalls,
     batch_id: str,
     *,
     timeout: float | None,
@@ -161,7 +159,7 @@ def wait_sync(
 
 
 def _follow_stream_sync(
-    client: Countersign,
+    client: WaitCalls,
     run_id: str,
     progress: _Progress,
     get: Callable[[], Batch],
@@ -243,7 +241,7 @@ def _sleep_within(seconds: float, remaining: Callable[[], float | None]) -> None
 
 
 async def wait_async(
-    client: AsyncCountersign,
+    client: AsyncWaitCalls,
     batch_id: str,
     *,
     timeout: float | None,
@@ -261,7 +259,7 @@ async def wait_async(
 
 
 async def _wait_async(
-    client: AsyncCountersign,
+    client: AsyncWaitCalls,
     progress: _Progress,
     run_id: str | None,
     mode: WaitMode,
@@ -297,7 +295,7 @@ async def _wait_async(
 
 
 async def _follow_stream_async(
-    client: AsyncCountersign,
+    client: AsyncWaitCalls,
     run_id: str,
     progress: _Progress,
     get: Callable[[], Awaitable[Batch]],

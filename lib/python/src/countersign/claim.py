@@ -12,13 +12,11 @@ import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
+from ._calls import AsyncClaimCalls, ClaimCalls
 from ._types import Batch, BatchInput, ClaimGrant, RollbackAction, Run, RunEvent
 from .errors import CountersignError
-
-if TYPE_CHECKING:
-    from .client import AsyncCountersign, Countersign
 
 ClaimState = Literal["held", "ended", "lost"]
 T = TypeVar("T")
@@ -114,7 +112,7 @@ class Claim(_ClaimBase):
 
     def __init__(
         self,
-        client: Countersign,
+        client: ClaimCalls,
         grant: ClaimGrant,
         *,
         worker_id: str,
@@ -234,7 +232,7 @@ class AsyncClaim(_ClaimBase):
 
     def __init__(
         self,
-        client: AsyncCountersign,
+        client: AsyncClaimCalls,
         grant: ClaimGrant,
         *,
         worker_id: str,

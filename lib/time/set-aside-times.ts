@@ -1,4 +1,4 @@
-import { localDate, startOfLocalTime } from "@/lib/time/local-day";
+import { localDate, startOfLocalTime } from "./local-day";
 
 // When a card set aside ("Not now") comes back to the reviewer who set it aside: at the time
 // they chose, or earlier, as soon as the card enters the last fifth of its time — the moment

@@ -17,22 +17,23 @@ import {
   callTargetOf,
   callTargetQuery,
   type DecisionTarget,
-} from "@/lib/api/access";
-import { schemaViolations } from "@/lib/api/json-schema";
-import { parseInput } from "@/lib/api/parse";
+} from "@/lib/access/find-for-caller";
+import { schemaViolations } from "@/lib/input/json-schema";
+import { parseInput } from "@/lib/input/parse";
 import { MultiLineText } from "@/lib/text/stored-text";
+import { formatAgo } from "@/lib/time/format";
 import {
   assembleBatchViews,
   batchViewQueries,
   type BatchView,
   type BatchViewRows,
   type CallView,
-} from "@/lib/api/views";
+} from "@/lib/read-models/batch-run-views";
 import { actorRef, type ReviewerActor } from "@/lib/auth/actor";
 import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
 import { isoTime, newId } from "@/lib/ids";
-import { actionHash } from "./action-hash";
+import { actionHash } from "@/lib/batches/action-hash";
 
 export type Decision = {
   outcome: "approve" | "reject" | "edit";
@@ -41,14 +42,6 @@ export type Decision = {
   editedArgs?: Record<string, unknown>;
   scope?: "once" | "run" | "conversation";
 };
-
-export function formatAgo(ms: number, now = Date.now()): string {
-  const seconds = Math.max(0, Math.round((now - ms) / 1000));
-  if (seconds < 90) return `${seconds} s ago`;
-  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min ago`;
-  if (seconds < 36 * 3600) return `${Math.round(seconds / 3600)} h ago`;
-  return `${Math.round(seconds / 86400)} d ago`;
-}
 
 /** A batch as a reviewer's decision found it: read before anything is written, then edited by
  * each planned decision so that the views and the writes that follow see its effect. */
@@ -149,7 +142,7 @@ function alreadyDecided(state: DecisionState, call: Call): ConflictError {
   const by = decision.by ? `by ${decision.by.name}` : `by ${decision.source}`;
   return new ConflictError(
     "already_decided",
-    `${verb} ${by} ${formatAgo(call.decidedAt ?? Date.now())}.`,
+    `${verb} ${by} ${formatAgo(call.decidedAt ?? Date.now(), Date.now())}.`,
     current,
   );
 }

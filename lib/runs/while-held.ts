@@ -1,7 +1,7 @@
 import { getDb } from "@/db/client";
 import { runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
 import { changedRow, updateRow, type Statement } from "@/db/write-batch";
-import { loadRunView } from "@/lib/api/views";
+import { loadRunView } from "@/lib/read-models/batch-run-views";
 import { ConflictError } from "@/lib/errors";
 import { matchesHash, sha256Hex } from "@/lib/ids";
 

@@ -1,7 +1,7 @@
-import { parseTrustedProxies } from "@/lib/http/client-address";
+import { parseTrustedProxies } from "./client-address";
 import { configuredSecretKeys } from "@/lib/auth/sealed-secrets";
 import { configuredAllowList } from "@/lib/webhooks/callback-target";
-import { SETTINGS, settingProblem, setting, type SettingName } from "./settings";
+import { SETTINGS, settingProblem, setting, type SettingName } from "@/lib/config/settings";
 
 // The start-up check of the whole configuration: every setting against its schema, then the
 // settings whose format their own module reads (address lists, keys), so one start names every

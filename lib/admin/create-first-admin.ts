@@ -3,11 +3,11 @@ import { and, count, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
 import { getDb, writeTransaction } from "@/db/client";
 import { appSettings, queues, users } from "@/db/schema";
-import { CreateReviewerInput, insertReviewer } from "@/lib/admin/admin-verbs";
-import { parseInput } from "@/lib/api/parse";
+import { CreateReviewerInput, insertReviewer } from "./admin-verbs";
+import { parseInput } from "@/lib/input/parse";
 import { ConflictError, ForbiddenError } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import { assertSetupNotLimited, checkSetupCode, SETUP_CODE_SETTING } from "./setup-code";
+import { assertSetupNotLimited, checkSetupCode, SETUP_CODE_SETTING } from "@/lib/auth/setup-code";
 
 /** The queue a fresh install starts with, so the first admin and the demo agent meet somewhere. */
 export const FIRST_QUEUE_NAME = "General";

@@ -1,8 +1,8 @@
 import { getDb } from "@/db/client";
-import { personTimeZone } from "@/lib/people/my-settings";
-import { resolveTimeZone, type ViewerTimeZone } from "./zone";
+import { personTimeZone } from "./my-settings";
+import { resolveTimeZone, type ViewerTimeZone } from "@/lib/time/zone";
 
-export { TIME_ZONE_COOKIE } from "./constants";
+export { TIME_ZONE_COOKIE } from "@/lib/time/constants";
 
 /** What the browser reported (the cookie's value as sent), for the client to tell if it is stale. */
 export type ViewerTimeZoneWithReport = ViewerTimeZone & { browserReported: string | null };

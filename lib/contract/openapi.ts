@@ -26,8 +26,8 @@ import { UpdateQueueInput } from "@/lib/queues/update-queue";
 import { SaveViewInput } from "@/lib/views/save-view";
 import { NotificationPreferenceInput } from "@/lib/notifications/preferences";
 import { UpdateMySettingsInput } from "@/lib/people/my-settings";
+import { AgentModeInput } from "@/lib/agents/agent-keys";
 import {
-  AgentModeInput,
   PolicyRuleInput,
   PolicyRuleMove,
   PolicyRuleUpdate,
@@ -48,7 +48,7 @@ import { SignOutEverywhereInput } from "@/lib/sessions/sign-out-everywhere";
 import { SsoSettingsInput } from "@/lib/sso/sso-settings";
 import { CreateMcpGatewayInput } from "@/lib/mcp-gateways/create-mcp-gateway";
 import { EditMcpGatewayInput } from "@/lib/mcp-gateways/edit-mcp-gateway";
-import { resourceSchemas } from "./resource-schemas";
+import { resourceSchemas } from "@/lib/read-models/resource-schemas";
 
 // The OpenAPI 3.1 document, built from the very zod schemas that validate requests.
 

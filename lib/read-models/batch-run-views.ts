@@ -16,9 +16,8 @@ import {
 } from "@/db/schema";
 import { isoTime } from "@/lib/ids";
 import type { BatchResource, CallResource, RunResource, VoteResource } from "./resource-schemas";
-import { DEFAULT_LISTEN_ADDRESS, listenAddress } from "@/lib/config/listen-address";
-import { setting } from "@/lib/config/settings";
-import { returnsAt } from "@/lib/set-aside/set-aside-times";
+import { publicBaseUrl } from "@/lib/config/listen-address";
+import { returnsAt } from "@/lib/time/set-aside-times";
 
 /** A reviewer's "Not now" on a batch, as read with it (lib/set-aside). */
 export type SetAsideRow = { userId: string; name: string | null; setAt: number; until: number };
@@ -30,23 +29,6 @@ export type VoteView = z.infer<typeof VoteResource>;
 export type CallView = z.infer<typeof CallResource>;
 export type BatchView = z.infer<typeof BatchResource>;
 export type RunView = z.infer<typeof RunResource>;
-
-export function publicBaseUrl(): string {
-  const configured = setting("PUBLIC_URL");
-  if (configured) return configured.replace(/\/+$/, "");
-  // Unset, links use the address the server listens on (127.0.0.1 by default), the one its own
-  // start-up line and the demo use: an invite made on 127.0.0.1 that pointed at `localhost` was
-  // another origin, with no session (issue 26). A server on every interface cannot know which of
-  // its addresses people reach, so it says loopback; set PUBLIC_URL there.
-  const { address } = listenAddress();
-  const host =
-    address === "0.0.0.0" || address === "::"
-      ? DEFAULT_LISTEN_ADDRESS
-      : address.includes(":")
-        ? `[${address}]`
-        : address;
-  return `http://${host}:${setting("PORT")}`;
-}
 
 /** Whether views carry the deciders' and voters' emails: only history exports (for auditors). */
 export type ViewOptions = { emails?: boolean };
