@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { readTogether } from "@/db/prepared-read";
-import { untilWritten } from "@/db/write-batch";
+import { StateMoved, untilWritten } from "@/db/write-batch";
 import { actionHash } from "@/lib/approvals/action-hash";
 import { parseInput } from "@/lib/api/parse";
 import { loadBatchView } from "@/lib/api/views";
@@ -115,7 +115,13 @@ export async function recordGatedCall(
       });
       if (unused) {
         const earlier = (await loadBatchView(getDb(), unused.batchId, "agent"))!;
-        if (unused.status === "pending")
+        // Branch on the batch just loaded, not on the first read: a reviewer may have decided in
+        // between, and an allow is never answered without the use committed (the CAS in planUse
+        // is on the status and revision loaded here).
+        const status = earlier.calls.find((c) => c.id === unused.id)!.status;
+        // withdrawn in between: no card to pick up any more; read again
+        if (status === "cancelled") throw new StateMoved();
+        if (status === "pending")
           return {
             answer: { ...gatedAnswer(earlier, unused.id, true), reported: [] },
             created: false,

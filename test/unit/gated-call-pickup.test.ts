@@ -1,0 +1,91 @@
+import { rmSync } from "node:fs";
+import { dirname } from "node:path";
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { closeDb, getDb } from "@/db/client";
+import { calls } from "@/db/schema";
+import { decideCall } from "@/lib/approvals/decide-call";
+import { authenticate, type AgentActor, type ReviewerActor } from "@/lib/auth/actor";
+import { recordGatedCall } from "@/lib/gated-calls/record-gated-call";
+import { createRun } from "@/lib/runs/create-run";
+import { freshDatabase } from "../support/database";
+import { makeAgentKey, makeQueue, makeReviewer } from "../support/factories";
+
+// The pick-up of an earlier identical call's card (lib/gated-calls/record-gated-call.ts) when a
+// reviewer decides between the verb's reads: the answer must come from the state it writes on,
+// and an allow is never given without a committed use (lib/README.md, invariant 2).
+
+// A test may run `before` just before the verb loads the earlier call's batch.
+const hook = vi.hoisted(() => ({ before: null as null | (() => Promise<void>) }));
+
+vi.mock("@/lib/api/views", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("@/lib/api/views")>();
+  return {
+    ...actual,
+    loadBatchView: async (...args: Parameters<typeof actual.loadBatchView>) => {
+      const before = hook.before;
+      hook.before = null;
+      if (before) await before();
+      return actual.loadBatchView(...args);
+    },
+  };
+});
+
+let databaseUrl: string;
+const as = async <T>(token: string) =>
+  (await authenticate(getDb(), new Headers({ authorization: `Bearer ${token}` }))) as T;
+
+beforeAll(async () => {
+  databaseUrl = await freshDatabase("gated-call-pickup");
+});
+
+afterAll(() => {
+  closeDb();
+  rmSync(dirname(databaseUrl.slice("file:".length)), { recursive: true, force: true });
+});
+
+const gatedCall = (toolCallId: string) => ({
+  gateway: "g",
+  toolCallId,
+  toolName: "t",
+  args: { x: 1 },
+});
+
+describe("picking up an earlier call's card", () => {
+  it("approved between the verb's reads: the answer is allow with a committed use, given once", async () => {
+    const queue = await makeQueue();
+    const reviewer = await as<ReviewerActor>(
+      (await makeReviewer({ queues: [{ name: queue.name }] })).token,
+    );
+    const agent = await as<AgentActor>((await makeAgentKey({ queues: [queue.name] })).key);
+    const { run } = await createRun(agent, {});
+
+    const asked = await recordGatedCall(agent, run.id, gatedCall("a"));
+    expect(asked.answer.decision).toBe("ask");
+    const callId = asked.answer.callId;
+
+    // the identical call finds the card pending; a reviewer approves it before the batch is loaded
+    hook.before = async () => {
+      await decideCall(reviewer, callId, { outcome: "approve", expectedRevision: 1 });
+    };
+    const second = await recordGatedCall(agent, run.id, gatedCall("b"));
+    const [row] = await getDb().select().from(calls).where(eq(calls.id, callId));
+    if (second.answer.decision === "allow") {
+      // allowed: the use is committed
+      expect(second.answer).toMatchObject({ pickedUp: true, callId });
+      expect(row!.usedAt).not.toBeNull();
+    } else {
+      expect(second.answer).toMatchObject({ decision: "ask", pickedUp: true, callId });
+    }
+
+    // the approval is given once in all
+    const third = await recordGatedCall(agent, run.id, gatedCall("c"));
+    const fourth = await recordGatedCall(agent, run.id, gatedCall("d"));
+    const allowsOfCard = [second, third, fourth].filter(
+      (r) => r.answer.decision === "allow" && r.answer.callId === callId,
+    );
+    expect(allowsOfCard).toHaveLength(1);
+    const [after] = await getDb().select().from(calls).where(eq(calls.id, callId));
+    expect(after!.usedAt).not.toBeNull();
+  });
+});
