@@ -265,7 +265,7 @@ export class CountersignGate implements ToolGate {
     asked: GatedAnswer,
     call: GatedCall,
   ): Promise<GatedAnswer | "deadline" | keyof typeof USED_ELSEWHERE> {
-    const waited = await this.wait(asked.batch, call);
+    const waited = await this.wait(asked.batch, call, asked.pickedUp);
     if (waited === "deadline") return "deadline";
     try {
       return await this.perCall.transport.request<GatedAnswer>({
@@ -279,8 +279,15 @@ export class CountersignGate implements ToolGate {
     }
   }
 
-  /** Waits for the decision, or the answer deadline. A cancelled MCP request withdraws its card. */
-  private async wait(paused: Batch, call: GatedCall): Promise<Batch | "deadline"> {
+  /**
+   * Waits for the decision, or the answer deadline. A cancelled MCP request withdraws its card,
+   * never a card it picked up (an earlier call's, which that call may still be waiting on).
+   */
+  private async wait(
+    paused: Batch,
+    call: GatedCall,
+    pickedUp: boolean,
+  ): Promise<Batch | "deadline"> {
     call.onStatus(waitingStatus(paused));
     const stop = new AbortController();
     const ms = this.settings.answerWithinMs ?? (call.progress ? null : DEFAULT_ANSWER_WITHIN_MS);
@@ -299,7 +306,7 @@ export class CountersignGate implements ToolGate {
       if (!call.signal.aborted) return "deadline";
       // Only the client's own cancellation withdraws the card; a session that ended leaves it
       // for the identical call of a later session (a restarted gateway) to pick up.
-      if (call.signal.reason === CANCELLED)
+      if (call.signal.reason === CANCELLED && !pickedUp)
         await this.client
           .cancelBatch(paused.id, { reason: "The MCP client cancelled the tool call." })
           .catch(warn(`could not withdraw batch ${paused.id}`));
