@@ -184,8 +184,15 @@ export class CountersignGate implements ToolGate {
     askedArgs: Record<string, unknown>,
     forward: (args: Record<string, unknown>) => Promise<CallToolResult>,
   ): Promise<CallToolResult> {
+    // What runs is Countersign's copy (what the reviewer saw), never this process's: a key the
+    // server does not keep (an own `__proto__`) would otherwise reach the tool unseen.
+    const recorded = isObject(decided.args) ? decided.args : null;
+    if (!recorded || canonical(recorded) !== canonical(askedArgs))
+      return refused(
+        "Countersign recorded other arguments than this call sent (it keeps no `__proto__` keys), so the reviewer did not see these. The call was not forwarded to the tool; nothing ran.",
+      );
     const edited = decided.decision?.editedArgs;
-    const runArgs = isObject(edited) ? edited : askedArgs;
+    const runArgs = isObject(edited) ? edited : recorded;
     const changed = isObject(edited) ? changedKeys(askedArgs, edited) : [];
     let result: CallToolResult;
     try {
@@ -428,6 +435,17 @@ function reportedResult(result: CallToolResult): Record<string, unknown> {
 function changedKeys(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
   const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
   return [...keys].filter((key) => JSON.stringify(before[key]) !== JSON.stringify(after[key]));
+}
+
+/** JSON with every object's own keys sorted: equal for equal arguments in any key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (typeof value === "object" && value !== null)
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(",")}}`;
+  return JSON.stringify(value) ?? "null";
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

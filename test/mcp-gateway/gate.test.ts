@@ -68,7 +68,7 @@ function gated(args: Record<string, unknown>, signal = new AbortController().sig
 }
 
 describe("CountersignGate", () => {
-  it.skip("forwards Countersign's copy of the arguments; a key the server never recorded (__proto__) is refused", async () => {
+  it("forwards Countersign's copy of the arguments; a key the server never recorded (__proto__) is refused", async () => {
     const { gate } = harness({ decision: "allow", pickedUp: false, args: { path: "a" } });
     // JSON.parse makes an own __proto__ key, as the MCP SDK's stdio reader does
     const sneaky = JSON.parse('{"path":"a","__proto__":{"mode":"0777"}}') as Record<
