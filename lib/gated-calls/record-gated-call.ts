@@ -20,6 +20,7 @@ import {
 import {
   assertGatewayRun,
   gatedAnswer,
+  PICKUP_WINDOW_MS,
   planUse,
   runStillRunning,
   unusedCallRead,
@@ -49,8 +50,9 @@ export type RecordGatedCallInput = z.infer<typeof RecordGatedCallInput>;
  * session's run (which stays `running`), settled at once by policy, memory or the agent's mode
  * (allow / deny, used at once), or left for a person (ask). A call no rule settles first picks up
  * the card of an earlier identical call of this agent's gateway (same tool and canonical
- * arguments: the action hash) whose decision nobody used: decided, it is answered from that
- * decision and used (once); still waiting, the gateway waits on that card instead of a new one.
+ * arguments: the action hash) whose decision nobody used, made within the pick-up window
+ * (PICKUP_WINDOW_MS) and in the queue this call would go to now: decided, it is answered from
+ * that decision and used (once); still waiting, the gateway waits on that card instead of a new one.
  * A deny rule in force wins over an earlier approval.
  */
 export async function recordGatedCall(
@@ -112,6 +114,8 @@ export async function recordGatedCall(
         gateway,
         actionHash: actionHash(call.toolName, call.args),
         agentId: agent.id,
+        queueId: opened.view.queue.id,
+        since: now - PICKUP_WINDOW_MS,
       });
       if (unused) {
         const earlier = (await loadBatchView(getDb(), unused.batchId, "agent"))!;

@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { closeDb, getDb } from "@/db/client";
-import { calls } from "@/db/schema";
+import { batches, calls } from "@/db/schema";
 import { decideCall } from "@/lib/approvals/decide-call";
 import { authenticate, type AgentActor, type ReviewerActor } from "@/lib/auth/actor";
 import { recordGatedCall } from "@/lib/gated-calls/record-gated-call";
@@ -87,5 +87,44 @@ describe("picking up an earlier call's card", () => {
     expect(allowsOfCard).toHaveLength(1);
     const [after] = await getDb().select().from(calls).where(eq(calls.id, callId));
     expect(after!.usedAt).not.toBeNull();
+  });
+
+  it("is bounded: a card older than the pick-up window, or in another queue than the call would go to now, is not picked up", async () => {
+    const home = await makeQueue();
+    const other = await makeQueue();
+    const reviewer = await as<ReviewerActor>(
+      (await makeReviewer({ queues: [{ name: home.name }, { name: other.name }] })).token,
+    );
+    const agent = await as<AgentActor>(
+      (await makeAgentKey({ queues: [home.name, other.name] })).key,
+    );
+    const { run } = await createRun(agent, {});
+    const ask = (toolCallId: string, queue: string, args = { x: 2 }) =>
+      recordGatedCall(agent, run.id, { ...gatedCall(toolCallId), args, queue });
+
+    // approved in `home`; the identical call going to `other` asks there instead
+    const asked = await ask("a", home.name);
+    await decideCall(reviewer, asked.answer.callId, { outcome: "approve", expectedRevision: 1 });
+    const elsewhere = await ask("b", other.name);
+    expect(elsewhere.answer).toMatchObject({ decision: "ask", pickedUp: false });
+    expect(elsewhere.answer.callId).not.toBe(asked.answer.callId);
+
+    // approved, then left unused past the window: the identical call is asked afresh
+    const stale = await ask("c", home.name, { x: 3 });
+    await decideCall(reviewer, stale.answer.callId, { outcome: "approve", expectedRevision: 1 });
+    await getDb()
+      .update(batches)
+      .set({ createdAt: Date.now() - 25 * 3600_000 })
+      .where(eq(batches.id, stale.answer.batch.id));
+    const late = await ask("d", home.name, { x: 3 });
+    expect(late.answer).toMatchObject({ decision: "ask", pickedUp: false });
+
+    // within the window and in the same queue it is picked up (once)
+    const fresh = await ask("e", home.name);
+    expect(fresh.answer).toMatchObject({
+      decision: "allow",
+      pickedUp: true,
+      callId: asked.answer.callId,
+    });
   });
 });
