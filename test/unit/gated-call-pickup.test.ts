@@ -7,6 +7,8 @@ import { batches, calls } from "@/db/schema";
 import { decideCall } from "@/lib/approvals/decide-call";
 import { authenticate, type AgentActor, type ReviewerActor } from "@/lib/auth/actor";
 import { recordGatedCall } from "@/lib/gated-calls/record-gated-call";
+import { reportGatedOutcomes } from "@/lib/gated-calls/report-gated-outcomes";
+import { ApiError } from "@/lib/errors";
 import { createRun } from "@/lib/runs/create-run";
 import { freshDatabase } from "../support/database";
 import { makeAgentKey, makeQueue, makeReviewer } from "../support/factories";
@@ -126,5 +128,30 @@ describe("picking up an earlier call's card", () => {
       pickedUp: true,
       callId: asked.answer.callId,
     });
+  });
+});
+
+describe("outcome reports", () => {
+  it("a result or error over the size cap is refused (400), alone or riding along with a call", async () => {
+    const queue = await makeQueue();
+    const agent = await as<AgentActor>((await makeAgentKey({ queues: [queue.name] })).key);
+    const { run } = await createRun(agent, {});
+    const huge = { text: "x".repeat(100_000) };
+    for (const outcome of [
+      { callId: "c1", type: "tool.completed", result: huge },
+      { callId: "c1", type: "tool.failed", error: huge },
+    ]) {
+      const alone = await reportGatedOutcomes(agent, run.id, { outcomes: [outcome] }).catch(
+        (error: unknown) => error,
+      );
+      expect(alone).toBeInstanceOf(ApiError);
+      expect((alone as ApiError).status).toBe(400);
+      const along = await recordGatedCall(agent, run.id, {
+        ...gatedCall("z"),
+        outcomes: [outcome],
+      }).catch((error: unknown) => error);
+      expect(along).toBeInstanceOf(ApiError);
+      expect((along as ApiError).status).toBe(400);
+    }
   });
 });
