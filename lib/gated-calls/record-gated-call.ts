@@ -30,6 +30,11 @@ import {
 export const RecordGatedCallInput = CallInput.extend({
   /** the gateway's name (its upstream MCP server): a decision is picked up by the same gateway only */
   gateway: SingleLineText.min(1).max(200),
+  /**
+   * a fingerprint of the gateway's upstream (a hash of its command or URL): a decision is picked
+   * up only by a gateway of the same name in front of the same upstream
+   */
+  upstream: SingleLineText.min(1).max(200).optional(),
   /** a queue id or name the agent key may target; else routing, else the key's default */
   queue: SingleLineText.min(1).max(200).optional(),
   timeoutSecs: z
@@ -62,7 +67,10 @@ export async function recordGatedCall(
 ): Promise<{ answer: GatedCallAnswer & { reported: string[] }; created: boolean }> {
   const agent = requireAgent(actor);
   const input = parseInput(RecordGatedCallInput, body);
-  const { gateway, queue, timeoutSecs, outcomes = [], ...asked } = input;
+  const { gateway, upstream, queue, timeoutSecs, outcomes = [], ...asked } = input;
+  // The pick-up key: the gateway's name, and its upstream's fingerprint when it sent one (a name
+  // holds no line break, so the two cannot run together).
+  const pickupKey = upstream === undefined ? gateway : `${gateway}\n${upstream}`;
   // Policies match `server.tool` (metadata.mcp.tool): the gateway's name is the server's.
   const mcp = isObject(asked.metadata?.mcp) ? asked.metadata.mcp : {};
   const call = {
@@ -106,12 +114,12 @@ export async function recordGatedCall(
       context,
       batchInput,
       now,
-      gateway,
+      pickupKey,
     );
     const [mine] = opened.view.calls;
     if (mine!.status === "pending") {
       const [[unused]] = await readTogether([unusedCallRead()], {
-        gateway,
+        gateway: pickupKey,
         actionHash: actionHash(call.toolName, call.args),
         agentId: agent.id,
         queueId: opened.view.queue.id,

@@ -29,6 +29,11 @@ export type SessionFacts = {
   client: string | null;
   clientVersion: string | null;
   upstreamTransport: "stdio" | "http" | "sse";
+  /**
+   * a fingerprint of the upstream (args.ts upstreamFingerprint): decisions are picked up only by
+   * a gateway of the same name in front of the same upstream; none: by the name alone
+   */
+  upstreamId?: string | null;
 };
 
 export type GatedCall = {
@@ -368,6 +373,7 @@ function gatedCallBody(
   const summary = `${title ?? call.toolName} via ${from}${description ? `: ${description}` : ""}`;
   return {
     gateway: facts.server,
+    ...(facts.upstreamId ? { upstream: facts.upstreamId } : {}),
     toolCallId: `${call.toolName.slice(0, 100)}-${randomUUID().slice(0, 12)}`,
     toolName: call.toolName,
     args: call.args,

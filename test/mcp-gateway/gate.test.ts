@@ -9,6 +9,7 @@ type Answer = { decision: "allow" | "deny" | "ask"; pickedUp: boolean; args: obj
 
 function harness(answer: Answer) {
   const sent: { method: string; path: string }[] = [];
+  const bodies: Record<string, unknown>[] = [];
   const call = {
     id: "call-earlier",
     status: answer.decision === "allow" ? "approved" : "pending",
@@ -35,8 +36,10 @@ function harness(answer: Answer) {
     const method = init?.method ?? "GET";
     sent.push({ method, path });
     if (method === "POST" && path === "/runs") return json({ id: "run-1", status: "running" }, 201);
-    if (method === "POST" && path === "/runs/run-1/gated-calls")
+    if (method === "POST" && path === "/runs/run-1/gated-calls") {
+      bodies.push(JSON.parse(String(init?.body)) as Record<string, unknown>);
       return json({ decision: answer.decision, callId: call.id, pickedUp: answer.pickedUp, batch });
+    }
     if (method === "POST" && path.endsWith("/cancel"))
       return json({ ...batch, status: "cancelled" });
     // waiting for the decision: nothing comes until the wait is aborted
@@ -55,10 +58,11 @@ function harness(answer: Answer) {
       client: null,
       clientVersion: null,
       upstreamTransport: "stdio",
+      upstreamId: "3f2a9c",
     }),
     { queue: null, timeoutSecs: null, answerWithinMs: 0 },
   );
-  return { gate, sent };
+  return { gate, sent, bodies };
 }
 
 const ok: CallToolResult = { content: [{ type: "text", text: "ran" }] };
@@ -113,5 +117,11 @@ describe("CountersignGate", () => {
     expect(sent.filter((s) => s.path.endsWith("/cancel"))).toEqual([
       { method: "POST", path: "/batches/batch-earlier/cancel" },
     ]);
+  });
+
+  it("sends the upstream's fingerprint with each call (decisions are picked up in front of the same upstream only)", async () => {
+    const { gate, bodies } = harness({ decision: "allow", pickedUp: false, args: { path: "a" } });
+    await gate.call(gated({ path: "a" }), async () => ok);
+    expect(bodies[0]).toMatchObject({ gateway: "filesystem", upstream: "3f2a9c" });
   });
 });

@@ -131,6 +131,39 @@ describe("picking up an earlier call's card", () => {
   });
 });
 
+describe("the upstream's fingerprint", () => {
+  it("a decision is picked up only by a gateway of the same name in front of the same upstream", async () => {
+    const queue = await makeQueue();
+    const reviewer = await as<ReviewerActor>(
+      (await makeReviewer({ queues: [{ name: queue.name }] })).token,
+    );
+    const agent = await as<AgentActor>((await makeAgentKey({ queues: [queue.name] })).key);
+    const { run } = await createRun(agent, {});
+    const ask = (toolCallId: string, upstream?: string) =>
+      recordGatedCall(agent, run.id, {
+        ...gatedCall(toolCallId),
+        args: { sql: "delete from t" },
+        ...(upstream !== undefined && { upstream }),
+      });
+    const dev = await ask("a", "dev-sqlite");
+    await decideCall(reviewer, dev.answer.callId, { outcome: "approve", expectedRevision: 1 });
+    // the same name, another upstream (prod): asked afresh
+    const prod = await ask("b", "prod-sqlite");
+    expect(prod.answer).toMatchObject({ decision: "ask", pickedUp: false });
+    const unnamed = await ask("c");
+    expect(unnamed.answer).toMatchObject({ decision: "ask", pickedUp: false });
+    // the same upstream picks it up
+    const again = await ask("d", "dev-sqlite");
+    expect(again.answer).toMatchObject({
+      decision: "allow",
+      pickedUp: true,
+      callId: dev.answer.callId,
+    });
+    // policies still see the gateway's name
+    expect(again.answer.batch.calls[0]!.metadata).toMatchObject({ mcp: { server: "g" } });
+  });
+});
+
 describe("outcome reports", () => {
   it("a result or error over the size cap is refused (400), alone or riding along with a call", async () => {
     const queue = await makeQueue();
