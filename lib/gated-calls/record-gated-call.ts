@@ -8,7 +8,7 @@ import { loadBatchView } from "@/lib/api/views";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { CallInput, type CreateBatchInput } from "@/lib/batches/batch-input";
 import { chooseQueue, planOpenBatch, readPauseContextWith } from "@/lib/batches/open-batch";
-import { NotFoundError } from "@/lib/errors";
+import { InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { commit } from "@/lib/events/transact";
 import { SingleLineText } from "@/lib/text/stored-text";
 import {
@@ -66,6 +66,12 @@ export async function recordGatedCall(
   body: unknown,
 ): Promise<{ answer: GatedCallAnswer & { reported: string[] }; created: boolean }> {
   const agent = requireAgent(actor);
+  // An own `__proto__` key of the arguments: the schema's record would drop it silently, so the
+  // card (and its hash) would leave out a key the gateway's copy still holds. Refused instead.
+  if (isObject(body) && isObject(body.args) && Object.hasOwn(body.args, "__proto__"))
+    throw new InvalidRequestError("Invalid request: args: a key named __proto__ is not accepted", [
+      { path: "args.__proto__", message: "a key named __proto__ is not accepted" },
+    ]);
   const input = parseInput(RecordGatedCallInput, body);
   const { gateway, upstream, queue, timeoutSecs, outcomes = [], ...asked } = input;
   // The pick-up key: the gateway's name, and its upstream's fingerprint when it sent one (a name

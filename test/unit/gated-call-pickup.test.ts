@@ -164,6 +164,21 @@ describe("the upstream's fingerprint", () => {
   });
 });
 
+describe("arguments", () => {
+  it("an own __proto__ key is refused (400): the reviewer would never see it", async () => {
+    const queue = await makeQueue();
+    const agent = await as<AgentActor>((await makeAgentKey({ queues: [queue.name] })).key);
+    const { run } = await createRun(agent, {});
+    const args = JSON.parse('{"x":1,"__proto__":{"y":2}}') as Record<string, unknown>;
+    const refused = await recordGatedCall(agent, run.id, { ...gatedCall("p"), args }).catch(
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).status).toBe(400);
+    expect((refused as ApiError).message).toMatch(/__proto__/);
+  });
+});
+
 describe("outcome reports", () => {
   it("a result or error over the size cap is refused (400), alone or riding along with a call", async () => {
     const queue = await makeQueue();
