@@ -1,7 +1,7 @@
-import { and, eq, isNull, ne, sql } from "drizzle-orm";
+import { and, eq, gte, isNull, ne, sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { preparedRead } from "@/db/prepared-read";
-import { calls, runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
+import { batches, calls, runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
 import { changedRow, guard, updateRow, type Statement } from "@/db/write-batch";
 import { loadRunView, type BatchView } from "@/lib/read-models/batch-run-views";
 import { actorRef, type AgentActor } from "@/lib/auth/actor";
@@ -92,12 +92,24 @@ export function planUse(
   ];
 }
 
-/** The oldest call of this agent's gateway, with these arguments, whose decision nobody used. */
+/**
+ * How long after its card was made an unused decision may still be picked up by an identical
+ * call: long enough for a gateway restarted the same day, short enough that an approval left
+ * unused is not spent weeks later in another conversation.
+ */
+export const PICKUP_WINDOW_MS = 24 * 3600_000;
+
+/**
+ * The oldest call of this agent's gateway, with these arguments, whose decision nobody used:
+ * made within the pick-up window (`since`), in the queue the new call would go to now (`queueId`,
+ * routing and policy evaluated now), so a card is never spent under another queue's reviewers.
+ */
 export const unusedCallRead = preparedRead((db) =>
   db
     .select({ id: calls.id, batchId: calls.batchId, status: calls.status })
     .from(calls)
     .innerJoin(runs, eq(runs.id, calls.runId))
+    .innerJoin(batches, eq(batches.id, calls.batchId))
     .where(
       and(
         eq(calls.gateway, sql.placeholder("gateway")),
@@ -105,6 +117,8 @@ export const unusedCallRead = preparedRead((db) =>
         isNull(calls.usedAt),
         ne(calls.status, "cancelled"),
         eq(runs.agentKeyId, sql.placeholder("agentId")),
+        eq(batches.queueId, sql.placeholder("queueId")),
+        gte(batches.createdAt, sql.placeholder("since")),
       ),
     )
     // a decided card first (its decision is what the call comes back for), then one still waiting

@@ -1,14 +1,14 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { readTogether } from "@/db/prepared-read";
-import { untilWritten } from "@/db/write-batch";
+import { StateMoved, untilWritten } from "@/db/write-batch";
 import { actionHash } from "@/lib/batches/action-hash";
 import { parseInput } from "@/lib/input/parse";
 import { loadBatchView } from "@/lib/read-models/batch-run-views";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { CallInput, type CreateBatchInput } from "@/lib/batches/batch-input";
 import { chooseQueue, planOpenBatch, readPauseContextWith } from "@/lib/batches/open-batch";
-import { NotFoundError } from "@/lib/errors";
+import { InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { commit } from "@/lib/events/commit";
 import { SingleLineText } from "@/lib/text/stored-text";
 import {
@@ -20,6 +20,7 @@ import {
 import {
   assertGatewayRun,
   gatedAnswer,
+  PICKUP_WINDOW_MS,
   planUse,
   runStillRunning,
   unusedCallRead,
@@ -29,6 +30,11 @@ import {
 export const RecordGatedCallInput = CallInput.extend({
   /** the gateway's name (its upstream MCP server): a decision is picked up by the same gateway only */
   gateway: SingleLineText.min(1).max(200),
+  /**
+   * a fingerprint of the gateway's upstream (a hash of its command or URL): a decision is picked
+   * up only by a gateway of the same name in front of the same upstream
+   */
+  upstream: SingleLineText.min(1).max(200).optional(),
   /** a queue id or name the agent key may target; else routing, else the key's default */
   queue: SingleLineText.min(1).max(200).optional(),
   timeoutSecs: z
@@ -49,8 +55,9 @@ export type RecordGatedCallInput = z.infer<typeof RecordGatedCallInput>;
  * session's run (which stays `running`), settled at once by policy, memory or the agent's mode
  * (allow / deny, used at once), or left for a person (ask). A call no rule settles first picks up
  * the card of an earlier identical call of this agent's gateway (same tool and canonical
- * arguments: the action hash) whose decision nobody used: decided, it is answered from that
- * decision and used (once); still waiting, the gateway waits on that card instead of a new one.
+ * arguments: the action hash) whose decision nobody used, made within the pick-up window
+ * (PICKUP_WINDOW_MS) and in the queue this call would go to now: decided, it is answered from
+ * that decision and used (once); still waiting, the gateway waits on that card instead of a new one.
  * A deny rule in force wins over an earlier approval.
  */
 export async function recordGatedCall(
@@ -59,8 +66,17 @@ export async function recordGatedCall(
   body: unknown,
 ): Promise<{ answer: GatedCallAnswer & { reported: string[] }; created: boolean }> {
   const agent = requireAgent(actor);
+  // An own `__proto__` key of the arguments: the schema's record would drop it silently, so the
+  // card (and its hash) would leave out a key the gateway's copy still holds. Refused instead.
+  if (isObject(body) && isObject(body.args) && Object.hasOwn(body.args, "__proto__"))
+    throw new InvalidRequestError("Invalid request: args: a key named __proto__ is not accepted", [
+      { path: "args.__proto__", message: "a key named __proto__ is not accepted" },
+    ]);
   const input = parseInput(RecordGatedCallInput, body);
-  const { gateway, queue, timeoutSecs, outcomes = [], ...asked } = input;
+  const { gateway, upstream, queue, timeoutSecs, outcomes = [], ...asked } = input;
+  // The pick-up key: the gateway's name, and its upstream's fingerprint when it sent one (a name
+  // holds no line break, so the two cannot run together).
+  const pickupKey = upstream === undefined ? gateway : `${gateway}\n${upstream}`;
   // Policies match `server.tool` (metadata.mcp.tool): the gateway's name is the server's.
   const mcp = isObject(asked.metadata?.mcp) ? asked.metadata.mcp : {};
   const call = {
@@ -104,18 +120,26 @@ export async function recordGatedCall(
       context,
       batchInput,
       now,
-      gateway,
+      pickupKey,
     );
     const [mine] = opened.view.calls;
     if (mine!.status === "pending") {
       const [[unused]] = await readTogether([unusedCallRead()], {
-        gateway,
+        gateway: pickupKey,
         actionHash: actionHash(call.toolName, call.args),
         agentId: agent.id,
+        queueId: opened.view.queue.id,
+        since: now - PICKUP_WINDOW_MS,
       });
       if (unused) {
         const earlier = (await loadBatchView(getDb(), unused.batchId, "agent"))!;
-        if (unused.status === "pending")
+        // Branch on the batch just loaded, not on the first read: a reviewer may have decided in
+        // between, and an allow is never answered without the use committed (the CAS in planUse
+        // is on the status and revision loaded here).
+        const status = earlier.calls.find((c) => c.id === unused.id)!.status;
+        // withdrawn in between: no card to pick up any more; read again
+        if (status === "cancelled") throw new StateMoved();
+        if (status === "pending")
           return {
             answer: { ...gatedAnswer(earlier, unused.id, true), reported: [] },
             created: false,

@@ -12,11 +12,27 @@ import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/commit";
 import { SingleLineText } from "@/lib/text/stored-text";
 
+/**
+ * The largest result or error of one outcome, as JSON text: the gateway sends a summary (its text
+ * capped at 2,000 characters), never the whole answer; the cap keeps events and memory bounded.
+ */
+export const OUTCOME_JSON_LIMIT = 32 * 1024;
+
+const OutcomeValue = z
+  .unknown()
+  .optional()
+  .refine(
+    (value) => value === undefined || (JSON.stringify(value)?.length ?? 0) <= OUTCOME_JSON_LIMIT,
+    {
+      message: `at most ${OUTCOME_JSON_LIMIT} characters as JSON`,
+    },
+  );
+
 export const GatedOutcome = z.object({
   callId: SingleLineText.min(1).max(200),
   type: z.enum(["tool.completed", "tool.failed"]),
-  result: z.unknown().optional(),
-  error: z.unknown().optional(),
+  result: OutcomeValue,
+  error: OutcomeValue,
 });
 export type GatedOutcome = z.infer<typeof GatedOutcome>;
 

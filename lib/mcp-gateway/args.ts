@@ -3,9 +3,24 @@
 //   countersign-mcp-gateway --url URL --key KEY [--name NAME] --upstream-url URL [--upstream-header 'Name: value']…
 // Parsing is pure (argv and env in, options or a usage error out) so it is tested without a process.
 
+import { createHash } from "node:crypto";
+
 export type Upstream =
   | { kind: "stdio"; command: string; args: string[] }
   | { kind: "http"; url: URL; headers: Record<string, string>; sse: boolean };
+
+/**
+ * A fingerprint of the upstream: a hash of its command and arguments, or of its URL (headers
+ * left out: tokens rotate). Sent with each call, so a decision is picked up only by a gateway in
+ * front of the same upstream, never by one of the same name in front of another (dev and prod).
+ */
+export function upstreamFingerprint(upstream: Upstream): string {
+  const what =
+    upstream.kind === "stdio"
+      ? JSON.stringify(["stdio", upstream.command, ...upstream.args])
+      : JSON.stringify([upstream.sse ? "sse" : "http", upstream.url.href]);
+  return createHash("sha256").update(what).digest("hex").slice(0, 16);
+}
 
 export type GatewayOptions = {
   countersignUrl: string;

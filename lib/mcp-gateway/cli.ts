@@ -4,7 +4,13 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { readFileSync } from "node:fs";
-import { HELP, parseArgs, type GatewayOptions, type Upstream } from "./args.js";
+import {
+  HELP,
+  parseArgs,
+  upstreamFingerprint,
+  type GatewayOptions,
+  type Upstream,
+} from "./args.js";
 import { CountersignGate } from "./countersign-gate.js";
 import { listenHttp } from "./listen.js";
 import { Relay, type RelayFacts } from "./relay.js";
@@ -49,10 +55,25 @@ export async function openSession(
   const upstream = upstreamTransport(options.upstream, env);
   // What the relay learns from initialize (both sides' names), read by the gate for its cards.
   const facts: RelayFacts = { clientInfo: null, serverInfo: null };
+  const upstreamId = upstreamFingerprint(options.upstream);
+  let warned = false;
+  const serverName = () => {
+    if (options.name !== null) return options.name;
+    const name = facts.serverInfo?.name ?? upstreamLabel(options.upstream);
+    // The upstream chose this name itself: it scopes policies, so say so once.
+    if (!warned) {
+      warned = true;
+      log(
+        `no --name given: using '${name}', the name the upstream reports, for cards and policies; set --name to choose it`,
+      );
+    }
+    return name;
+  };
   const gate = new CountersignGate(
     { baseUrl: options.countersignUrl, apiKey: options.agentKey },
     () => ({
-      server: options.name ?? facts.serverInfo?.name ?? upstreamLabel(options.upstream),
+      server: serverName(),
+      upstreamId,
       serverVersion: facts.serverInfo?.version ?? null,
       client: facts.clientInfo?.name ?? null,
       clientVersion: facts.clientInfo?.version ?? null,

@@ -29,6 +29,11 @@ export type SessionFacts = {
   client: string | null;
   clientVersion: string | null;
   upstreamTransport: "stdio" | "http" | "sse";
+  /**
+   * a fingerprint of the upstream (args.ts upstreamFingerprint): decisions are picked up only by
+   * a gateway of the same name in front of the same upstream; none: by the name alone
+   */
+  upstreamId?: string | null;
 };
 
 export type GatedCall = {
@@ -184,8 +189,15 @@ export class CountersignGate implements ToolGate {
     askedArgs: Record<string, unknown>,
     forward: (args: Record<string, unknown>) => Promise<CallToolResult>,
   ): Promise<CallToolResult> {
+    // What runs is Countersign's copy (what the reviewer saw), never this process's: a key the
+    // server does not keep (an own `__proto__`) would otherwise reach the tool unseen.
+    const recorded = isObject(decided.args) ? decided.args : null;
+    if (!recorded || canonical(recorded) !== canonical(askedArgs))
+      return refused(
+        "Countersign recorded other arguments than this call sent (it keeps no `__proto__` keys), so the reviewer did not see these. The call was not forwarded to the tool; nothing ran.",
+      );
     const edited = decided.decision?.editedArgs;
-    const runArgs = isObject(edited) ? edited : askedArgs;
+    const runArgs = isObject(edited) ? edited : recorded;
     const changed = isObject(edited) ? changedKeys(askedArgs, edited) : [];
     let result: CallToolResult;
     try {
@@ -265,7 +277,7 @@ export class CountersignGate implements ToolGate {
     asked: GatedAnswer,
     call: GatedCall,
   ): Promise<GatedAnswer | "deadline" | keyof typeof USED_ELSEWHERE> {
-    const waited = await this.wait(asked.batch, call);
+    const waited = await this.wait(asked.batch, call, asked.pickedUp);
     if (waited === "deadline") return "deadline";
     try {
       return await this.perCall.transport.request<GatedAnswer>({
@@ -279,8 +291,15 @@ export class CountersignGate implements ToolGate {
     }
   }
 
-  /** Waits for the decision, or the answer deadline. A cancelled MCP request withdraws its card. */
-  private async wait(paused: Batch, call: GatedCall): Promise<Batch | "deadline"> {
+  /**
+   * Waits for the decision, or the answer deadline. A cancelled MCP request withdraws its card,
+   * never a card it picked up (an earlier call's, which that call may still be waiting on).
+   */
+  private async wait(
+    paused: Batch,
+    call: GatedCall,
+    pickedUp: boolean,
+  ): Promise<Batch | "deadline"> {
     call.onStatus(waitingStatus(paused));
     const stop = new AbortController();
     const ms = this.settings.answerWithinMs ?? (call.progress ? null : DEFAULT_ANSWER_WITHIN_MS);
@@ -299,7 +318,7 @@ export class CountersignGate implements ToolGate {
       if (!call.signal.aborted) return "deadline";
       // Only the client's own cancellation withdraws the card; a session that ended leaves it
       // for the identical call of a later session (a restarted gateway) to pick up.
-      if (call.signal.reason === CANCELLED)
+      if (call.signal.reason === CANCELLED && !pickedUp)
         await this.client
           .cancelBatch(paused.id, { reason: "The MCP client cancelled the tool call." })
           .catch(warn(`could not withdraw batch ${paused.id}`));
@@ -354,6 +373,7 @@ function gatedCallBody(
   const summary = `${title ?? call.toolName} via ${from}${description ? `: ${description}` : ""}`;
   return {
     gateway: facts.server,
+    ...(facts.upstreamId ? { upstream: facts.upstreamId } : {}),
     toolCallId: `${call.toolName.slice(0, 100)}-${randomUUID().slice(0, 12)}`,
     toolName: call.toolName,
     args: call.args,
@@ -421,6 +441,17 @@ function reportedResult(result: CallToolResult): Record<string, unknown> {
 function changedKeys(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
   const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
   return [...keys].filter((key) => JSON.stringify(before[key]) !== JSON.stringify(after[key]));
+}
+
+/** JSON with every object's own keys sorted: equal for equal arguments in any key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (typeof value === "object" && value !== null)
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(",")}}`;
+  return JSON.stringify(value) ?? "null";
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -2,7 +2,7 @@
 // start it themselves (or serve a gateway of their own: the relay and the gate). The build
 // bundles @countersign/sdk in (see package.json): the package needs only the MCP SDK at run time.
 
-export { HELP, parseArgs } from "./args.js";
+export { HELP, parseArgs, upstreamFingerprint } from "./args.js";
 export type { GatewayOptions, ParseResult, Upstream } from "./args.js";
 // The relay and the gate, for a program that hosts gateways itself (Countersign's own hosted
 // gateways, lib/mcp-gateways/hosted-sessions.ts).

@@ -120,16 +120,20 @@ export class Relay {
         this.facts.clientInfo = info ?? null;
       }
       this.clientRequests.set(message.id, message.method);
-    } else if (
-      isJSONRPCNotification(message) &&
-      message.method === "notifications/cancelled" &&
-      message.params
-    ) {
-      const call = this.governed.get(message.params.requestId as RequestId);
-      if (call && !call.forwarded) {
-        // Never reached the upstream: withdrawing the card is all there is to cancel.
-        call.controller.abort(CANCELLED);
+    } else if (isJSONRPCNotification(message)) {
+      // A request sent without an id (a `tools/call` as a notification) would reach the upstream
+      // ungated: only notifications proper pass.
+      if (!message.method.startsWith("notifications/")) {
+        this.options.log(`dropped a client notification '${message.method.slice(0, 100)}'`);
         return;
+      }
+      if (message.method === "notifications/cancelled" && message.params) {
+        const call = this.governed.get(message.params.requestId as RequestId);
+        if (call && !call.forwarded) {
+          // Never reached the upstream: withdrawing the card is all there is to cancel.
+          call.controller.abort(CANCELLED);
+          return;
+        }
       }
     }
     this.send(this.upstream, message);

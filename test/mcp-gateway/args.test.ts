@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { parseArgs, type GatewayOptions } from "@/lib/mcp-gateway/args";
+import { parseArgs, upstreamFingerprint, type GatewayOptions } from "@/lib/mcp-gateway/args";
 import { GATEWAY_BIN } from "./gateway-process";
 
 // The gateway's command line (issue 25 fixes it): flags or COUNTERSIGN_URL / COUNTERSIGN_AGENT_KEY,
@@ -170,5 +170,26 @@ describe("the bin", () => {
     expect(failed.stderr).toMatch(
       /countersign-mcp-gateway: --url needs a value\nRun countersign-mcp-gateway --help/,
     );
+  });
+});
+
+describe("upstreamFingerprint", () => {
+  it("is the same for the same command or URL, and differs for another", () => {
+    const dev = upstreamFingerprint({
+      kind: "stdio",
+      command: "uvx",
+      args: ["mcp-sqlite", "dev.db"],
+    });
+    expect(dev).toMatch(/^[0-9a-f]{16}$/);
+    expect(
+      upstreamFingerprint({ kind: "stdio", command: "uvx", args: ["mcp-sqlite", "dev.db"] }),
+    ).toBe(dev);
+    expect(
+      upstreamFingerprint({ kind: "stdio", command: "uvx", args: ["mcp-sqlite", "prod.db"] }),
+    ).not.toBe(dev);
+    const url = (href: string) =>
+      upstreamFingerprint({ kind: "http", url: new URL(href), headers: {}, sse: false });
+    expect(url("https://a.example/mcp")).toBe(url("https://a.example/mcp"));
+    expect(url("https://a.example/mcp")).not.toBe(url("https://b.example/mcp"));
   });
 });
