@@ -10,6 +10,10 @@ import { CallInput, type CreateBatchInput } from "@/lib/batches/batch-input";
 import { chooseQueue, planOpenBatch, readPauseContextWith } from "@/lib/batches/open-batch";
 import { NotFoundError } from "@/lib/errors";
 import { commit } from "@/lib/events/transact";
+import {
+  HOSTED_GATEWAY_PREFIX,
+  type HostedGatewayRef,
+} from "@/lib/mcp-gateways/hosted-call-marker";
 import { SingleLineText } from "@/lib/text/stored-text";
 import {
   GatedOutcome,
@@ -28,7 +32,11 @@ import {
 
 export const RecordGatedCallInput = CallInput.extend({
   /** the gateway's name (its upstream MCP server): a decision is picked up by the same gateway only */
-  gateway: SingleLineText.min(1).max(200),
+  gateway: SingleLineText.min(1)
+    .max(200)
+    .refine((name) => !name.startsWith(HOSTED_GATEWAY_PREFIX), {
+      message: `'${HOSTED_GATEWAY_PREFIX}' names are reserved for the server's hosted gateways`,
+    }),
   /** a queue id or name the agent key may target; else routing, else the key's default */
   queue: SingleLineText.min(1).max(200).optional(),
   timeoutSecs: z
@@ -51,23 +59,29 @@ export type RecordGatedCallInput = z.infer<typeof RecordGatedCallInput>;
  * the card of an earlier identical call of this agent's gateway (same tool and canonical
  * arguments: the action hash) whose decision nobody used: decided, it is answered from that
  * decision and used (once); still waiting, the gateway waits on that card instead of a new one.
- * A deny rule in force wins over an earlier approval.
+ * A deny rule in force wins over an earlier approval. A hosted gateway's calls (`hosted`, known
+ * only in-process) are keyed `hosted:<its id>`, which no agent can send: an agent calling the API
+ * itself with the gateway's name never writes a card that gateway picks up, and a renamed or
+ * re-created gateway does not inherit unused approvals.
  */
 export async function recordGatedCall(
   actor: Actor,
   runId: string,
   body: unknown,
+  hosted: HostedGatewayRef | null = null,
 ): Promise<{ answer: GatedCallAnswer & { reported: string[] }; created: boolean }> {
   const agent = requireAgent(actor);
   const input = parseInput(RecordGatedCallInput, body);
-  const { gateway, queue, timeoutSecs, outcomes = [], ...asked } = input;
+  const { gateway: named, queue, timeoutSecs, outcomes = [], ...asked } = input;
+  const server = hosted?.name ?? named;
+  const gateway = hosted ? `${HOSTED_GATEWAY_PREFIX}${hosted.id}` : named;
   // Policies match `server.tool` (metadata.mcp.tool): the gateway's name is the server's.
   const mcp = isObject(asked.metadata?.mcp) ? asked.metadata.mcp : {};
   const call = {
     ...asked,
     metadata: {
       ...asked.metadata,
-      mcp: { ...mcp, server: gateway, tool: `${gateway}.${asked.toolName}` },
+      mcp: { ...mcp, server, tool: `${server}.${asked.toolName}` },
     },
   };
   const batchInput: CreateBatchInput = {

@@ -222,7 +222,10 @@ async function openSession(
     {
       baseUrl: OWN_API_BASE,
       apiKey: agentKey,
-      fetch: ownApiFetch(request.headers.get(CLIENT_ADDRESS_HEADER)),
+      fetch: ownApiFetch(request.headers.get(CLIENT_ADDRESS_HEADER), {
+        id: gateway.id,
+        name: gateway.name,
+      }),
     },
     () => ({
       // the gateway's name is the server's name on cards and in policies (`name.tool`)
