@@ -12,7 +12,6 @@ import { mcpGatewayAgents, mcpGateways, type McpGateway } from "@/db/schema";
 import { authenticate, type AgentActor } from "@/lib/auth/actor";
 import {
   ApiError,
-  ForbiddenError,
   InvalidRequestError,
   NotFoundError,
   RateLimitedError,
@@ -176,11 +175,10 @@ async function gatewayFor(name: string, actor: AgentActor): Promise<McpGateway> 
       ),
     )
     .where(eq(mcpGateways.name, name));
-  if (!row || row.gateway.status !== "enabled")
-    throw new NotFoundError(`MCP gateway '${name}' (unknown or disabled)`);
-  if (row.allowed === null)
-    throw new ForbiddenError(
-      `Agent key '${actor.name}' is not allowed on MCP gateway '${name}': an admin can allow it on the MCP gateways page.`,
+  // A key not allowed on it is answered as for an unknown gateway: a 403 would confirm the name.
+  if (!row || row.gateway.status !== "enabled" || row.allowed === null)
+    throw new NotFoundError(
+      `MCP gateway '${name}' (unknown, disabled, or not open to agent key '${actor.name}')`,
     );
   return row.gateway;
 }

@@ -189,4 +189,10 @@ describe("hosted gateways after the security review", () => {
     const result = (await answer) as CallToolResult;
     expect(JSON.stringify(result.content)).toContain("Echo: m1");
   }, 60_000);
+
+  it("L10: answers a key not allowed on the gateway as an unknown gateway (404)", async () => {
+    const refused = await initialize("prod-db", outsiderKey);
+    expect(refused.status).toBe(404);
+    expect((await refused.json()).error.code).toBe("not_found");
+  });
 });
