@@ -65,13 +65,16 @@ type HostedSession = {
 };
 
 // One table per process (lib/http/server.ts loads lib/ twice: its own copy and Next.js's).
-const registry = ((
+const registry: Registry = ((
   globalThis as { __countersignMcpGatewaySessions?: Registry }
 ).__countersignMcpGatewaySessions ??= { sessions: new Map(), sweeper: null });
 type Registry = {
   sessions: Map<string, HostedSession>;
   sweeper: ReturnType<typeof setInterval> | null;
+  /** per agent key, sessions being opened (counted against the cap before the first await) */
+  opening?: Map<string, number>;
 };
+const opening = (registry.opening ??= new Map());
 
 function startSweeper() {
   if (registry.sweeper) return;
@@ -145,19 +148,29 @@ export async function serveGatewayRequest(request: Request, name: string): Promi
       "Start an MCP session first: POST an initialize request (without Mcp-Session-Id).",
       [{ path: "(body)", message: "expected an initialize request" }],
     );
-  const held = [...registry.sessions.values()].filter((s) => s.agentId === actor.id).length;
+  // Counted and reserved before the first await, so racing initializes cannot pass the cap.
+  const held =
+    [...registry.sessions.values()].filter((s) => s.agentId === actor.id).length +
+    (opening.get(actor.id) ?? 0);
   if (held >= MAX_SESSIONS_PER_AGENT)
     throw new RateLimitedError(
       60,
       `This agent key holds ${held} open sessions on hosted MCP gateways; end some (DELETE) or wait for them to go idle.`,
     );
-  const transport = await openSession(
-    gateway,
-    actor,
-    request,
-    (body as unknown as { id: RequestId }).id,
-  );
-  return transport.handleRequest(request, { parsedBody: body });
+  opening.set(actor.id, (opening.get(actor.id) ?? 0) + 1);
+  try {
+    const transport = await openSession(
+      gateway,
+      actor,
+      request,
+      (body as unknown as { id: RequestId }).id,
+    );
+    return await transport.handleRequest(request, { parsedBody: body });
+  } finally {
+    const left = (opening.get(actor.id) ?? 1) - 1;
+    if (left > 0) opening.set(actor.id, left);
+    else opening.delete(actor.id);
+  }
 }
 
 /** 404 is what MCP clients take as "the session is gone, initialize again". */

@@ -195,4 +195,20 @@ describe("hosted gateways after the security review", () => {
     expect(refused.status).toBe(404);
     expect((await refused.json()).error.code).toBe("not_found");
   });
+
+  it("L3: racing initializes do not get past the 32-session cap", async () => {
+    const racer = await makeAgentKey({ name: "Racer bot", queues: [team.queue.name] });
+    const [gateway] = await getDb().select().from(mcpGateways).where(eq(mcpGateways.name, "noisy"));
+    await getDb().run(
+      sql`insert into mcp_gateway_agents (gateway_id, agent_key_id) values (${gateway!.id}, ${racer.id})`,
+    );
+    const before = openHostedSessions();
+    const answers = await Promise.all(
+      Array.from({ length: 36 }, () => initialize("noisy", racer.key)),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(32);
+    expect(statuses).toContain(429);
+    expect(openHostedSessions() - before).toBeLessThanOrEqual(32);
+  }, 60_000);
 });
