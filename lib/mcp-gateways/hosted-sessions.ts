@@ -3,6 +3,9 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import {
   isInitializeRequest,
   isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResponse,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
@@ -59,7 +62,10 @@ type HostedSession = {
   gatewayRevision: number;
   agentId: string;
   transport: WebStandardStreamableHTTPServerTransport;
+  /** the agent's last request, or the last answer to one */
   lastSeen: number;
+  /** the agent's tools/call requests not answered yet (a call waiting for a person is not idle) */
+  inFlight: Set<RequestId>;
   /** ends the session (as a DELETE would) and resolves once its run was closed */
   end: () => Promise<void>;
 };
@@ -82,9 +88,11 @@ function startSweeper() {
   registry.sweeper.unref();
 }
 
-/** Ends the sessions without a request (or a message to their agent) for IDLE_MS by `now`. */
+/** Ends the sessions with no request from their agent for IDLE_MS by `now` and no call in flight. */
 export async function endIdleSessions(now = Date.now()): Promise<number> {
-  const idle = [...registry.sessions.values()].filter((s) => now - s.lastSeen > IDLE_MS);
+  const idle = [...registry.sessions.values()].filter(
+    (s) => s.inFlight.size === 0 && now - s.lastSeen > IDLE_MS,
+  );
   await Promise.all(idle.map((session) => session.end()));
   return idle.length;
 }
@@ -257,10 +265,14 @@ async function openSession(
       startSweeper();
     },
   });
-  // What reaches the agent keeps the session alive (progress while a call waits for a person).
+  // An answer to the agent's request counts as activity; what the upstream sends on its own
+  // (log lines, resource updates) does not, or an abandoned session would never go idle.
   const send = transport.send.bind(transport);
   transport.send = (message, options) => {
-    session.lastSeen = Date.now();
+    if (isJSONRPCResponse(message) || isJSONRPCErrorResponse(message)) {
+      session.lastSeen = Date.now();
+      if (message.id !== undefined) session.inFlight.delete(message.id);
+    }
     // An initialize the upstream refused leaves nothing to keep: the session ends once answered.
     if (isJSONRPCErrorResponse(message) && message.id === initializeId)
       setTimeout(() => void session.end(), 1_000).unref();
@@ -287,11 +299,24 @@ async function openSession(
     agentId: actor.id,
     transport,
     lastSeen: Date.now(),
+    inFlight: new Set(),
     end: async () => {
       await transport.close().catch(() => {});
       await ended;
     },
   };
   await relay.start();
+  // the agent's governed calls, counted until answered (set after the relay's own handler)
+  const received = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if (isJSONRPCRequest(message) && message.method === "tools/call")
+      session.inFlight.add(message.id);
+    // a cancelled request is never answered
+    if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+      const cancelled = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+      if (cancelled !== undefined) session.inFlight.delete(cancelled);
+    }
+    received?.(message, extra);
+  };
   return transport;
 }

@@ -11,7 +11,6 @@ import { createMcpGateway } from "@/lib/mcp-gateways/create-mcp-gateway";
 import { disableMcpGateway } from "@/lib/mcp-gateways/disable-mcp-gateway";
 import {
   endIdleSessions,
-  endStaleSessions,
   openHostedSessions,
   serveGatewayRequest,
 } from "@/lib/mcp-gateways/hosted-sessions";
@@ -211,4 +210,44 @@ describe("hosted gateways after the security review", () => {
     expect(statuses).toContain(429);
     expect(openHostedSessions() - before).toBeLessThanOrEqual(32);
   }, 60_000);
+
+  it("M3: a session the upstream keeps talking to still goes idle", async () => {
+    await endIdleSessions(Number.MAX_SAFE_INTEGER);
+    const opened = await initialize("noisy", team.agent.key);
+    expect(opened.status).toBe(200);
+    await opened.text();
+    const sessionId = opened.headers.get("mcp-session-id")!;
+    const initialized = await serve("noisy")(`http://countersign.test/api/mcp/gateways/noisy`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${team.agent.key}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": sessionId,
+        "mcp-protocol-version": "2025-06-18",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    });
+    expect(initialized.status).toBe(202);
+    const lastRequest = Date.now();
+    await sleep(1_500); // the upstream's log line went out meanwhile
+    expect(await endIdleSessions(lastRequest + 15 * MINUTE + 1)).toBe(1);
+    expect(openHostedSessions()).toBe(0);
+  }, 30_000);
+});
+
+describe("an idle sweep", () => {
+  it("keeps a session whose call waits for a person, however long", async () => {
+    await endIdleSessions(Number.MAX_SAFE_INTEGER);
+    const client = await connect("prod-db");
+    const answer = client.callTool({ name: "echo", arguments: { message: "m3" } }, undefined, {
+      timeout: 60_000,
+    });
+    const card = await pendingCard("m3");
+    expect(await endIdleSessions(Date.now() + 60 * MINUTE)).toBe(0);
+    expect((await approve(card)).status).toBe(200);
+    expect(JSON.stringify(((await answer) as CallToolResult).content)).toContain("Echo: m3");
+    // answered, it may go idle
+    expect(await endIdleSessions(Date.now() + 16 * MINUTE)).toBe(1);
+  }, 30_000);
 });
