@@ -9,9 +9,9 @@ import {
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { getDb } from "@/db/client";
-import { mcpGatewayAgents, mcpGateways, type McpGateway } from "@/db/schema";
+import { agentKeys, mcpGatewayAgents, mcpGateways, type McpGateway } from "@/db/schema";
 import { authenticate, type AgentActor } from "@/lib/auth/actor";
 import {
   ApiError,
@@ -46,8 +46,12 @@ import { pinnedFetch, resolveUpstreamTarget } from "./upstream-target";
 //
 // Every request re-reads the gateway: a disabled gateway, an agent no longer allowed or an edited
 // gateway (its revision moved) ends the session at its next request (404: initialize again), so
-// an edit's new URL or headers are used from then on. Sessions end on DELETE, when the upstream
-// closes, and after IDLE_MS without a request.
+// an edit's new URL or headers are used from then on. A tools/call that waited for a person is
+// checked the same way just before it is forwarded (refused if the gateway changed meanwhile),
+// disabling or editing a gateway in this process ends its sessions at once, and the sweeper
+// re-checks every session each minute (other instances' edits, revoked keys). Sessions end on
+// DELETE, when the upstream closes, and after IDLE_MS without a request from the agent (messages
+// the upstream sends on its own do not count; a governed call in flight does).
 
 const IDLE_MS = 15 * 60_000;
 const SWEEP_MS = 60_000;
@@ -84,7 +88,10 @@ const opening = (registry.opening ??= new Map());
 
 function startSweeper() {
   if (registry.sweeper) return;
-  registry.sweeper = setInterval(() => void endIdleSessions(), SWEEP_MS);
+  registry.sweeper = setInterval(
+    () => void Promise.all([endIdleSessions(), endStaleSessions()]).catch(() => {}),
+    SWEEP_MS,
+  );
   registry.sweeper.unref();
 }
 
@@ -95,6 +102,56 @@ export async function endIdleSessions(now = Date.now()): Promise<number> {
   );
   await Promise.all(idle.map((session) => session.end()));
   return idle.length;
+}
+
+/** Ends the sessions whose gateway is disabled or changed, or whose key is off it or revoked. */
+export async function endStaleSessions(): Promise<number> {
+  const sessions = [...registry.sessions.values()];
+  const stale = (
+    await Promise.all(sessions.map(async (s) => ((await stillServed(s)) === null ? null : s)))
+  ).filter((s) => s !== null);
+  await Promise.all(stale.map((session) => session.end()));
+  return stale.length;
+}
+
+/** Ends this process's sessions on a gateway that it no longer serves (disabled or edited here). */
+export async function endGatewaySessions(gatewayId: string): Promise<void> {
+  const sessions = [...registry.sessions.values()].filter((s) => s.gatewayId === gatewayId);
+  await Promise.all(
+    sessions.map(async (s) => {
+      if ((await stillServed(s)) !== null) await s.end();
+    }),
+  ).catch((error: unknown) => log().warn({ err: error }, "Hosted sessions could not be ended"));
+}
+
+/** Why the session may no longer reach its upstream, or null while it may. */
+async function stillServed(
+  session: Pick<HostedSession, "gatewayId" | "gatewayRevision" | "agentId">,
+): Promise<string | null> {
+  const [row] = await getDb()
+    .select({
+      status: mcpGateways.status,
+      revision: mcpGateways.revision,
+      allowed: mcpGatewayAgents.agentKeyId,
+      live: agentKeys.id,
+    })
+    .from(mcpGateways)
+    .leftJoin(
+      mcpGatewayAgents,
+      and(
+        eq(mcpGatewayAgents.gatewayId, mcpGateways.id),
+        eq(mcpGatewayAgents.agentKeyId, session.agentId),
+      ),
+    )
+    .leftJoin(
+      agentKeys,
+      and(eq(agentKeys.id, mcpGatewayAgents.agentKeyId), isNull(agentKeys.revokedAt)),
+    )
+    .where(eq(mcpGateways.id, session.gatewayId));
+  if (!row || row.status !== "enabled") return "the gateway was disabled";
+  if (row.revision !== session.gatewayRevision) return "the gateway was changed";
+  if (row.allowed === null || row.live === null) return "this agent key is no longer allowed";
+  return null;
 }
 
 // The countersign-mcp-gateway package, loaded by its name: its build (lib/mcp-gateway/dist, made by
@@ -221,13 +278,21 @@ async function openSession(
   const headers = openHeaders(gateway);
   const secrets = secretsOf(headers);
   const fetchUpstream = pinnedFetch(target);
-  const upstream = new GuardedUpstream(
-    new StreamableHTTPClientTransport(new URL(gateway.url), {
-      requestInit: { headers },
-      fetch: fetchUpstream,
-    }),
-    secrets,
-  );
+  const connection = new StreamableHTTPClientTransport(new URL(gateway.url), {
+    requestInit: { headers },
+    fetch: fetchUpstream,
+  });
+  // A tools/call is forwarded after its decision, perhaps much later: checked again just before
+  // (refused, it is answered as an error of that call; the session ends at its next request).
+  const forward = connection.send.bind(connection);
+  connection.send = async (message, options) => {
+    if (isJSONRPCRequest(message) && message.method === "tools/call") {
+      const why = await stillServed(session);
+      if (why !== null) throw new Error(`not forwarded: ${why} while the call waited`);
+    }
+    return forward(message, options);
+  };
+  const upstream = new GuardedUpstream(connection, secrets);
   const say = (line: string) =>
     log().warn({ gateway: gateway.name, agentId: actor.id }, redact(line, secrets));
 

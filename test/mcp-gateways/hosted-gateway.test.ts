@@ -237,7 +237,7 @@ describe("a hosted gateway", () => {
     expect(outsider.body.error.code).toBe("not_found");
   });
 
-  it("ends an open session at its next request once the gateway is edited (404: initialize again)", async () => {
+  it("ends an open session once the gateway is edited (404: initialize again)", async () => {
     const { client, transport } = await connect();
     await client.listTools();
     const listed = await admin.get("/mcp-gateways");
@@ -260,7 +260,8 @@ describe("a hosted gateway", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" }),
     });
     expect(ping.status).toBe(404);
-    expect((await ping.json()).error.message).toContain("gateway was changed");
+    // ended by the edit itself, or (had it not finished yet) at this request
+    expect((await ping.json()).error.message).toMatch(/session ended|gateway was changed/);
     // a new session works on the new settings
     const again = await connect();
     expect((await again.client.listTools()).tools.length).toBeGreaterThan(0);

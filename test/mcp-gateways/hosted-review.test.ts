@@ -11,6 +11,7 @@ import { createMcpGateway } from "@/lib/mcp-gateways/create-mcp-gateway";
 import { disableMcpGateway } from "@/lib/mcp-gateways/disable-mcp-gateway";
 import {
   endIdleSessions,
+  endStaleSessions,
   openHostedSessions,
   serveGatewayRequest,
 } from "@/lib/mcp-gateways/hosted-sessions";
@@ -194,6 +195,50 @@ describe("hosted gateways after the security review", () => {
     expect(refused.status).toBe(404);
     expect((await refused.json()).error.code).toBe("not_found");
   });
+
+  it("M2: never forwards a waiting call once the gateway was disabled meanwhile", async () => {
+    const client = await connect("prod-db");
+    const answer = client
+      .callTool({ name: "echo", arguments: { message: "m2" } }, undefined, { timeout: 60_000 })
+      .then(
+        (result) => JSON.stringify((result as CallToolResult).content),
+        (error: Error) => error.message,
+      );
+    const card = await pendingCard("m2");
+    // as another instance would: the row changes, nothing here is told
+    const [before] = await getDb()
+      .select()
+      .from(mcpGateways)
+      .where(eq(mcpGateways.name, "prod-db"));
+    await getDb()
+      .update(mcpGateways)
+      .set({ status: "disabled", revision: sql`${mcpGateways.revision} + 1` })
+      .where(eq(mcpGateways.id, before!.id));
+    try {
+      expect((await approve(card)).status).toBe(200);
+      const text = await answer;
+      expect(text).not.toContain("Echo: m2");
+      expect(text).toContain("disabled");
+      // the sweeper's re-check ends it (and the sessions on the gateway's older revision)
+      expect(await endStaleSessions()).toBeGreaterThanOrEqual(1);
+    } finally {
+      await getDb()
+        .update(mcpGateways)
+        .set({ status: "enabled", revision: sql`${mcpGateways.revision} + 1` })
+        .where(eq(mcpGateways.id, before!.id));
+    }
+  }, 60_000);
+
+  it("M2: disabling a gateway in this process ends its sessions at once", async () => {
+    await connect("spare");
+    const before = openHostedSessions();
+    const [spare] = await getDb().select().from(mcpGateways).where(eq(mcpGateways.name, "spare"));
+    await disableMcpGateway(OPERATOR, spare!.id);
+    await waitUntil(async () => openHostedSessions() === before - 1, {
+      timeoutMs: 10_000,
+      what: "the session ended",
+    });
+  }, 30_000);
 
   it("L3: racing initializes do not get past the 32-session cap", async () => {
     const racer = await makeAgentKey({ name: "Racer bot", queues: [team.queue.name] });
