@@ -10,6 +10,10 @@ import { CallInput, type CreateBatchInput } from "@/lib/batches/batch-input";
 import { chooseQueue, planOpenBatch, readPauseContextWith } from "@/lib/batches/open-batch";
 import { InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { commit } from "@/lib/events/commit";
+import {
+  HOSTED_GATEWAY_PREFIX,
+  type HostedGatewayRef,
+} from "@/lib/mcp-gateways/hosted-call-marker";
 import { SingleLineText } from "@/lib/text/stored-text";
 import {
   GatedOutcome,
@@ -29,7 +33,11 @@ import {
 
 export const RecordGatedCallInput = CallInput.extend({
   /** the gateway's name (its upstream MCP server): a decision is picked up by the same gateway only */
-  gateway: SingleLineText.min(1).max(200),
+  gateway: SingleLineText.min(1)
+    .max(200)
+    .refine((name) => !name.startsWith(HOSTED_GATEWAY_PREFIX), {
+      message: `'${HOSTED_GATEWAY_PREFIX}' names are reserved for the server's hosted gateways`,
+    }),
   /**
    * a fingerprint of the gateway's upstream (a hash of its command or URL): a decision is picked
    * up only by a gateway of the same name in front of the same upstream
@@ -59,11 +67,15 @@ export type RecordGatedCallInput = z.infer<typeof RecordGatedCallInput>;
  * (PICKUP_WINDOW_MS) and in the queue this call would go to now: decided, it is answered from
  * that decision and used (once); still waiting, the gateway waits on that card instead of a new one.
  * A deny rule in force wins over an earlier approval.
+ * A hosted gateway's calls (`hosted`, known only in-process) are keyed `hosted:<its id>`, which
+ * no agent can send: an agent calling the API itself with the gateway's name never writes a card
+ * that gateway picks up, and a renamed or re-created gateway does not inherit unused approvals.
  */
 export async function recordGatedCall(
   actor: Actor,
   runId: string,
   body: unknown,
+  hosted: HostedGatewayRef | null = null,
 ): Promise<{ answer: GatedCallAnswer & { reported: string[] }; created: boolean }> {
   const agent = requireAgent(actor);
   // An own `__proto__` key of the arguments: the schema's record would drop it silently, so the
@@ -73,8 +85,10 @@ export async function recordGatedCall(
       { path: "args.__proto__", message: "a key named __proto__ is not accepted" },
     ]);
   const input = parseInput(RecordGatedCallInput, body);
-  const { gateway, upstream, queue, timeoutSecs, outcomes = [], ...asked } = input;
-  // The pick-up key: the gateway's name, and its upstream's fingerprint when it sent one (a name
+  const { gateway: named, upstream, queue, timeoutSecs, outcomes = [], ...asked } = input;
+  const server = hosted?.name ?? named;
+  const gateway = hosted ? `${HOSTED_GATEWAY_PREFIX}${hosted.id}` : named;
+  // The pick-up key: the gateway, and its upstream's fingerprint when it sent one (a name
   // holds no line break, so the two cannot run together).
   const pickupKey = upstream === undefined ? gateway : `${gateway}\n${upstream}`;
   // Policies match `server.tool` (metadata.mcp.tool): the gateway's name is the server's.
@@ -83,7 +97,7 @@ export async function recordGatedCall(
     ...asked,
     metadata: {
       ...asked.metadata,
-      mcp: { ...mcp, server: gateway, tool: `${gateway}.${asked.toolName}` },
+      mcp: { ...mcp, server, tool: `${server}.${asked.toolName}` },
     },
   };
   const batchInput: CreateBatchInput = {

@@ -7,6 +7,7 @@ import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/commit";
 import { managerOf, requireAdmin, stillAdmin, type QueueCaller } from "@/lib/queues/queue-access";
 import { gatewayView, type McpGatewayView } from "./gateway-record";
+import { endGatewaySessions } from "./hosted-sessions";
 
 /**
  * `POST /mcp-gateways/{id}/disable` (admins): agents can no longer connect, and sessions open on
@@ -45,5 +46,7 @@ export async function disableMcpGateway(
       }),
     ]);
   });
+  // its sessions here end now, not at their next request (not awaited: ending drains them)
+  void endGatewaySessions(gatewayId);
   return gatewayView(db, gatewayId);
 }

@@ -26,6 +26,7 @@ import {
   UpstreamHeaders,
   type McpGatewayView,
 } from "./gateway-record";
+import { endGatewaySessions } from "./hosted-sessions";
 import { checkUpstreamUrl } from "./upstream-target";
 
 export const EditMcpGatewayInput = z.strictObject({
@@ -164,5 +165,7 @@ export async function editMcpGateway(
       }),
     ]);
   });
+  // its sessions here end now, not at their next request (not awaited: ending drains them)
+  void endGatewaySessions(gatewayId);
   return gatewayView(db, gatewayId);
 }

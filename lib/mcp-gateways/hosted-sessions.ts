@@ -3,16 +3,18 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import {
   isInitializeRequest,
   isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResponse,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { getDb } from "@/db/client";
-import { mcpGatewayAgents, mcpGateways, type McpGateway } from "@/db/schema";
+import { agentKeys, mcpGatewayAgents, mcpGateways, type McpGateway } from "@/db/schema";
 import { authenticate, type AgentActor } from "@/lib/auth/actor";
 import {
   ApiError,
-  ForbiddenError,
   InvalidRequestError,
   NotFoundError,
   RateLimitedError,
@@ -44,8 +46,12 @@ import { pinnedFetch, resolveUpstreamTarget } from "./upstream-target";
 //
 // Every request re-reads the gateway: a disabled gateway, an agent no longer allowed or an edited
 // gateway (its revision moved) ends the session at its next request (404: initialize again), so
-// an edit's new URL or headers are used from then on. Sessions end on DELETE, when the upstream
-// closes, and after IDLE_MS without a request.
+// an edit's new URL or headers are used from then on. A tools/call that waited for a person is
+// checked the same way just before it is forwarded (refused if the gateway changed meanwhile),
+// disabling or editing a gateway in this process ends its sessions at once, and the sweeper
+// re-checks every session each minute (other instances' edits, revoked keys). Sessions end on
+// DELETE, when the upstream closes, and after IDLE_MS without a request from the agent (messages
+// the upstream sends on its own do not count; a governed call in flight does).
 
 const IDLE_MS = 15 * 60_000;
 const SWEEP_MS = 60_000;
@@ -60,31 +66,92 @@ type HostedSession = {
   gatewayRevision: number;
   agentId: string;
   transport: WebStandardStreamableHTTPServerTransport;
+  /** the agent's last request, or the last answer to one */
   lastSeen: number;
+  /** the agent's tools/call requests not answered yet (a call waiting for a person is not idle) */
+  inFlight: Set<RequestId>;
   /** ends the session (as a DELETE would) and resolves once its run was closed */
   end: () => Promise<void>;
 };
 
 // One table per process (lib/http/server.ts loads lib/ twice: its own copy and Next.js's).
-const registry = ((
+const registry: Registry = ((
   globalThis as { __countersignMcpGatewaySessions?: Registry }
 ).__countersignMcpGatewaySessions ??= { sessions: new Map(), sweeper: null });
 type Registry = {
   sessions: Map<string, HostedSession>;
   sweeper: ReturnType<typeof setInterval> | null;
+  /** per agent key, sessions being opened (counted against the cap before the first await) */
+  opening?: Map<string, number>;
 };
+const opening = (registry.opening ??= new Map());
 
 function startSweeper() {
   if (registry.sweeper) return;
-  registry.sweeper = setInterval(() => void endIdleSessions(), SWEEP_MS);
+  registry.sweeper = setInterval(
+    () => void Promise.all([endIdleSessions(), endStaleSessions()]).catch(() => {}),
+    SWEEP_MS,
+  );
   registry.sweeper.unref();
 }
 
-/** Ends the sessions without a request (or a message to their agent) for IDLE_MS by `now`. */
+/** Ends the sessions with no request from their agent for IDLE_MS by `now` and no call in flight. */
 export async function endIdleSessions(now = Date.now()): Promise<number> {
-  const idle = [...registry.sessions.values()].filter((s) => now - s.lastSeen > IDLE_MS);
+  const idle = [...registry.sessions.values()].filter(
+    (s) => s.inFlight.size === 0 && now - s.lastSeen > IDLE_MS,
+  );
   await Promise.all(idle.map((session) => session.end()));
   return idle.length;
+}
+
+/** Ends the sessions whose gateway is disabled or changed, or whose key is off it or revoked. */
+export async function endStaleSessions(): Promise<number> {
+  const sessions = [...registry.sessions.values()];
+  const stale = (
+    await Promise.all(sessions.map(async (s) => ((await stillServed(s)) === null ? null : s)))
+  ).filter((s) => s !== null);
+  await Promise.all(stale.map((session) => session.end()));
+  return stale.length;
+}
+
+/** Ends this process's sessions on a gateway that it no longer serves (disabled or edited here). */
+export async function endGatewaySessions(gatewayId: string): Promise<void> {
+  const sessions = [...registry.sessions.values()].filter((s) => s.gatewayId === gatewayId);
+  await Promise.all(
+    sessions.map(async (s) => {
+      if ((await stillServed(s)) !== null) await s.end();
+    }),
+  ).catch((error: unknown) => log().warn({ err: error }, "Hosted sessions could not be ended"));
+}
+
+/** Why the session may no longer reach its upstream, or null while it may. */
+async function stillServed(
+  session: Pick<HostedSession, "gatewayId" | "gatewayRevision" | "agentId">,
+): Promise<string | null> {
+  const [row] = await getDb()
+    .select({
+      status: mcpGateways.status,
+      revision: mcpGateways.revision,
+      allowed: mcpGatewayAgents.agentKeyId,
+      live: agentKeys.id,
+    })
+    .from(mcpGateways)
+    .leftJoin(
+      mcpGatewayAgents,
+      and(
+        eq(mcpGatewayAgents.gatewayId, mcpGateways.id),
+        eq(mcpGatewayAgents.agentKeyId, session.agentId),
+      ),
+    )
+    .leftJoin(
+      agentKeys,
+      and(eq(agentKeys.id, mcpGatewayAgents.agentKeyId), isNull(agentKeys.revokedAt)),
+    )
+    .where(eq(mcpGateways.id, session.gatewayId));
+  if (!row || row.status !== "enabled") return "the gateway was disabled";
+  if (row.revision !== session.gatewayRevision) return "the gateway was changed";
+  if (row.allowed === null || row.live === null) return "this agent key is no longer allowed";
+  return null;
 }
 
 // The countersign-mcp-gateway package, loaded by its name: its build (lib/mcp-gateway/dist, made by
@@ -146,19 +213,29 @@ export async function serveGatewayRequest(request: Request, name: string): Promi
       "Start an MCP session first: POST an initialize request (without Mcp-Session-Id).",
       [{ path: "(body)", message: "expected an initialize request" }],
     );
-  const held = [...registry.sessions.values()].filter((s) => s.agentId === actor.id).length;
+  // Counted and reserved before the first await, so racing initializes cannot pass the cap.
+  const held =
+    [...registry.sessions.values()].filter((s) => s.agentId === actor.id).length +
+    (opening.get(actor.id) ?? 0);
   if (held >= MAX_SESSIONS_PER_AGENT)
     throw new RateLimitedError(
       60,
       `This agent key holds ${held} open sessions on hosted MCP gateways; end some (DELETE) or wait for them to go idle.`,
     );
-  const transport = await openSession(
-    gateway,
-    actor,
-    request,
-    (body as unknown as { id: RequestId }).id,
-  );
-  return transport.handleRequest(request, { parsedBody: body });
+  opening.set(actor.id, (opening.get(actor.id) ?? 0) + 1);
+  try {
+    const transport = await openSession(
+      gateway,
+      actor,
+      request,
+      (body as unknown as { id: RequestId }).id,
+    );
+    return await transport.handleRequest(request, { parsedBody: body });
+  } finally {
+    const left = (opening.get(actor.id) ?? 1) - 1;
+    if (left > 0) opening.set(actor.id, left);
+    else opening.delete(actor.id);
+  }
 }
 
 /** 404 is what MCP clients take as "the session is gone, initialize again". */
@@ -176,11 +253,10 @@ async function gatewayFor(name: string, actor: AgentActor): Promise<McpGateway> 
       ),
     )
     .where(eq(mcpGateways.name, name));
-  if (!row || row.gateway.status !== "enabled")
-    throw new NotFoundError(`MCP gateway '${name}' (unknown or disabled)`);
-  if (row.allowed === null)
-    throw new ForbiddenError(
-      `Agent key '${actor.name}' is not allowed on MCP gateway '${name}': an admin can allow it on the MCP gateways page.`,
+  // A key not allowed on it is answered as for an unknown gateway: a 403 would confirm the name.
+  if (!row || row.gateway.status !== "enabled" || row.allowed === null)
+    throw new NotFoundError(
+      `MCP gateway '${name}' (unknown, disabled, or not open to agent key '${actor.name}')`,
     );
   return row.gateway;
 }
@@ -202,13 +278,21 @@ async function openSession(
   const headers = openHeaders(gateway);
   const secrets = secretsOf(headers);
   const fetchUpstream = pinnedFetch(target);
-  const upstream = new GuardedUpstream(
-    new StreamableHTTPClientTransport(new URL(gateway.url), {
-      requestInit: { headers },
-      fetch: fetchUpstream,
-    }),
-    secrets,
-  );
+  const connection = new StreamableHTTPClientTransport(new URL(gateway.url), {
+    requestInit: { headers },
+    fetch: fetchUpstream,
+  });
+  // A tools/call is forwarded after its decision, perhaps much later: checked again just before
+  // (refused, it is answered as an error of that call; the session ends at its next request).
+  const forward = connection.send.bind(connection);
+  connection.send = async (message, options) => {
+    if (isJSONRPCRequest(message) && message.method === "tools/call") {
+      const why = await stillServed(session);
+      if (why !== null) throw new Error(`not forwarded: ${why} while the call waited`);
+    }
+    return forward(message, options);
+  };
+  const upstream = new GuardedUpstream(connection, secrets);
   const say = (line: string) =>
     log().warn({ gateway: gateway.name, agentId: actor.id }, redact(line, secrets));
 
@@ -222,7 +306,10 @@ async function openSession(
     {
       baseUrl: OWN_API_BASE,
       apiKey: agentKey,
-      fetch: ownApiFetch(request.headers.get(CLIENT_ADDRESS_HEADER)),
+      fetch: ownApiFetch(request.headers.get(CLIENT_ADDRESS_HEADER), {
+        id: gateway.id,
+        name: gateway.name,
+      }),
     },
     () => ({
       // the gateway's name is the server's name on cards and in policies (`name.tool`)
@@ -243,10 +330,14 @@ async function openSession(
       startSweeper();
     },
   });
-  // What reaches the agent keeps the session alive (progress while a call waits for a person).
+  // An answer to the agent's request counts as activity; what the upstream sends on its own
+  // (log lines, resource updates) does not, or an abandoned session would never go idle.
   const send = transport.send.bind(transport);
   transport.send = (message, options) => {
-    session.lastSeen = Date.now();
+    if (isJSONRPCResponse(message) || isJSONRPCErrorResponse(message)) {
+      session.lastSeen = Date.now();
+      if (message.id !== undefined) session.inFlight.delete(message.id);
+    }
     // An initialize the upstream refused leaves nothing to keep: the session ends once answered.
     if (isJSONRPCErrorResponse(message) && message.id === initializeId)
       setTimeout(() => void session.end(), 1_000).unref();
@@ -273,11 +364,24 @@ async function openSession(
     agentId: actor.id,
     transport,
     lastSeen: Date.now(),
+    inFlight: new Set(),
     end: async () => {
       await transport.close().catch(() => {});
       await ended;
     },
   };
   await relay.start();
+  // the agent's governed calls, counted until answered (set after the relay's own handler)
+  const received = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if (isJSONRPCRequest(message) && message.method === "tools/call")
+      session.inFlight.add(message.id);
+    // a cancelled request is never answered
+    if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+      const cancelled = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+      if (cancelled !== undefined) session.inFlight.delete(cancelled);
+    }
+    received?.(message, extra);
+  };
   return transport;
 }

@@ -1,4 +1,5 @@
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
+import { markHostedCall, type HostedGatewayRef } from "./hosted-call-marker";
 
 // How a hosted gateway's gate (the countersign-mcp-gateway package's CountersignGate, over
 // @countersign/sdk) reaches Countersign: in-process, through the same route handlers an agent's
@@ -12,9 +13,11 @@ import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 /** The SDK's base URL for in-process calls: never resolved, only routed. */
 export const OWN_API_BASE = "http://countersign.in-process";
 
-export function ownApiFetch(clientAddress: string | null) {
+/** `hosted`: the gateway whose gate calls (its calls are keyed by its id: hosted-call-marker.ts). */
+export function ownApiFetch(clientAddress: string | null, hosted?: HostedGatewayRef) {
   return async (input: string, init?: RequestInit): Promise<Response> => {
     const request = new Request(input, init);
+    if (hosted) markHostedCall(request, hosted);
     // the agent's address for the rate limits, as the server stamped it on the agent's request
     if (clientAddress) request.headers.set(CLIENT_ADDRESS_HEADER, clientAddress);
     else request.headers.delete(CLIENT_ADDRESS_HEADER);

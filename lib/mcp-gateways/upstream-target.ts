@@ -143,8 +143,42 @@ function webResponse(response: IncomingMessage): Response {
   const status = response.statusCode ?? 502;
   const empty = status === 204 || status === 304 || status < 200;
   if (empty) response.resume();
-  return new Response(
-    empty ? null : (Readable.toWeb(response) as unknown as ReadableStream<Uint8Array>),
-    { status: status < 200 ? 502 : status, headers },
-  );
+  const body = empty
+    ? null
+    : (Readable.toWeb(response) as unknown as ReadableStream<Uint8Array>).pipeThrough(
+        capped(response, headers.get("content-type")?.startsWith("text/event-stream") ?? false),
+      );
+  return new Response(body, { status: status < 200 ? 502 : status, headers });
+}
+
+/** The most an upstream's answer, or one event of its stream, may hold. */
+export const MAX_UPSTREAM_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Errors the body (and drops the connection) once an answer, or one event of an event stream,
+ * passes MAX_UPSTREAM_MESSAGE_BYTES: the MCP transport buffers each whole before parsing it, so
+ * an upstream answering without end would exhaust the shared server's memory. A stream of small
+ * events is counted per event (an event ends at a blank line), so a long session is not cut.
+ */
+function capped(response: IncomingMessage, stream: boolean): TransformStream<Uint8Array> {
+  let held = 0;
+  return new TransformStream({
+    transform(chunk, controller) {
+      const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const lf = stream ? bytes.lastIndexOf("\n\n") : -1;
+      const crlf = stream ? bytes.lastIndexOf("\r\n\r\n") : -1;
+      const ended = Math.max(lf === -1 ? -1 : lf + 2, crlf === -1 ? -1 : crlf + 4);
+      held = ended === -1 ? held + bytes.length : bytes.length - ended;
+      if (held > MAX_UPSTREAM_MESSAGE_BYTES) {
+        response.destroy();
+        controller.error(
+          new Error(
+            `the upstream's ${stream ? "event" : "answer"} is over ${MAX_UPSTREAM_MESSAGE_BYTES / 1024 / 1024} MiB`,
+          ),
+        );
+        return;
+      }
+      controller.enqueue(chunk);
+    },
+  });
 }

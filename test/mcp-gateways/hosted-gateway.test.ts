@@ -216,7 +216,7 @@ describe("a hosted gateway", () => {
     expect(JSON.stringify(env.content)).not.toContain("PATH");
   });
 
-  it("answers without an agent key 401, an unknown or disabled gateway 404, a key not allowed 403", async () => {
+  it("answers without an agent key 401, an unknown or disabled gateway or a key not allowed 404", async () => {
     const none = await initialize("everything");
     expect(none.status).toBe(401);
     expect(none.body.error.code).toBe("unauthenticated");
@@ -231,13 +231,13 @@ describe("a hosted gateway", () => {
     expect(disabled.status).toBe(404);
     expect(disabled.body.error.message).toContain("disabled");
 
+    // a key not allowed on it is not told the gateway exists
     const outsider = await initialize("everything", outsiderKey);
-    expect(outsider.status).toBe(403);
-    expect(outsider.body.error.code).toBe("forbidden");
-    expect(outsider.body.error.message).toContain("not allowed on MCP gateway 'everything'");
+    expect(outsider.status).toBe(404);
+    expect(outsider.body.error.code).toBe("not_found");
   });
 
-  it("ends an open session at its next request once the gateway is edited (404: initialize again)", async () => {
+  it("ends an open session once the gateway is edited (404: initialize again)", async () => {
     const { client, transport } = await connect();
     await client.listTools();
     const listed = await admin.get("/mcp-gateways");
@@ -260,7 +260,8 @@ describe("a hosted gateway", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" }),
     });
     expect(ping.status).toBe(404);
-    expect((await ping.json()).error.message).toContain("gateway was changed");
+    // ended by the edit itself, or (had it not finished yet) at this request
+    expect((await ping.json()).error.message).toMatch(/session ended|gateway was changed/);
     // a new session works on the new settings
     const again = await connect();
     expect((await again.client.listTools()).tools.length).toBeGreaterThan(0);

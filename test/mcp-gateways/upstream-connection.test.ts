@@ -18,6 +18,20 @@ beforeAll(async () => {
     seen.push(request.headers);
     if (request.url === "/moved")
       return void response.writeHead(302, { location: "http://169.254.169.254/" }).end();
+    if (request.url === "/huge") {
+      // 6 MiB of one JSON answer, or of one event that never ends
+      const sse = request.headers.accept === "text/event-stream";
+      response.writeHead(200, { "content-type": sse ? "text/event-stream" : "application/json" });
+      if (sse) response.write("event: message\ndata: ok\n\n".repeat(50_000));
+      const chunk = "x".repeat(64 * 1024);
+      for (let i = 0; i < 96; i++) response.write(chunk);
+      return void response.end();
+    }
+    if (request.url === "/events") {
+      // many small events: 6 MiB in all, none big
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      return void response.end(`data: ${"y".repeat(100)}\n\n`.repeat(60_000));
+    }
     response.writeHead(200, { "content-type": "text/plain" }).end("upstream answer");
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -35,6 +49,23 @@ const checked = () => ({
 });
 
 describe("pinnedFetch", () => {
+  it("refuses an answer, or one event of a stream, over 4 MiB (L5: the server's memory)", async () => {
+    const fetchUpstream = pinnedFetch(checked());
+    try {
+      for (const accept of ["application/json", "text/event-stream"]) {
+        const response = await fetchUpstream(`http://mcp.upstream.invalid:${port}/huge`, {
+          headers: { accept },
+        });
+        await expect(response.text()).rejects.toThrow(/over 4 MiB/);
+      }
+      // a long stream of small events is not cut
+      const events = await fetchUpstream(`http://mcp.upstream.invalid:${port}/events`);
+      expect((await events.text()).length).toBeGreaterThan(6_000_000);
+    } finally {
+      fetchUpstream.close();
+    }
+  });
+
   it("connects to the checked address, keeping the name as the Host", async () => {
     const fetchUpstream = pinnedFetch(checked());
     try {
