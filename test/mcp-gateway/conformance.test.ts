@@ -117,23 +117,44 @@ async function compare(name: string, host: EverythingHost) {
       `  fail: ${through.failed.join(", ")}`,
     ].join("\n"),
   );
-  const lost = directly.passed.filter((scenario) => !through.passed.includes(scenario));
-  expect(lost, `passing directly, failing through the gateway:\n${through.output}`).toEqual([]);
+  const missing = directly.passed.filter((scenario) => !through.passed.includes(scenario));
+  // A scenario missing through the gateway is run once more on its own before it counts as lost:
+  // on a loaded 2-core machine one of 32 scenarios run at once can miss the suite's own time
+  // limit. A scenario the gateway really breaks fails again, and its output is shown.
+  const lost: string[] = [];
+  const outputs: string[] = [];
+  for (const scenario of missing) {
+    const again = await conformance(gatewayUrl, scenario);
+    console.log(
+      `${scenario} missing through the gateway; run again alone: ${again.passed.length ? "passed" : "failed"}`,
+    );
+    if (!again.passed.includes(scenario)) {
+      lost.push(scenario);
+      outputs.push(again.output);
+    }
+  }
+  expect(lost, `passing directly, failing through the gateway:\n${outputs.join("\n")}`).toEqual([]);
   return directly;
 }
 
 type Verdicts = { passed: string[]; failed: string[]; output: string };
 
 /**
- * The suite's server scenarios against `url` (`--suite all`: the pending ones too), read from its
- * summary: ✓ when none of a scenario's checks failed.
+ * The suite's server scenarios against `url` (`--suite all`: the pending ones too; or the one
+ * `scenario`), read from its summary: ✓ when none of a scenario's checks failed.
  */
-async function conformance(url: string): Promise<Verdicts> {
+async function conformance(url: string, scenario?: string): Promise<Verdicts> {
   let output: string;
   try {
     const run = await promisify(execFile)(
       node24,
-      [CONFORMANCE_CLI, "server", "--url", url, "--suite", "all"],
+      [
+        CONFORMANCE_CLI,
+        "server",
+        "--url",
+        url,
+        ...(scenario ? ["--scenario", scenario] : ["--suite", "all"]),
+      ],
       {
         timeout: 150_000,
         maxBuffer: 16 * 1024 * 1024,
@@ -144,6 +165,12 @@ async function conformance(url: string): Promise<Verdicts> {
     // It exits 1 when any scenario fails; the summary is still there.
     const failed = error as { stdout?: string; stderr?: string };
     output = `${failed.stdout ?? ""}${failed.stderr ?? ""}`;
+  }
+  if (scenario) {
+    // One scenario prints its own tally ("Passed: 1/1, 0 failed, 0 warnings"), no summary.
+    const tally = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(output);
+    const passed = tally !== null && Number(tally[2]) > 0 && tally[3] === "0";
+    return { passed: passed ? [scenario] : [], failed: passed ? [] : [scenario], output };
   }
   const summary = output.split("=== SUMMARY ===")[1];
   if (!summary) throw new Error(`The conformance suite printed no summary:\n${output}`);
