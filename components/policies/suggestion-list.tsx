@@ -48,26 +48,32 @@ export function SuggestionList({
     });
   }
 
+  // What was just done stays said after the refresh, also when it took the last suggestion away.
+  const notes = Object.values(done).map((message) => (
+    <p key={message} role="status" className={settings.note}>
+      {message}
+    </p>
+  ));
+
   if (answer.suggestions.length === 0)
     return (
-      <section className={settings.panel} data-testid="no-suggestions">
-        <p className={styles.none}>
-          Nothing to suggest for {queue.name}: no agent and tool was approved as asked{" "}
-          {answer.minApprovals} times in the last 30 days without ever being rejected, edited or
-          left to expire.
-          {answer.dismissed > 0 &&
-            ` (${answer.dismissed} dismissed ${answer.dismissed === 1 ? "suggestion is" : "suggestions are"} hidden.)`}
-        </p>
-      </section>
+      <>
+        {notes}
+        <section className={settings.panel} data-testid="no-suggestions">
+          <p className={styles.none}>
+            Nothing to suggest for {queue.name}: no agent and tool was approved as asked{" "}
+            {answer.minApprovals} times in the last 30 days without ever being rejected, edited or
+            left to expire.
+            {answer.dismissed > 0 &&
+              ` (${answer.dismissed} dismissed ${answer.dismissed === 1 ? "suggestion is" : "suggestions are"} hidden.)`}
+          </p>
+        </section>
+      </>
     );
 
   return (
     <>
-      {Object.values(done).map((message) => (
-        <p key={message} role="status" className={settings.note}>
-          {message}
-        </p>
-      ))}
+      {notes}
       <ol className={styles.rules} aria-label={`Suggestions for ${queue.name}`}>
         {answer.suggestions.map((s) => (
           <li key={s.id} className={styles.rule} data-testid="suggestion">
