@@ -102,12 +102,25 @@ async function gatewayInFront(name: string, upstreamUrl: string): Promise<string
   });
 }
 
-/** Both runs of the suite, at once: directly against `host`, and through a gateway before it. */
-async function compare(name: string, host: EverythingHost) {
+/**
+ * Both runs of the suite, at once: directly against `host`, and through a gateway before it.
+ * `expected` are the scenarios the direct run must pass (it proves the run reached the server).
+ */
+async function compare(name: string, host: EverythingHost, expected: string[]) {
   hosts.push(host);
   const gatewayUrl = await gatewayInFront(name, host.url);
   const started = Date.now();
   const [directly, through] = await Promise.all([conformance(host.url), conformance(gatewayUrl)]);
+  // Both runs share a loaded 2-core machine, so an expected scenario can miss the suite's own
+  // time limit directly too: it is run once more alone before the direct run counts as broken.
+  for (const scenario of expected.filter((s) => !directly.passed.includes(s))) {
+    const again = await conformance(host.url, scenario);
+    console.log(
+      `${scenario} missing directly; run again alone: ${again.passed.length ? "passed" : "failed"}`,
+    );
+    if (again.passed.includes(scenario)) directly.passed.push(scenario);
+  }
+  expect(directly.passed).toEqual(expect.arrayContaining(expected));
   console.log(
     [
       `MCP conformance against ${name} (${Date.now() - started} ms)`,
@@ -134,7 +147,6 @@ async function compare(name: string, host: EverythingHost) {
     }
   }
   expect(lost, `passing directly, failing through the gateway:\n${outputs.join("\n")}`).toEqual([]);
-  return directly;
 }
 
 type Verdicts = { passed: string[]; failed: string[]; output: string };
@@ -181,46 +193,40 @@ async function conformance(url: string, scenario?: string): Promise<Verdicts> {
 }
 
 it("every scenario that passes against server-everything directly passes through the gateway", async () => {
-  const directly = await compare("everything", await startEverything());
   // The run reached the server: these need nothing server-everything lacks.
-  expect(directly.passed).toEqual(
-    expect.arrayContaining([
-      "server-initialize",
-      "ping",
-      "tools-list",
-      "tools-call-simple-text",
-      "resources-list",
-      "prompts-list",
-    ]),
-  );
+  await compare("everything", await startEverything(), [
+    "server-initialize",
+    "ping",
+    "tools-list",
+    "tools-call-simple-text",
+    "resources-list",
+    "prompts-list",
+  ]);
 }, 300_000);
 
 it("every scenario that passes against the suite's fixtures directly passes through the gateway", async () => {
-  const directly = await compare("fixtures", await startMcpHost(createConformanceFixtures));
   // What server-everything cannot show: content types, progress, logging, sampling and
   // elicitation during a gated call; resources, prompts and completion.
-  expect(directly.passed).toEqual(
-    expect.arrayContaining([
-      "tools-call-image",
-      "tools-call-audio",
-      "tools-call-embedded-resource",
-      "tools-call-mixed-content",
-      "tools-call-with-logging",
-      "tools-call-with-progress",
-      "tools-call-sampling",
-      "tools-call-elicitation",
-      "elicitation-sep1034-defaults",
-      "elicitation-sep1330-enums",
-      "resources-read-text",
-      "resources-read-binary",
-      "resources-templates-read",
-      "prompts-get-simple",
-      "prompts-get-with-args",
-      "prompts-get-embedded-resource",
-      "prompts-get-with-image",
-      "completion-complete",
-    ]),
-  );
+  await compare("fixtures", await startMcpHost(createConformanceFixtures), [
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-with-logging",
+    "tools-call-with-progress",
+    "tools-call-sampling",
+    "tools-call-elicitation",
+    "elicitation-sep1034-defaults",
+    "elicitation-sep1330-enums",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "completion-complete",
+  ]);
   // Through the gateway, those calls went through the gate: each is a call of a batch.
   const gated = await getDb().select({ toolName: calls.toolName }).from(calls);
   expect(gated.map((call) => call.toolName)).toEqual(
