@@ -127,15 +127,13 @@ const serverFiles = [
 const fileImports = new Map(serverFiles.map((file) => [file, tsImports(join(root, file))]));
 
 // The folders still inside a circle: one, through folders that hold both a bottom piece and a top
-// one. `db/write-batch.ts` reports to `lib/metrics`, which reads `lib/errors`, which imports
-// `db/sqlite-error.ts` and `lib/http/response-text.ts`; `lib/http` holds both `client-address.ts`
+// one. `lib/errors` imports `lib/http/response-text.ts`; `lib/http` holds both `client-address.ts`
 // (read by `lib/auth`) and the route wrapper and the server (which read `lib/auth` and
 // `lib/events`); `lib/auth/actor.ts`, imported everywhere, resolves sessions through
 // `better-auth.ts`, which imports `lib/sso`. Issue 27 item 8 asks for none: this list may only
 // shrink. A folder that leaves the circle fails this test until it is taken off the list, and one
 // that joins it fails it too.
 const STILL_IN_A_CIRCLE = [
-  "db",
   "lib/access",
   "lib/auth",
   "lib/errors",
@@ -148,7 +146,6 @@ const STILL_IN_A_CIRCLE = [
   "lib/sso",
   "lib/text",
   "lib/webhooks",
-  "lib/write-conditions",
 ];
 
 // The production server's dispatch table calls the API's route handlers directly (lib/README.md,
