@@ -5,7 +5,7 @@ import { getDb, getLockedDb, writeTransaction } from "@/db/client";
 import { statement, writeBatch } from "@/db/write-batch";
 import { accounts, appSettings, sessions, users, verifications } from "@/db/schema";
 import { publicBaseUrl } from "@/lib/config/listen-address";
-import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
+import { CLIENT_ADDRESS_HEADER } from "./client-address";
 import { forgetCachedActors } from "./actor-cache";
 import { hashSessionTokens } from "./hashed-session-tokens";
 import { countAttempt } from "./rate-limit-counts";
@@ -123,7 +123,7 @@ async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
       },
     },
     // The address the production server stamped from the socket (and TRUSTED_PROXIES), never
-    // X-Forwarded-For as the client wrote it (lib/http/client-address.ts).
+    // X-Forwarded-For as the client wrote it (lib/auth/client-address.ts).
     advanced: { ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] } },
     telemetry: { enabled: false },
     plugins: sso ? [genericOAuth({ config: [ssoProviderConfig(sso)] })] : [],

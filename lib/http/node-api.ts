@@ -145,7 +145,7 @@ function bodyStream(request: IncomingMessage): ReadableStream<Uint8Array> {
 
 /**
  * The request's headers as web Headers (the client's address among them, as lib/http/server.ts
- * stamped it: lib/http/client-address.ts).
+ * stamped it: lib/auth/client-address.ts).
  */
 export function webHeaders(request: IncomingMessage): Headers {
   const headers = new Headers();
