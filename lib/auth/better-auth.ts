@@ -9,7 +9,6 @@ import { CLIENT_ADDRESS_HEADER } from "./client-address";
 import { forgetCachedActors } from "./actor-cache";
 import { hashSessionTokens } from "./hashed-session-tokens";
 import { countAttempt } from "./rate-limit-counts";
-import { AUTH_SECRET_SETTING as SECRET_SETTING } from "./seal-stored-secrets";
 import { openSecret, sealSecret, SECRET_PLACES } from "./sealed-secrets";
 import { setting } from "@/lib/config/settings";
 import {
@@ -26,6 +25,9 @@ import {
   ssoProviderConfig,
 } from "@/lib/sso/sso-sign-in";
 
+/** The app_settings key of the generated session secret (resealed at start: lib/seal-stored-secrets.ts). */
+export const AUTH_SECRET_SETTING = "auth_secret";
+
 /**
  * The secret that signs session cookies: BETTER_AUTH_SECRET, else one generated on first use and
  * kept in the database, so every instance over the database (and every restart) agrees on it
@@ -40,7 +42,7 @@ export async function authSecret(): Promise<string> {
       await getDb()
         .select({ value: appSettings.value })
         .from(appSettings)
-        .where(eq(appSettings.key, SECRET_SETTING))
+        .where(eq(appSettings.key, AUTH_SECRET_SETTING))
     )[0]?.value;
   const existing = await read();
   if (existing) return openSecret(existing, SECRET_PLACES.authSecret);
@@ -48,7 +50,7 @@ export async function authSecret(): Promise<string> {
     tx
       .insert(appSettings)
       .values({
-        key: SECRET_SETTING,
+        key: AUTH_SECRET_SETTING,
         value: sealSecret(randomBytes(32).toString("base64url"), SECRET_PLACES.authSecret),
         createdAt: Date.now(),
       })

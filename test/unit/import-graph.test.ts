@@ -128,8 +128,7 @@ const fileImports = new Map(serverFiles.map((file) => [file, tsImports(join(root
 
 // The folders still inside a circle: one, through folders that hold both a bottom piece and a top
 // one. `lib/auth/actor.ts`, imported everywhere, resolves sessions through `better-auth.ts`, which
-// imports `lib/sso`; `seal-stored-secrets.ts` reads `lib/sso`'s settings too. Issue 27 item 8 asks
-// for none: this list may only shrink. A folder that leaves the circle fails this test until it is
+// imports `lib/sso`. Issue 27 item 8 asks for none: this list may only shrink. A folder that leaves the circle fails this test until it is
 // taken off the list, and one that joins it fails it too.
 const STILL_IN_A_CIRCLE = ["lib/access", "lib/auth", "lib/events", "lib/queues", "lib/sso"];
 
