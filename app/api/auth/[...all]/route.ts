@@ -1,7 +1,8 @@
 import { publicBaseUrl } from "@/lib/config/listen-address";
-import { getAuth, getSsoAuth, sessionUser } from "@/lib/auth/better-auth";
+import { getAuth, sessionUser } from "@/lib/auth/better-auth";
 import { CLIENT_ADDRESS_HEADER, clientAddress } from "@/lib/auth/client-address";
 import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
+import { getSsoAuth } from "@/lib/sso/sso-auth";
 import { SSO_PROVIDER_ID } from "@/lib/sso/sso-settings";
 import { runSsoRequest } from "@/lib/sso/sso-sign-in";
 
