@@ -1,8 +1,8 @@
 import type { InValue, ResultSet } from "@libsql/client";
 import { getTableColumns, getTableName, type Table } from "drizzle-orm";
-import { metrics } from "@/lib/metrics/metrics";
 import { runWrite } from "./client";
 import { forgetStatements } from "./statement-cache";
+import { writeMetrics as metrics } from "./write-metrics";
 
 // How a state change is written (lib/README.md, invariant 2): one libSQL batch — one round trip, one
 // transaction — whose statements carry their compare-and-swap conditions in SQL.

@@ -3,7 +3,7 @@
 import { sqliteCodeOf } from "@/db/sqlite-error";
 import type { IssueDetail } from "@/lib/forms/plain-issues";
 import { log } from "@/lib/log/logger";
-import { jsonText } from "@/lib/http/response-text";
+import { jsonText } from "@/lib/json-response";
 
 /** Every `error.code` the API answers with (the OpenAPI document lists them). */
 export const ERROR_CODES = [

@@ -4,7 +4,7 @@ import { migrateDatabase } from "@/db/migrate";
 import { users } from "@/db/schema";
 import { hashStoredSessionTokens } from "@/lib/auth/hashed-session-tokens";
 import { prepareSetupCode } from "@/lib/auth/setup-code";
-import { sealStoredSecrets } from "@/lib/auth/seal-stored-secrets";
+import { sealStoredSecrets } from "./seal-stored-secrets";
 import { auditSigningKey } from "@/lib/audit/signing-key";
 import { configuredAllowList } from "@/lib/webhooks/callback-target";
 import { publicBaseUrl } from "./config/listen-address";

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { assertNotLimited, recordFailure } from "@/lib/auth/bearer-failures";
 import { setting } from "@/lib/config/settings";
 import { RateLimitedError } from "@/lib/errors";
-import { clientAddress } from "@/lib/http/client-address";
+import { clientAddress } from "@/lib/auth/client-address";
 import { metrics } from "@/lib/metrics/metrics";
 
 export const dynamic = "force-dynamic";

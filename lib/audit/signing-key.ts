@@ -17,9 +17,9 @@ import { openSecret, sealSecret, SECRET_PLACES } from "@/lib/auth/sealed-secrets
 // (lib/audit/signed-export.ts), so a file can be checked without the database. Generated at the
 // first start and kept in app_settings like the session secret: sealed with
 // COUNTERSIGN_SECRET_KEY when one is set (lib/auth/sealed-secrets.ts, and resealed at start by
-// seal-stored-secrets.ts). Its public half is served at GET /api/v1/audit/public-key.
+// lib/seal-stored-secrets.ts). Its public half is served at GET /api/v1/audit/public-key.
 
-export const AUDIT_KEY_SETTING = "audit_signing_key"; // also named in seal-stored-secrets.ts
+export const AUDIT_KEY_SETTING = "audit_signing_key";
 
 export type AuditSigningKey = {
   privateKey: KeyObject;

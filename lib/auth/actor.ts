@@ -11,7 +11,7 @@ import type { Executor } from "@/db/client";
 import { sha256Hex } from "@/lib/ids";
 import { cachedActor, cacheGeneration, rememberActor } from "./actor-cache";
 import { sessionUser } from "./better-auth";
-import { clientAddress } from "@/lib/http/client-address";
+import { clientAddress } from "./client-address";
 import { assertNotLimited, recordFailure } from "./bearer-failures";
 import type { Credential } from "./credential-watch";
 import { noteUse } from "./last-used";

@@ -2,12 +2,12 @@ import { and, gt, gte, like } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { rateLimitCounts } from "@/db/schema";
 import { RateLimitedError } from "@/lib/errors";
-import { rateLimitSubject } from "@/lib/http/client-address";
+import { rateLimitSubject } from "./client-address";
 import { countAttempt } from "./rate-limit-counts";
 import { setting } from "@/lib/config/settings";
 
 // Guessing agent keys and reviewer tokens. Each unknown `Authorization: Bearer …` counts against
-// the client's address (lib/http/client-address.ts: the socket's, or what a TRUSTED_PROXIES proxy
+// the client's address (lib/auth/client-address.ts: the socket's, or what a TRUSTED_PROXIES proxy
 // reports; an IPv6 client by its /64); after BEARER_FAILURES_PER_WINDOW (default 30) within
 // BEARER_FAILURE_WINDOW_SECS (default 60) of the first, every bearer request from that address is
 // answered 429 until the window ends, a valid credential's included. Checking the credential first

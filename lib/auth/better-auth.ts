@@ -1,30 +1,21 @@
-import { storableName } from "@/lib/text/stored-text";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
+import type { APIError as BetterAuthApiError } from "better-auth/api";
+import type { GenericOAuthConfig } from "better-auth/plugins";
 import { getDb, getLockedDb, writeTransaction } from "@/db/client";
 import { statement, writeBatch } from "@/db/write-batch";
 import { accounts, appSettings, sessions, users, verifications } from "@/db/schema";
 import { publicBaseUrl } from "@/lib/config/listen-address";
-import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
+import { CLIENT_ADDRESS_HEADER } from "./client-address";
 import { forgetCachedActors } from "./actor-cache";
 import { hashSessionTokens } from "./hashed-session-tokens";
 import { countAttempt } from "./rate-limit-counts";
-import { AUTH_SECRET_SETTING as SECRET_SETTING } from "./seal-stored-secrets";
 import { openSecret, sealSecret, SECRET_PLACES } from "./sealed-secrets";
 import { setting } from "@/lib/config/settings";
-import {
-  readSsoRuntimeConfig,
-  SSO_PROVIDER_ID,
-  type SsoRuntimeConfig,
-} from "@/lib/sso/sso-settings";
-import {
-  admitToAccount,
-  applySignInGroupRoles,
-  recordSsoLink,
-  recordSsoNewcomer,
-  refuseUnlessAllowed,
-  ssoProviderConfig,
-} from "@/lib/sso/sso-sign-in";
+import { storableName } from "@/lib/text/stored-text";
+
+/** The app_settings key of the generated session secret (resealed at start: lib/seal-stored-secrets.ts). */
+export const AUTH_SECRET_SETTING = "auth_secret";
 
 /**
  * The secret that signs session cookies: BETTER_AUTH_SECRET, else one generated on first use and
@@ -40,7 +31,7 @@ export async function authSecret(): Promise<string> {
       await getDb()
         .select({ value: appSettings.value })
         .from(appSettings)
-        .where(eq(appSettings.key, SECRET_SETTING))
+        .where(eq(appSettings.key, AUTH_SECRET_SETTING))
     )[0]?.value;
   const existing = await read();
   if (existing) return openSecret(existing, SECRET_PLACES.authSecret);
@@ -48,7 +39,7 @@ export async function authSecret(): Promise<string> {
     tx
       .insert(appSettings)
       .values({
-        key: SECRET_SETTING,
+        key: AUTH_SECRET_SETTING,
         value: sealSecret(randomBytes(32).toString("base64url"), SECRET_PLACES.authSecret),
         createdAt: Date.now(),
       })
@@ -72,10 +63,44 @@ export function isTrustedOrigin(origin: string | null): boolean {
 }
 
 /**
- * A better-auth instance. `sso` adds the admin's OpenID Connect provider (better-auth's generic
- * OAuth plugin, provider id "sso"); the instance without it serves everything else.
+ * What single sign-on adds to an instance: the admin's OpenID Connect provider (better-auth's
+ * generic OAuth plugin) and the rules its sign-ins follow, which the database hooks below call.
+ * lib/sso/sso-auth.ts makes it from the settings (the rules are lib/sso/sso-sign-in.ts) and passes
+ * it in: lib/sso sits above lib/auth (its verbs ask who is calling), so this file cannot import it.
  */
-async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
+export type SingleSignOn = {
+  provider: GenericOAuthConfig;
+  /** user.create.before: throws unless this newcomer may have an account */
+  admitNewcomer(user: { email: string; emailVerified: boolean }, errors: ApiErrors): void;
+  /** user.create.after */
+  recordNewcomer(user: { id: string; name: string; email: string }): Promise<void>;
+  /** account.create.before and session.create.before: throws unless it may sign in as this person */
+  admitToAccount(userId: string, errors: ApiErrors): Promise<void>;
+  /** account.create.after: a person's first single sign-on linked the provider's account */
+  recordLink(account: { providerId: string; userId: string }): Promise<void>;
+  /** session.create.after: the queue roles the provider's groups map to */
+  applyGroupRoles(userId: string): Promise<void>;
+};
+
+/** better-auth's APIError, loaded with better-auth (createAuth): the hooks' refusals. */
+type ApiErrors = typeof BetterAuthApiError;
+
+/**
+ * user.create.before of an instance without single sign-on, and of one whose rules refuse: no
+ * one else gets an account (password sign-up is off; people are made by lib/people).
+ */
+export function refuseSignUp(errors: ApiErrors): never {
+  throw new errors("FORBIDDEN", {
+    code: "signup_disabled",
+    message: "No Countersign account matches this email.",
+  });
+}
+
+/**
+ * A better-auth instance. `sso` adds single sign-on (lib/sso/sso-auth.ts); the instance without it
+ * serves everything else.
+ */
+export async function createAuth(secret: string, sso: SingleSignOn | null = null) {
   // Loaded on first use: importing better-auth takes about 0.6 s, and the production server's own
   // copy of lib/ (lib/http/server.ts) never needs it when Next's copy made the instance first.
   const [{ betterAuth }, { drizzleAdapter }, { APIError }, { genericOAuth }] = await Promise.all([
@@ -123,10 +148,10 @@ async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
       },
     },
     // The address the production server stamped from the socket (and TRUSTED_PROXIES), never
-    // X-Forwarded-For as the client wrote it (lib/http/client-address.ts).
+    // X-Forwarded-For as the client wrote it (lib/auth/client-address.ts).
     advanced: { ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] } },
     telemetry: { enabled: false },
-    plugins: sso ? [genericOAuth({ config: [ssoProviderConfig(sso)] })] : [],
+    plugins: sso ? [genericOAuth({ config: [sso.provider] })] : [],
     account: {
       // Single sign-on finds the Countersign person by email only when the identity provider says
       // it verified that email (the provider is not in trustedProviders, so better-auth checks
@@ -153,12 +178,13 @@ async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
         // are made by lib/people): someone new from an allowed domain (lib/sso/sso-sign-in.ts).
         create: {
           before: async (user) => {
-            refuseUnlessAllowed(sso, user, APIError);
+            if (!sso) refuseSignUp(APIError);
+            sso.admitNewcomer(user, APIError);
             // The provider's name is stored as every other name is (issue 24, hole 6): no control
             // characters or unpaired surrogates, which it cannot be refused for.
             return { data: { name: storableName(user.name) || user.email.split("@")[0]! } };
           },
-          after: async (user) => recordSsoNewcomer(user),
+          after: async (user) => sso?.recordNewcomer(user),
         },
         update: {
           // better-auth marks a local email verified when the provider's is, at a link or sign-in
@@ -174,11 +200,11 @@ async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
         create: {
           // Never a link into a password the provider's user may not hold (admitToAccount).
           before: async (account) => {
-            if (sso && account.providerId === SSO_PROVIDER_ID)
-              await admitToAccount(account.userId, APIError);
+            if (sso && account.providerId === sso.provider.providerId)
+              await sso.admitToAccount(account.userId, APIError);
           },
           // A person's first single sign-on links the provider's account to them: a trust change.
-          after: async (account) => recordSsoLink(account),
+          after: async (account) => sso?.recordLink(account),
         },
       },
       // A deactivated person cannot sign in: no session is made for them.
@@ -193,7 +219,7 @@ async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
               });
             // A single sign-on into an existing link, too: the password may have changed hands
             // since the link was made (a reset link redeemed).
-            if (sso) await admitToAccount(session.userId, APIError);
+            await sso?.admitToAccount(session.userId, APIError);
           },
           // For the People page's "last sign-in"; a record of use, like a key's last use.
           after: async (session) => {
@@ -205,7 +231,7 @@ async function createAuth(secret: string, sso: SsoRuntimeConfig | null = null) {
               ),
             ]);
             // A single sign-on: the queue roles its identity-provider groups map to.
-            if (sso) await applySignInGroupRoles(sso, session.userId);
+            await sso?.applyGroupRoles(session.userId);
           },
         },
       },
@@ -233,38 +259,6 @@ const globalAuth = globalThis as unknown as { __countersignAuth?: Promise<Auth> 
 export function getAuth(): Promise<Auth> {
   globalAuth.__countersignAuth ??= authSecret().then(createAuth);
   return globalAuth.__countersignAuth;
-}
-
-const globalSsoAuth = globalThis as unknown as {
-  __countersignSsoAuth?: { version: string; auth: Promise<Auth> };
-};
-
-/**
- * The instance that serves single sign-on (/sign-in/social, /callback/sso), or null when it is not
- * configured or switched off. better-auth fixes its providers when an instance is made (the generic
- * OAuth plugin fetches the issuer's discovery document then), while an admin changes the settings
- * at run time, on any instance: so each single sign-on request reads the settings (one small read,
- * on a rare path) and a new instance is made whenever they changed. It shares the secret and the
- * database with getAuth()'s, so the session it makes is an ordinary one there; the password
- * sign-in and every session check never depend on the identity provider answering.
- */
-export async function getSsoAuth(): Promise<Auth | null> {
-  const config = await readSsoRuntimeConfig(getDb());
-  if (!config) return null;
-  // Everything the instance is built from (kept only in this process's memory).
-  const version = createHash("sha256")
-    .update(JSON.stringify([config, publicBaseUrl()]))
-    .digest("hex");
-  const cached = globalSsoAuth.__countersignSsoAuth;
-  if (cached?.version === version) return cached.auth;
-  const auth = authSecret().then((secret) => createAuth(secret, config) as Promise<Auth>);
-  globalSsoAuth.__countersignSsoAuth = { version, auth };
-  // A failed start (the issuer unreachable) is tried again by the next request.
-  auth.catch(() => {
-    if (globalSsoAuth.__countersignSsoAuth?.auth === auth)
-      delete globalSsoAuth.__countersignSsoAuth;
-  });
-  return auth;
 }
 
 /** The signed-in user of a request's session cookie (and the session's id), or null. */

@@ -4,7 +4,7 @@ import type { Credential } from "@/lib/auth/credential-watch";
 import { isTrustedOrigin } from "@/lib/auth/better-auth";
 import { ForbiddenError, toResponse } from "@/lib/errors";
 import { readJsonBody } from "./read-body";
-import { jsonText } from "./response-text";
+import { jsonText } from "@/lib/json-response";
 
 type Params = Record<string, string>;
 

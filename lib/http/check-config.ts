@@ -1,4 +1,4 @@
-import { parseTrustedProxies } from "./client-address";
+import { parseTrustedProxies } from "@/lib/auth/client-address";
 import { configuredSecretKeys } from "@/lib/auth/sealed-secrets";
 import { configuredAllowList } from "@/lib/webhooks/callback-target";
 import { SETTINGS, settingProblem, setting, type SettingName } from "@/lib/config/settings";

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { NotFoundError, toResponse } from "@/lib/errors";
 import { matchRoute, type HttpMethod, type RouteMatch, type RouteModule } from "./api-routes";
 import { API_CONTENT_SECURITY_POLICY } from "./content-security-policy";
-import { bodyText } from "./response-text";
+import { bodyText } from "@/lib/json-response";
 import { log } from "@/lib/log/logger";
 
 // The API route handlers called straight from Node's http server (lib/http/server.ts), with what
@@ -145,7 +145,7 @@ function bodyStream(request: IncomingMessage): ReadableStream<Uint8Array> {
 
 /**
  * The request's headers as web Headers (the client's address among them, as lib/http/server.ts
- * stamped it: lib/http/client-address.ts).
+ * stamped it: lib/auth/client-address.ts).
  */
 export function webHeaders(request: IncomingMessage): Headers {
   const headers = new Headers();
@@ -176,7 +176,7 @@ export async function writeResponse(
   });
   const text = bodyText(answer);
   if (text !== undefined) {
-    // the whole answer is at hand: one write, with its length (lib/http/response-text.ts)
+    // the whole answer is at hand: one write, with its length (lib/json-response.ts)
     headers["content-length"] = String(Buffer.byteLength(text));
     response.writeHead(answer.status, headers);
     response.end(request.method === "HEAD" ? undefined : text);

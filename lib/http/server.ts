@@ -7,7 +7,7 @@ import { setting } from "@/lib/config/settings";
 import { log } from "@/lib/log/logger";
 import { serveLogged } from "@/lib/log/request-log";
 import { beginShutdown } from "@/lib/shutdown";
-import { markClientAddressesStamped, stampClientAddress } from "./client-address";
+import { markClientAddressesStamped, stampClientAddress } from "@/lib/auth/client-address";
 import { matchApiRequest, serveApiRequest } from "./node-api";
 import { matchStreamRoute, serveStream } from "./node-stream";
 
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
     },
     (request, response) => {
       // Before anything reads the request: the client's address, from the socket (and a trusted
-      // proxy's X-Forwarded-For), replacing any the client wrote (lib/http/client-address.ts).
+      // proxy's X-Forwarded-For), replacing any the client wrote (lib/auth/client-address.ts).
       stampClientAddress(request);
       // Its id, and one log line when it is done (lib/log/request-log.ts).
       serveLogged(request, response, () => {

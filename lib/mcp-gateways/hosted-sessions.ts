@@ -21,7 +21,7 @@ import {
   UnauthenticatedError,
   UnavailableError,
 } from "@/lib/errors";
-import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
+import { CLIENT_ADDRESS_HEADER } from "@/lib/auth/client-address";
 import { readJsonBody } from "@/lib/http/read-body";
 import { log } from "@/lib/log/logger";
 import type * as GatewayPackage from "@/lib/mcp-gateway/index";

@@ -1,4 +1,4 @@
-import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
+import { CLIENT_ADDRESS_HEADER } from "@/lib/auth/client-address";
 import { markHostedCall, type HostedGatewayRef } from "./hosted-call-marker";
 
 // How a hosted gateway's gate (the countersign-mcp-gateway package's CountersignGate, over

@@ -1,6 +1,14 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import {
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  type Metric,
+} from "prom-client";
 import type { EventRow } from "@/db/schema";
 import { getClient } from "@/db/client";
+import { writeMetrics } from "@/db/write-metrics";
 import { unavailableAnswers } from "@/lib/errors";
 
 // The Prometheus metrics of this process (served at /metrics: app/metrics/route.ts; the names are
@@ -14,8 +22,6 @@ import { unavailableAnswers } from "@/lib/errors";
 
 /** How long cards wait for their decision: seconds to hours (deadlines default to an hour). */
 const WAIT_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400];
-/** How long one write batch takes, lock wait included: sub-millisecond to the 5 s busy limit. */
-const WRITE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 function createMetrics() {
   const registry = new Registry();
@@ -54,13 +60,8 @@ function createMetrics() {
       labelNames: ["result"] as const,
       ...metric,
     }),
-    writeDuration: new Histogram({
-      name: "countersign_write_batch_duration_seconds",
-      help: "Time of one atomic write batch, its wait for the write lock included, by result: committed, moved (a compare-and-swap guard found the state changed), failed.",
-      labelNames: ["result"] as const,
-      buckets: WRITE_BUCKETS,
-      ...metric,
-    }),
+    // kept by db/ itself (db/write-metrics.ts), which imports nothing above it
+    writeDuration: registered(registry, writeMetrics().writeDuration),
     unavailable: new Counter({
       name: "countersign_unavailable_responses_total",
       help: "Requests answered 503 unavailable (database busy or full), by surface: api or action.",
@@ -130,6 +131,11 @@ async function countPending(table: "webhook_deliveries" | "notifications"): Prom
 function openStreams(): Map<string, number> {
   const store = globalThis as { __countersignStreamSlots?: Map<string, number> };
   return store.__countersignStreamSlots ?? new Map();
+}
+
+function registered<T extends Metric>(registry: Registry, metric: T): T {
+  registry.registerMetric(metric);
+  return metric;
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

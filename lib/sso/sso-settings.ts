@@ -6,9 +6,9 @@ import { openSecret } from "@/lib/auth/sealed-secrets";
 import { SingleLineText } from "@/lib/text/stored-text";
 
 // Single sign-on (OpenID Connect) as an admin configured it, kept in one app_settings row so every
-// instance over the database sees a change at once, without a restart (lib/auth/better-auth.ts
-// builds the provider from it). The client secret is stored sealed (lib/auth/sealed-secrets.ts)
-// and never leaves the server: views carry only whether one is set.
+// instance over the database sees a change at once, without a restart (sso-auth.ts builds the
+// provider from it). The client secret is stored sealed (lib/auth/sealed-secrets.ts) and never
+// leaves the server: views carry only whether one is set.
 
 export const SSO_SETTING = "sso";
 /** Where the sealed client secret lives: the associated data that binds it to this setting. */

@@ -5,12 +5,13 @@ import type { GenericOAuthConfig } from "better-auth/plugins";
 import { getDb } from "@/db/client";
 import { accounts, users } from "@/db/schema";
 import { changedRow, guard, statement, untilWritten, writeBatch } from "@/db/write-batch";
+import { refuseSignUp } from "@/lib/auth/better-auth";
 import { eventRows } from "@/lib/events/append-event";
 import { applyGroupRoles, groupsOf, SSO_EVENT_ACTOR } from "./apply-group-roles";
 import { ssoAccountId, SSO_PROVIDER_ID, type SsoRuntimeConfig } from "./sso-settings";
 
 // The rules of a single sign-on, applied inside better-auth's own callback (its state, PKCE, nonce
-// and ID-token checks come first, lib/auth/better-auth.ts):
+// and ID-token checks come first; sso-auth.ts hands these to lib/auth/better-auth.ts's hooks):
 // - someone already linked to the provider — the same issuer and `sub` (ssoAccountId) — or a
 //   Countersign person whose email the identity provider says it verified, signs in as that
 //   person (better-auth's account linking);
@@ -91,16 +92,12 @@ export function ssoProviderConfig(sso: SsoRuntimeConfig): GenericOAuthConfig {
 
 /** user.create.before: only a verified email in an allowed domain becomes a new person. */
 export function refuseUnlessAllowed(
-  sso: SsoRuntimeConfig | null,
+  sso: SsoRuntimeConfig,
   user: { email: string; emailVerified: boolean },
   APIError: typeof BetterAuthApiError,
 ): void {
   const domain = user.email.toLowerCase().split("@").pop() ?? "";
-  if (!sso || !sso.allowedDomains.includes(domain))
-    throw new APIError("FORBIDDEN", {
-      code: "signup_disabled",
-      message: "No Countersign account matches this email.",
-    });
+  if (!sso.allowedDomains.includes(domain)) refuseSignUp(APIError);
   if (!user.emailVerified)
     throw new APIError("FORBIDDEN", {
       code: "email_not_verified",

@@ -4,7 +4,7 @@ import { refundBatch } from "@/test/support/http";
 import type { TestServer } from "@/test/support/server";
 
 // The production server writes a JSON answer whole, with its length, rather than streaming it
-// back out of the Response (lib/http/response-text.ts): the same status, headers and body as
+// back out of the Response (lib/json-response.ts): the same status, headers and body as
 // before, successes and errors alike.
 
 let server: TestServer;

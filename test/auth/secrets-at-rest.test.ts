@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { agentKeys, appSettings, mcpGateways } from "@/db/schema";
 import { auditSigningKey } from "@/lib/audit/signing-key";
-import { sealStoredSecrets } from "@/lib/auth/seal-stored-secrets";
+import { sealStoredSecrets } from "@/lib/seal-stored-secrets";
 import { openSecret, parseSecretKey, sealSecret, SECRET_PLACES } from "@/lib/auth/sealed-secrets";
 import { freshDatabase } from "../support/database";
 import { makeAgentKey, makeReviewer, makeTeam } from "../support/factories";

@@ -4,7 +4,7 @@ import { eq, gt, like } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
 import { appSettings, events, queueMembers } from "@/db/schema";
-import { sealStoredSecrets } from "@/lib/auth/seal-stored-secrets";
+import { sealStoredSecrets } from "@/lib/seal-stored-secrets";
 import { openSecret, parseSecretKey } from "@/lib/auth/sealed-secrets";
 import { ForbiddenError, InvalidRequestError } from "@/lib/errors";
 import { archiveQueue } from "@/lib/queues/archive-queue";

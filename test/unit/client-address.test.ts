@@ -3,9 +3,9 @@ import {
   parseTrustedProxies,
   rateLimitSubject,
   resolveClientAddress,
-} from "@/lib/http/client-address";
+} from "@/lib/auth/client-address";
 
-// Who the client is (lib/http/client-address.ts): the socket, unless it is a trusted proxy; then
+// Who the client is (lib/auth/client-address.ts): the socket, unless it is a trusted proxy; then
 // X-Forwarded-For from the right, past trusted proxies.
 
 describe("resolveClientAddress", () => {

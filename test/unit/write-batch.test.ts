@@ -16,6 +16,7 @@ import { authenticate, type AgentActor, type ReviewerActor } from "@/lib/auth/ac
 import { planSettlement } from "@/lib/batches/settle-batch";
 import { ConflictError } from "@/lib/errors";
 import { commit } from "@/lib/events/commit";
+import { metrics } from "@/lib/metrics/metrics";
 import { createRun } from "@/lib/runs/create-run";
 import { freshDatabase } from "../support/database";
 import { makeQueue, makeReviewer, makeAgentKey } from "../support/factories";
@@ -102,6 +103,27 @@ describe("guards", () => {
     ]);
     expect(await count("select n from scratch where id = 'a'")).toBe(1);
     expect(await count("select count(*) from write_guards")).toBe(0);
+  });
+
+  it("are counted by result in the histogram /metrics serves (db/write-metrics.ts)", async () => {
+    const served = async (result: string) => {
+      const text = await metrics().registry.metrics();
+      const line = `countersign_write_batch_duration_seconds_count{result="${result}"}`;
+      return Number(
+        text
+          .split("\n")
+          .find((l) => l.startsWith(`${line} `))
+          ?.slice(line.length) ?? 0,
+      );
+    };
+    const [committed, moved] = [await served("committed"), await served("moved")];
+    await writeBatch([
+      statement("create table if not exists scratch (id text primary key, n int)"),
+    ]);
+    await expect(
+      writeBatch([statement("update scratch set n = n where id = 'none'"), changedRow()]),
+    ).rejects.toBeInstanceOf(StateMoved);
+    expect([await served("committed"), await served("moved")]).toEqual([committed + 1, moved + 1]);
   });
 
   it("untilWritten runs the attempt again after a guard, and passes other errors on", async () => {

@@ -1,7 +1,8 @@
 import { publicBaseUrl } from "@/lib/config/listen-address";
-import { getAuth, getSsoAuth, sessionUser } from "@/lib/auth/better-auth";
-import { CLIENT_ADDRESS_HEADER, clientAddress } from "@/lib/http/client-address";
+import { getAuth, sessionUser } from "@/lib/auth/better-auth";
+import { CLIENT_ADDRESS_HEADER, clientAddress } from "@/lib/auth/client-address";
 import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
+import { getSsoAuth } from "@/lib/sso/sso-auth";
 import { SSO_PROVIDER_ID } from "@/lib/sso/sso-settings";
 import { runSsoRequest } from "@/lib/sso/sso-sign-in";
 
@@ -17,7 +18,7 @@ const SSO_PATHS = new Set(["/api/auth/sign-in/social", `/api/auth/callback/${SSO
 
 // better-auth's own endpoints: sign in, sign out, session. Its sign-in limit counts per
 // CLIENT_ADDRESS_HEADER; under `next dev`, where no server stamped that header, a client's own
-// value is replaced by the fallback address (lib/http/client-address.ts).
+// value is replaced by the fallback address (lib/auth/client-address.ts).
 async function handle(request: Request): Promise<Response> {
   const address = clientAddress(request.headers);
   if (request.headers.get(CLIENT_ADDRESS_HEADER) !== address) {

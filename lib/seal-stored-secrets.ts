@@ -2,18 +2,21 @@ import { inArray } from "drizzle-orm";
 import { getDb } from "@/db/client";
 import { agentKeys, appSettings, mcpGateways } from "@/db/schema";
 import { updateRow, writeBatch, type Statement } from "@/db/write-batch";
-import { readStoredSsoSettings, SSO_SECRET_PLACE, SSO_SETTING } from "@/lib/sso/sso-settings";
+import { AUDIT_KEY_SETTING } from "@/lib/audit/signing-key";
+import { AUTH_SECRET_SETTING } from "@/lib/auth/better-auth";
 import {
   configuredSecretKeys,
   isSealedWith,
   openSecret,
   sealSecret,
   SECRET_PLACES,
-} from "./sealed-secrets";
+} from "@/lib/auth/sealed-secrets";
+import { readStoredSsoSettings, SSO_SECRET_PLACE, SSO_SETTING } from "@/lib/sso/sso-settings";
 
-export const AUTH_SECRET_SETTING = "auth_secret";
-/** The audit export signing key (lib/audit/signing-key.ts; named here, as lib/audit imports this folder). */
-const AUDIT_KEY_SETTING = "audit_signing_key";
+// A start-up step (lib/server-start.ts), beside it at the top of lib/: it reads the secrets every
+// folder keeps — agent keys' webhook secrets, gateways' headers, the session secret, the audit
+// key, single sign-on's client secret — so it sits above all of them.
+
 /** The settings that hold a sealed secret, and the place each is bound to. */
 const SEALED_SETTINGS: Record<string, string> = {
   [AUTH_SECRET_SETTING]: SECRET_PLACES.authSecret,

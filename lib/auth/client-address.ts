@@ -2,11 +2,12 @@ import { BlockList, isIP } from "node:net";
 import type { IncomingMessage } from "node:http";
 import { setting as readSetting } from "@/lib/config/settings";
 
-// Who is on the other end of a request, for the rate limits (lib/auth/bearer-failures.ts and
-// better-auth's sign-in limit). X-Forwarded-For is written by whoever sends the request, so it is
-// believed only as far as TRUSTED_PROXIES says: the address is the socket's, unless the socket is
-// a trusted proxy; then X-Forwarded-For is walked from the right (the entry that proxy appended)
-// past further trusted proxies, and the first address that is not one is the client.
+// Who is on the other end of a request, for the rate limits (bearer-failures.ts and better-auth's
+// sign-in limit): here in lib/auth with them, below lib/http, whose server stamps it.
+// X-Forwarded-For is written by whoever sends the request, so it is believed only as far as
+// TRUSTED_PROXIES says: the address is the socket's, unless the socket is a trusted proxy; then
+// X-Forwarded-For is walked from the right (the entry that proxy appended) past further trusted
+// proxies, and the first address that is not one is the client.
 //
 // The production server (lib/http/server.ts) works this out for every request from the socket it
 // accepted and writes it into CLIENT_ADDRESS_HEADER, replacing whatever the client sent under that
