@@ -11,9 +11,13 @@ import {
   type GatewayOptions,
   type Upstream,
 } from "./args.js";
+import { Countersign } from "@countersign/sdk";
 import { CountersignGate } from "./countersign-gate.js";
+import { keepAliveFetch } from "./http-fetch.js";
 import { listenHttp } from "./listen.js";
+import { OutcomeReports } from "./outcome-reports.js";
 import { Relay, type RelayFacts } from "./relay.js";
+import { defaultSpoolRoot, spoolAt, spoolDirectory, type OutcomeSpool } from "./spool.js";
 
 // countersign-mcp-gateway: serves the MCP client over stdio, relays to the upstream server, and
 // puts every tools/call to Countersign first. stdout is the MCP channel: diagnostics go to stderr.
@@ -70,7 +74,11 @@ export async function openSession(
     return name;
   };
   const gate = new CountersignGate(
-    { baseUrl: options.countersignUrl, apiKey: options.agentKey },
+    {
+      baseUrl: options.countersignUrl,
+      apiKey: options.agentKey,
+      spool: spoolFor(options, env),
+    },
     () => ({
       server: serverName(),
       upstreamId,
@@ -106,6 +114,31 @@ export async function openSession(
 }
 
 async function serve(options: GatewayOptions, env: NodeJS.ProcessEnv): Promise<number> {
+  const spool = spoolFor(options, env);
+  // Reports an earlier gateway of this name and key left unsent (killed): sent now, alone.
+  const recovered = new OutcomeReports(
+    new Countersign({
+      baseUrl: options.countersignUrl,
+      apiKey: options.agentKey,
+      fetch: keepAliveFetch,
+      retry: { retries: 2, minDelayMs: 200, maxDelayMs: 1000 },
+      requestTimeoutMs: 15_000,
+    }),
+    () => Promise.reject(new Error("no run: recovered reports name their own")),
+    log,
+    spool,
+  );
+  recovered.adopt(spool.recover());
+  try {
+    return await serveSessions(options, env);
+  } finally {
+    const unsent = await recovered.flush(5_000);
+    if (unsent > 0) log(`${unsent} earlier tool outcome report(s) are kept for the next start`);
+    spool.close();
+  }
+}
+
+async function serveSessions(options: GatewayOptions, env: NodeJS.ProcessEnv): Promise<number> {
   if (options.listen) return listenHttp(options, env, openSession, log);
   let session: Session;
   try {
@@ -119,6 +152,13 @@ async function serve(options: GatewayOptions, env: NodeJS.ProcessEnv): Promise<n
   // The client closing our stdin is it leaving (the SDK's stdio transport does not report that).
   process.stdin.once("end", session.stop);
   return session.ended;
+}
+
+/** The process's outcome spool for this gateway name (or upstream) and agent key. */
+function spoolFor(options: GatewayOptions, env: NodeJS.ProcessEnv): OutcomeSpool {
+  const name = options.name ?? `upstream-${upstreamFingerprint(options.upstream)}`;
+  const root = options.spool ?? defaultSpoolRoot(env);
+  return spoolAt(spoolDirectory(root, name, options.countersignUrl, options.agentKey), log);
 }
 
 function upstreamTransport(upstream: Upstream, env: NodeJS.ProcessEnv): Transport {
