@@ -289,6 +289,8 @@ export class CountersignGate implements ToolGate {
   ): Promise<GatedAnswer | "deadline" | keyof typeof USED_ELSEWHERE> {
     const waited = await this.wait(asked.batch, call, asked.pickedUp);
     if (waited === "deadline") return "deadline";
+    // Decided just as the client left: the decision stays unused, for its identical call.
+    if (call.signal.aborted) throw new CallCancelled();
     try {
       return await this.perCall.transport.request<GatedAnswer>({
         method: "POST",

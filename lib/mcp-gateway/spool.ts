@@ -49,7 +49,7 @@ const COMPACT_MIN_BYTES = 64 * 1024;
 
 /** Where spools live by default: the OS's state directory for this user. */
 export function defaultSpoolRoot(
-  env: NodeJS.ProcessEnv = process.env,
+  env: Record<string, string | undefined> = process.env,
   platform: NodeJS.Platform = process.platform,
   home: string = homedir(),
 ): string {
