@@ -225,17 +225,14 @@ export async function serveGatewayRequest(request: Request, name: string): Promi
       throw sessionGone("The gateway was changed since this MCP session began: initialize again.");
     }
     session.lastSeen = Date.now();
-    // A tools/call whose request stream closes before its answer: nobody is listening for it.
+    const answer = await session.transport.handleRequest(request, { parsedBody: body });
+    // A tools/call whose answer stream the client stops reading before its end (it closed the
+    // connection): nobody is listening for it any more.
     const asked = toolCallIds(body);
-    if (asked.length > 0)
-      request.signal.addEventListener(
-        "abort",
-        () => {
-          for (const id of asked) if (session.inFlight.has(id)) session.abandon(id);
-        },
-        { once: true },
-      );
-    return session.transport.handleRequest(request, { parsedBody: body });
+    if (asked.length === 0) return answer;
+    return whenUnread(answer, () => {
+      for (const id of asked) if (session.inFlight.has(id)) session.abandon(id);
+    });
   }
   if (request.method !== "POST" || !isInitializeRequest(body))
     throw new InvalidRequestError(
@@ -265,6 +262,24 @@ export async function serveGatewayRequest(request: Request, name: string): Promi
     if (left > 0) opening.set(actor.id, left);
     else opening.delete(actor.id);
   }
+}
+
+/** The answer, with `unread` called when its reader cancels its body before the end. */
+function whenUnread(answer: Response, unread: () => void): Response {
+  if (!answer.body) return answer;
+  const reader = answer.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      unread();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: answer.status, headers: answer.headers });
 }
 
 /** The ids of the tools/call requests in a POSTed body (one message or a batch). */

@@ -168,6 +168,8 @@ describe("hosted sessions on two instances over one database", () => {
     const card = await cardFor(message);
     const sessionId = onFirst.transport.sessionId!;
     await first.kill();
+    // the client's transport reports the lost stream; the client gives that session up
+    await onFirst.client.close();
     await expect(waiting).rejects.toThrow();
     expect(await ping(second, sessionId)).toBe(404);
     expect((await cards("pending")).map((c) => c.id)).toContain(card.id); // nothing lost
