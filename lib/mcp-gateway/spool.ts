@@ -25,8 +25,9 @@ import type { Outcome } from "./outcome-reports.js";
 //
 // - A report is written (one `write`, appended) before it counts as queued: a process killed
 //   after that loses nothing, since the kernel holds what was written. The fsync that makes it
-//   survive a power cut follows asynchronously, coalesced: an fsync on the allowed call's path
-//   would cost it 2–40 ms on a loaded disk, for the last few milliseconds of reports.
+//   survive a power cut follows within SYNC_DELAY_MS, one for all the writes meanwhile, and is
+//   skipped when they were all done by then: an fsync on the allowed call's path would cost it
+//   2–40 ms on a loaded disk, for the last few milliseconds of reports.
 // - A report Countersign accepted (or refused for good) is marked done by a line of its own;
 //   when nothing live is left the file is truncated, and it is rewritten (a temporary file,
 //   fsync, rename: atomic) when done lines outweigh live ones. Resending a report whose done
@@ -44,6 +45,8 @@ export const MAX_LIVE_BYTES = 4 * 1024 * 1024;
 /** how often a live process touches its file, and after how long an untouched one is taken over */
 const HEARTBEAT_MS = 60_000;
 const STALE_MS = 5 * HEARTBEAT_MS;
+/** how long writes gather before their fsync (a power cut may lose this much, a kill nothing) */
+const SYNC_DELAY_MS = 50;
 /** below this, a file is not worth rewriting to drop its done lines */
 const COMPACT_MIN_BYTES = 64 * 1024;
 
@@ -243,17 +246,22 @@ export class OutcomeSpool {
     this.fileBytes = Buffer.byteLength(text);
   }
 
-  /** One fsync for the writes of this turn of the event loop (and any made while it runs). */
+  /**
+   * One fsync for the writes of the next SYNC_DELAY_MS (and any made while it runs), skipped when
+   * by then nothing is live: a busy session's reports ride along with its next call and are done
+   * within milliseconds, so they cost the disk nothing beyond the write.
+   */
   private syncSoon() {
     if (this.syncing) {
       this.syncAgain = true;
       return;
     }
     this.syncing = true;
-    setImmediate(() => {
+    setTimeout(() => {
       const fd = this.fd;
-      if (fd === null) {
+      if (fd === null || this.live.size === 0) {
         this.syncing = false;
+        this.syncAgain = false;
         return;
       }
       fsync(fd, () => {
@@ -263,7 +271,7 @@ export class OutcomeSpool {
           this.syncSoon();
         }
       });
-    });
+    }, SYNC_DELAY_MS).unref();
   }
 
   /** The live reports of a spool file's text; lines that do not parse are skipped, with a warning. */
