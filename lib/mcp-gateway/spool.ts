@@ -10,6 +10,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmdirSync,
   statSync,
   unlinkSync,
   writeSync,
@@ -194,7 +195,10 @@ export class OutcomeSpool {
     try {
       if (this.live.size > 0) fsyncSync(this.fd);
       closeSync(this.fd);
-      if (this.live.size === 0) unlinkSync(this.file);
+      if (this.live.size === 0) {
+        unlinkSync(this.file);
+        rmdirSync(this.dir); // left only when another gateway's file is in it (then it throws)
+      }
     } catch {
       // nothing more to do: what was written stays for the next start
     }
