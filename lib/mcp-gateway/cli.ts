@@ -3,6 +3,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { readFileSync } from "node:fs";
 import {
   HELP,
@@ -48,6 +49,8 @@ export type Session = {
   stop: () => void;
   /** resolves once the session ended and its run was closed: 0 client left, 1 upstream exited */
   ended: Promise<number>;
+  /** the client stopped listening for this call's answer (Relay.abandon) */
+  abandon: (id: RequestId) => void;
 };
 
 /** Starts a session for the client on `downstream` (stdio, or one HTTP session). */
@@ -110,7 +113,11 @@ export async function openSession(
     return side === "upstream" ? 1 : 0;
   })();
   // Stopping the gateway ends the session as the client leaving would: its run is completed.
-  return { stop: () => void downstream.close().catch(() => {}), ended };
+  return {
+    stop: () => void downstream.close().catch(() => {}),
+    ended,
+    abandon: (id) => void relay.abandon(id),
+  };
 }
 
 async function serve(options: GatewayOptions, env: NodeJS.ProcessEnv): Promise<number> {
