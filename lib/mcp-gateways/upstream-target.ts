@@ -34,16 +34,39 @@ export function upstreamUrlProblem(raw: string): string | null {
   // The URL is shown to admins and in the audit log: a credential in it would be on display.
   if (url.username || url.password)
     return "must not carry credentials (user:password@): give them as a header, which is stored sealed";
-  const secretParameter = [...url.searchParams.keys()].find((name) => CREDENTIAL_NAME.test(name));
+  const secretParameter = [...url.searchParams.keys()].find(credentialLike);
   if (secretParameter !== undefined)
     return `must not carry a credential in its query ('${secretParameter.slice(0, 60)}'): give it as a header, which is stored sealed and never shown`;
   const problem = callbackUrlProblem(raw);
   return problem && reworded(problem);
 }
 
-/** Query parameter names that carry credentials (`?token=`, `?api_key=`, `?sig=` …). */
-const CREDENTIAL_NAME =
-  /token|secret|passw|pwd|api[-_.]?key|^key$|auth|credential|signature|^sig$|session|jwt|bearer|^code$/i;
+/**
+ * Query parameter names that carry credentials: any containing one of these (`access_token`,
+ * `x-api-key`, `client_secret`, `X-Amz-Signature` …), or with one of the short words as a part
+ * (`key`, `auth`, `sig`, `code` …, so `author` or `oauth_version` pass).
+ */
+const CREDENTIAL_PART = /token|secret|passw|apikey|credential|signature|bearer|jwt/;
+const CREDENTIAL_WORDS = new Set([
+  "key",
+  "auth",
+  "authorization",
+  "sig",
+  "code",
+  "pwd",
+  "pass",
+  "session",
+  "sessionid",
+  "sid",
+]);
+
+function credentialLike(name: string): boolean {
+  const lower = name.toLowerCase();
+  return (
+    CREDENTIAL_PART.test(lower.replace(/[-_.]/g, "")) ||
+    lower.split(/[-_.]/).some((word) => CREDENTIAL_WORDS.has(word))
+  );
+}
 
 /**
  * Why the upstream's headers (its credential) may not go to this URL, or null: over plain http

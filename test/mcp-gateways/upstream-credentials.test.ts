@@ -54,7 +54,21 @@ describe("credentials in the URL", () => {
     expect(problem).toContain("header");
   });
 
+  it.each([
+    "https://mcp.example.com/mcp?sessionToken=abc",
+    "https://mcp.example.com/mcp?X-Amz-Signature=abc",
+    "https://mcp.example.com/mcp?client_secret=abc",
+    "https://mcp.example.com/mcp?key=abc",
+    "https://mcp.example.com/mcp?x-api-key=abc",
+  ])("are refused: %s", (url) => {
+    expect(upstreamUrlProblem(url)).toMatch(/credential in its query/);
+  });
+
   it("other query parameters are fine", () => {
-    expect(upstreamUrlProblem("https://mcp.example.com/mcp?project=docs&region=eu")).toBeNull();
+    expect(
+      upstreamUrlProblem(
+        "https://mcp.example.com/mcp?project=docs&region=eu&author=ada&oauth_version=2&monkey=1",
+      ),
+    ).toBeNull();
   });
 });
