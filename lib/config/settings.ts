@@ -172,6 +172,12 @@ export const SETTINGS = {
     description:
       "`callbackUrl` targets allowed though loopback or private (names, IPs, CIDRs, `:port`); see Security",
   },
+  MCP_GATEWAY_PLAIN_HTTP_HOSTS: {
+    schema: text(),
+    shown: "—",
+    description:
+      "hosts (as `CALLBACK_ALLOWED_HOSTS`) a hosted MCP gateway may send its headers to over plain `http://`; loopback always may",
+  },
   HISTORY_EXPORT_CALL_LIMIT: {
     schema: wholeNumber(50_000),
     shown: "`50000`",

@@ -1,6 +1,6 @@
 import { parseTrustedProxies } from "@/lib/auth/client-address";
 import { configuredSecretKeys } from "@/lib/auth/sealed-secrets";
-import { configuredAllowList } from "@/lib/webhooks/callback-target";
+import { configuredAllowList, configuredPlainHttpHosts } from "@/lib/webhooks/callback-target";
 import { SETTINGS, settingProblem, setting, type SettingName } from "@/lib/config/settings";
 
 // The start-up check of the whole configuration: every setting against its schema, then the
@@ -11,6 +11,7 @@ import { SETTINGS, settingProblem, setting, type SettingName } from "@/lib/confi
 const DEEP_CHECKS: Partial<Record<SettingName, () => unknown>> = {
   TRUSTED_PROXIES: () => parseTrustedProxies(),
   CALLBACK_ALLOWED_HOSTS: () => configuredAllowList(),
+  MCP_GATEWAY_PLAIN_HTTP_HOSTS: () => configuredPlainHttpHosts(),
   COUNTERSIGN_SECRET_KEY: () => configuredSecretKeys(),
 };
 

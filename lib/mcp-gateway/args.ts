@@ -38,6 +38,8 @@ export type GatewayOptions = {
   answerWithinMs: number | null;
   /** serve streamable HTTP at http://host:port/mcp instead of stdio */
   listen: { host: string; port: number } | null;
+  /** where unsent outcome reports are kept (spool.ts); null: the OS's state directory */
+  spool: string | null;
 };
 
 export type ParseResult =
@@ -64,6 +66,7 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
   let listen: { host: string; port: number } | null = null;
   let listenAny = false;
   let answerWithinMs: number | null = null;
+  let spool: string | null = null;
   const headers: Record<string, string> = {};
 
   for (let i = 0; i < flags.length; i++) {
@@ -139,6 +142,9 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
         answerWithinMs = secs * 1000;
         break;
       }
+      case "--spool":
+        spool = value;
+        break;
       case "--upstream-timeout": {
         const secs = Number(value);
         if (!Number.isFinite(secs) || secs <= 0)
@@ -204,6 +210,7 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
       upstreamTimeoutMs: upstreamTimeoutSecs * 1000,
       answerWithinMs,
       listen,
+      spool,
     },
   };
 }
@@ -219,6 +226,7 @@ const VALUE_FLAGS = new Set([
   "--upstream-timeout",
   "--listen",
   "--answer-within",
+  "--spool",
 ]);
 
 export function isLoopback(host: string): boolean {
@@ -259,6 +267,10 @@ Options:
   --listen HOST:PORT        serve MCP clients over streamable HTTP at http://HOST:PORT/mcp instead of
                             stdio (each client session gets its own upstream and run); loopback only
   --listen-any              allow --listen on an address other than loopback
+  --spool DIR               where the tools' outcome reports wait until Countersign took them, so a
+                            gateway killed before sending them sends them at its next start
+                            (default: the OS's state directory, e.g. ~/.local/state/
+                            countersign-mcp-gateway/spool; one folder per --name and agent key)
   --help, --version
 
 The MCP client talks to the gateway over stdio, so its config launches the gateway in place of

@@ -3,6 +3,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { readFileSync } from "node:fs";
 import {
   HELP,
@@ -11,9 +12,13 @@ import {
   type GatewayOptions,
   type Upstream,
 } from "./args.js";
+import { Countersign } from "@countersign/sdk";
 import { CountersignGate } from "./countersign-gate.js";
+import { keepAliveFetch } from "./http-fetch.js";
 import { listenHttp } from "./listen.js";
+import { OutcomeReports } from "./outcome-reports.js";
 import { Relay, type RelayFacts } from "./relay.js";
+import { defaultSpoolRoot, spoolAt, spoolDirectory, type OutcomeSpool } from "./spool.js";
 
 // countersign-mcp-gateway: serves the MCP client over stdio, relays to the upstream server, and
 // puts every tools/call to Countersign first. stdout is the MCP channel: diagnostics go to stderr.
@@ -44,6 +49,8 @@ export type Session = {
   stop: () => void;
   /** resolves once the session ended and its run was closed: 0 client left, 1 upstream exited */
   ended: Promise<number>;
+  /** the client stopped listening for this call's answer (Relay.abandon) */
+  abandon: (id: RequestId) => void;
 };
 
 /** Starts a session for the client on `downstream` (stdio, or one HTTP session). */
@@ -70,7 +77,11 @@ export async function openSession(
     return name;
   };
   const gate = new CountersignGate(
-    { baseUrl: options.countersignUrl, apiKey: options.agentKey },
+    {
+      baseUrl: options.countersignUrl,
+      apiKey: options.agentKey,
+      spool: spoolFor(options, env),
+    },
     () => ({
       server: serverName(),
       upstreamId,
@@ -102,10 +113,39 @@ export async function openSession(
     return side === "upstream" ? 1 : 0;
   })();
   // Stopping the gateway ends the session as the client leaving would: its run is completed.
-  return { stop: () => void downstream.close().catch(() => {}), ended };
+  return {
+    stop: () => void downstream.close().catch(() => {}),
+    ended,
+    abandon: (id) => void relay.abandon(id),
+  };
 }
 
 async function serve(options: GatewayOptions, env: NodeJS.ProcessEnv): Promise<number> {
+  const spool = spoolFor(options, env);
+  // Reports an earlier gateway of this name and key left unsent (killed): sent now, alone.
+  const recovered = new OutcomeReports(
+    new Countersign({
+      baseUrl: options.countersignUrl,
+      apiKey: options.agentKey,
+      fetch: keepAliveFetch,
+      retry: { retries: 2, minDelayMs: 200, maxDelayMs: 1000 },
+      requestTimeoutMs: 15_000,
+    }),
+    () => Promise.reject(new Error("no run: recovered reports name their own")),
+    log,
+    spool,
+  );
+  recovered.adopt(spool.recover());
+  try {
+    return await serveSessions(options, env);
+  } finally {
+    const unsent = await recovered.flush(5_000);
+    if (unsent > 0) log(`${unsent} earlier tool outcome report(s) are kept for the next start`);
+    spool.close();
+  }
+}
+
+async function serveSessions(options: GatewayOptions, env: NodeJS.ProcessEnv): Promise<number> {
   if (options.listen) return listenHttp(options, env, openSession, log);
   let session: Session;
   try {
@@ -119,6 +159,13 @@ async function serve(options: GatewayOptions, env: NodeJS.ProcessEnv): Promise<n
   // The client closing our stdin is it leaving (the SDK's stdio transport does not report that).
   process.stdin.once("end", session.stop);
   return session.ended;
+}
+
+/** The process's outcome spool for this gateway name (or upstream) and agent key. */
+function spoolFor(options: GatewayOptions, env: NodeJS.ProcessEnv): OutcomeSpool {
+  const name = options.name ?? `upstream-${upstreamFingerprint(options.upstream)}`;
+  const root = options.spool ?? defaultSpoolRoot(env);
+  return spoolAt(spoolDirectory(root, name, options.countersignUrl, options.agentKey), log);
 }
 
 function upstreamTransport(upstream: Upstream, env: NodeJS.ProcessEnv): Transport {

@@ -10,6 +10,7 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { keepAliveFetch } from "./http-fetch.js";
 import { OutcomeReports } from "./outcome-reports.js";
+import type { OutcomeSpool } from "./spool.js";
 
 // The Countersign side of the gateway. The session is one run (created once, and left
 // `running`); each tools/call is ONE request, POST /runs/{id}/gated-calls, which records the call
@@ -103,15 +104,19 @@ export class CountersignGate implements ToolGate {
   private readonly reports: OutcomeReports;
 
   constructor(
-    /** `fetch`: how the SDK reaches Countersign (a hosted gateway calls its own API in-process) */
-    options: { baseUrl: string; apiKey: string; fetch?: FetchLike },
+    /**
+     * `fetch`: how the SDK reaches Countersign (a hosted gateway calls its own API in-process);
+     * `spool`: where outcome reports are kept until Countersign took them (spool.ts)
+     */
+    options: { baseUrl: string; apiKey: string; fetch?: FetchLike; spool?: OutcomeSpool | null },
     private readonly facts: () => SessionFacts,
     private readonly settings: GateSettings,
   ) {
     // A few quick retries: when Countersign is down, the model hears so within seconds (fail
     // closed) rather than after the SDK's default backoff.
+    const { spool = null, ...connection } = options;
     const clientOptions = {
-      ...options,
+      ...connection,
       retry: { retries: 2, minDelayMs: 200, maxDelayMs: 1000 },
       requestTimeoutMs: 15_000,
     };
@@ -119,7 +124,7 @@ export class CountersignGate implements ToolGate {
     // The requests every call makes go over kept-alive node:http connections (http-fetch.ts),
     // unless the host says how to reach Countersign (a hosted gateway: in-process).
     this.perCall = new Countersign({ ...clientOptions, fetch: options.fetch ?? keepAliveFetch });
-    this.reports = new OutcomeReports(this.perCall, () => this.runId(), say);
+    this.reports = new OutcomeReports(this.perCall, () => this.runId(), say, spool);
   }
 
   /** The session's run id, created on first use; a failed creation is tried again next call. */
@@ -180,11 +185,12 @@ export class CountersignGate implements ToolGate {
     const decided = answer.batch.calls.find((c) => c.id === answer.callId) ?? null;
     if (answer.decision !== "allow" || decided?.status !== "approved")
       return refused(callRejectionMessage(decided, answer.batch, { nameReviewer: true }));
-    return this.forwardAllowed(decided, call.args, forward);
+    return this.forwardAllowed(runId, decided, call.args, forward);
   }
 
   /** An allowed call: forwarded with the approved arguments, its outcome reported afterwards. */
   private async forwardAllowed(
+    runId: string,
     decided: Call,
     askedArgs: Record<string, unknown>,
     forward: (args: Record<string, unknown>) => Promise<CallToolResult>,
@@ -203,11 +209,14 @@ export class CountersignGate implements ToolGate {
     try {
       result = await forward(runArgs);
     } catch (error) {
-      this.reports.add({
-        callId: decided.id,
-        type: "tool.failed",
-        error: error instanceof Error ? error.message.slice(0, REPORT_TEXT_LIMIT) : String(error),
-      });
+      this.reports.add(
+        {
+          callId: decided.id,
+          type: "tool.failed",
+          error: error instanceof Error ? error.message.slice(0, REPORT_TEXT_LIMIT) : String(error),
+        },
+        runId,
+      );
       throw error;
     }
     const summary = reportedResult(result);
@@ -215,6 +224,7 @@ export class CountersignGate implements ToolGate {
       result.isError
         ? { callId: decided.id, type: "tool.failed", error: summary }
         : { callId: decided.id, type: "tool.completed", result: summary },
+      runId,
     );
     if (changed.length === 0) return result;
     const by = decided.decision?.by?.name ?? "A reviewer";
@@ -279,6 +289,8 @@ export class CountersignGate implements ToolGate {
   ): Promise<GatedAnswer | "deadline" | keyof typeof USED_ELSEWHERE> {
     const waited = await this.wait(asked.batch, call, asked.pickedUp);
     if (waited === "deadline") return "deadline";
+    // Decided just as the client left: the decision stays unused, for its identical call.
+    if (call.signal.aborted) throw new CallCancelled();
     try {
       return await this.perCall.transport.request<GatedAnswer>({
         method: "POST",

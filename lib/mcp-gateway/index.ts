@@ -19,3 +19,5 @@ export {
 export type { GatedCall, GateSettings, SessionFacts, ToolGate } from "./countersign-gate.js";
 export { OutcomeReports } from "./outcome-reports.js";
 export type { Outcome } from "./outcome-reports.js";
+export { defaultSpoolRoot, OutcomeSpool, spoolDirectory } from "./spool.js";
+export type { SpooledReport } from "./spool.js";

@@ -1,6 +1,10 @@
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import {
+  isInitializeRequest,
+  isJSONRPCRequest,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { isLoopback, type GatewayOptions } from "./args.js";
@@ -49,7 +53,16 @@ export async function listenHttp(
       if (read === TOO_LARGE) return jsonError(response, 413, -32600, "Request body too large");
       body = read;
     }
-    if (known) return known.transport.handleRequest(request, response, body);
+    if (known) {
+      // A tools/call whose answer stream closes before the answer: the client stopped listening
+      // (it left, or will call again), so a call still waiting leaves its decision unused.
+      const asked = toolCallIds(body);
+      if (asked.length > 0)
+        response.once("close", () => {
+          if (!response.writableFinished) for (const id of asked) known.session.abandon(id);
+        });
+      return known.transport.handleRequest(request, response, body);
+    }
     if (sessionId !== undefined)
       return jsonError(response, 404, -32001, "Session not found: initialize again");
     if (request.method !== "POST" || !isInitializeRequest(body))
@@ -105,6 +118,14 @@ export async function listenHttp(
 }
 
 const TOO_LARGE = Symbol("too large");
+
+/** The ids of the tools/call requests in a POSTed body (one message or a batch). */
+function toolCallIds(body: unknown): RequestId[] {
+  const messages = Array.isArray(body) ? (body as unknown[]) : [body];
+  return messages.flatMap((message) =>
+    isJSONRPCRequest(message) && message.method === "tools/call" ? [message.id] : [],
+  );
+}
 
 async function readBody(request: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];

@@ -1,4 +1,5 @@
 import { CountersignError, type Countersign } from "@countersign/sdk";
+import type { OutcomeSpool, SpooledReport } from "./spool.js";
 
 // What the tools answered, reported to Countersign after the MCP client got the answer: off the
 // client's critical path. A report rides along with the session's next governed call when one
@@ -7,9 +8,10 @@ import { CountersignError, type Countersign } from "@countersign/sdk";
 // meanwhile (POST /runs/{id}/gated-calls/outcomes takes up to 100). A report that fails
 // transiently (Countersign unreachable, 5xx, 429) stays queued and is sent again with backoff;
 // the server records each call's outcome once, so a report retried after a lost answer is not a
-// second one. Closing the session sends what is left (for a bounded time). Reports still queued
-// when the gateway process dies are lost: the run then shows the call approved (and used) with
-// no outcome — the decision itself is safe in Countersign.
+// second one. Closing the session sends what is left (for a bounded time). With a spool
+// (spool.ts, the bin's default), a report is written to a local file before it counts as queued
+// and marked done once Countersign took it (or refused it for good), so reports still queued when
+// the gateway process dies are sent at its next start, to the run they belong to.
 
 export type Outcome = {
   callId: string;
@@ -31,17 +33,38 @@ export class OutcomeReports {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private idle: Array<() => void> = [];
   private readonly alone = new WeakSet<Outcome>();
+  /** the run of a report that is not the session's (one recovered from the spool) */
+  private readonly runOf = new WeakMap<Outcome, string>();
 
   constructor(
     private readonly client: Countersign,
     private readonly runId: () => Promise<string>,
     private readonly warn: (line: string) => void,
+    private readonly spool: OutcomeSpool | null = null,
   ) {}
 
-  /** Queues a report: it rides along with the next call, or goes alone after LINGER_MS. */
-  add(outcome: Outcome): void {
+  /**
+   * Queues a report of the session's run `runId`: written to the spool first (when there is one),
+   * then it rides along with the next call, or goes alone after LINGER_MS.
+   */
+  add(outcome: Outcome, runId?: string): void {
+    if (runId !== undefined) this.spool?.append([{ runId, outcome }]);
     this.queued.push(outcome);
     if (!this.sending && !this.timer) this.schedule(LINGER_MS);
+  }
+
+  /** Queues reports of earlier runs (recovered from the spool, already in it): sent at once, alone. */
+  adopt(reports: SpooledReport[]): void {
+    for (const { runId, outcome } of reports) {
+      this.runOf.set(outcome, runId);
+      this.alone.add(outcome);
+      this.queued.push(outcome);
+    }
+    if (reports.length > 0 && !this.sending) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+      this.send();
+    }
   }
 
   get pending(): number {
@@ -61,6 +84,7 @@ export class OutcomeReports {
   /** After a call that carried `taken`: the server took `reported` (null: the call failed). */
   settle(taken: Outcome[], reported: string[] | null): void {
     const done = new Set(reported ?? []);
+    this.spool?.done([...done]);
     const left = taken.filter((o) => !done.has(o.callId));
     if (left.length === 0) return this.settleIdle();
     if (reported === null) for (const outcome of left) this.alone.add(outcome);
@@ -78,23 +102,36 @@ export class OutcomeReports {
 
   private send(): void {
     if (this.sending || this.timer || this.queued.length === 0) return this.settleIdle();
-    const taken = this.queued.splice(0, MAX_PER_REQUEST);
-    this.sending = this.post(taken).finally(() => {
+    // One request per run: the first report's run, with the others of that run queued behind it.
+    const run = this.runOf.get(this.queued[0]!);
+    const taken = this.queued.filter((o) => this.runOf.get(o) === run).slice(0, MAX_PER_REQUEST);
+    const sent = new Set(taken);
+    this.queued = this.queued.filter((o) => !sent.has(o));
+    this.sending = this.post(taken, run).finally(() => {
       this.sending = null;
       if (this.queued.length > 0 && !this.timer) this.send();
       else this.settleIdle();
     });
   }
 
-  private async post(outcomes: Outcome[]): Promise<void> {
+  private async post(outcomes: Outcome[], run: string | undefined): Promise<void> {
     try {
-      const runId = await this.runId();
+      const runId = run ?? (await this.runId());
       await this.client.transport.request({
         method: "POST",
         path: `/runs/${encodeURIComponent(runId)}/gated-calls/outcomes`,
-        body: { outcomes },
+        // each outcome as the server takes it (a spooled one may carry more)
+        body: {
+          outcomes: outcomes.map(({ callId, type, result, error }) => ({
+            callId,
+            type,
+            result,
+            error,
+          })),
+        },
       });
       this.failures = 0;
+      this.spool?.done(outcomes.map((o) => o.callId));
     } catch (error) {
       if (isTransient(error)) {
         // Back in front of the queue, in order; sent again after a pause that grows.
@@ -107,6 +144,7 @@ export class OutcomeReports {
         return;
       }
       // Refused for good (a call not approved, another agent's): sending it again cannot help.
+      this.spool?.done(outcomes.map((o) => o.callId));
       this.warn(`a tool outcome report was refused: ${why(error)}`);
     }
   }

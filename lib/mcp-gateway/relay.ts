@@ -9,6 +9,7 @@ import {
   ListToolsResultSchema,
   type CallToolResult,
   type JSONRPCMessage,
+  type JSONRPCNotification,
   type JSONRPCRequest,
   type RequestId,
   type Tool,
@@ -47,6 +48,15 @@ export class Relay {
   private readonly governed = new Map<RequestId, GovernedCall>();
   /** answers the gateway waits for from upstream: its own requests and forwarded tools/calls */
   private readonly awaiting = new Map<RequestId, Pending>();
+  /**
+   * Forwarded calls whose client already heard progress while they waited, by progress token:
+   * the upstream's own progress is renumbered above the last waiting value (MCP: progress only
+   * grows), `offset` fixed by its first notification.
+   */
+  private readonly renumbered = new Map<
+    string | number,
+    { after: number; offset: number | null }
+  >();
   private tools: Map<string, Tool> | null = null;
   private ownIds = 0;
   private closing = false;
@@ -92,6 +102,20 @@ export class Relay {
     for (const call of this.governed.values())
       if (!call.forwarded) call.controller.abort("session ended");
     this.onClosed(side);
+  }
+
+  /**
+   * The client stopped listening for this call's answer without cancelling it (its HTTP stream
+   * closed: it left, or its next request went to another instance). A call still waiting for its
+   * decision stops waiting and leaves its card unused, for the identical call of the client's
+   * next session to pick up, rather than using the decision for an answer nobody reads. A call
+   * already forwarded runs on (and is reported). Returns whether the call stopped waiting.
+   */
+  abandon(id: RequestId): boolean {
+    const call = this.governed.get(id);
+    if (!call || call.forwarded) return false;
+    call.controller.abort("abandoned");
+    return true;
   }
 
   /** Waits (a bounded time) for the calls in flight to answer and report, before exiting. */
@@ -156,8 +180,33 @@ export class Relay {
       message.method === "notifications/tools/list_changed"
     ) {
       this.tools = null;
+    } else if (isJSONRPCNotification(message) && message.method === "notifications/progress") {
+      message = this.renumber(message);
     }
     this.send(this.downstream, message);
+  }
+
+  /**
+   * The upstream's progress for a call whose client heard the gateway's own progress while it
+   * waited (1, 2, … n): shifted by a fixed offset so its first value lands above n and the rest
+   * keep their spacing; `total` moves with it, so progress ≤ total still holds.
+   */
+  private renumber(message: JSONRPCNotification): JSONRPCNotification {
+    const params = message.params as
+      { progressToken?: string | number; progress?: unknown; total?: unknown } | undefined;
+    const token = params?.progressToken;
+    const shift = token === undefined ? undefined : this.renumbered.get(token);
+    if (!shift || typeof params!.progress !== "number") return message;
+    const progress = params!.progress;
+    shift.offset ??= progress > 0 ? shift.after : shift.after + 1 - progress;
+    return {
+      ...message,
+      params: {
+        ...params,
+        progress: progress + shift.offset,
+        ...(typeof params!.total === "number" ? { total: params!.total + shift.offset } : {}),
+      },
+    };
   }
 
   /** What the gateway learns from answers passing by: the server's name and protocol, its tools. */
@@ -208,6 +257,9 @@ export class Relay {
         },
         (approvedArgs) => {
           progress.stop();
+          const token = params._meta?.progressToken;
+          if (token !== undefined && progress.sent() > 0)
+            this.renumbered.set(token, { after: progress.sent(), offset: null });
           governed.forwarded = true;
           return this.forward(request, approvedArgs);
         },
@@ -233,6 +285,8 @@ export class Relay {
     } finally {
       progress.stop();
       this.governed.delete(request.id);
+      const token = params._meta?.progressToken;
+      if (token !== undefined) this.renumbered.delete(token);
     }
   }
 
@@ -354,6 +408,8 @@ export class Relay {
         clearInterval(timer);
         token = undefined;
       },
+      /** the last progress value sent (0: none) */
+      sent: () => count,
     };
   }
 

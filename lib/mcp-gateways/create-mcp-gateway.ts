@@ -19,7 +19,7 @@ import {
   UpstreamHeaders,
   type McpGatewayView,
 } from "./gateway-record";
-import { checkUpstreamUrl } from "./upstream-target";
+import { checkPlainHttpCredentials, checkUpstreamUrl } from "./upstream-target";
 
 export const CreateMcpGatewayInput = z.strictObject({
   name: GatewayName,
@@ -46,6 +46,7 @@ export async function createMcpGateway(
   const manager = await managerOf(db, caller);
   requireAdmin(manager, "add MCP gateways");
   await checkUpstreamUrl(input.url);
+  checkPlainHttpCredentials(input.url, Object.keys(input.headers).length);
   const id = await untilWritten(async () => {
     const [clash] = await db
       .select({ id: mcpGateways.id })

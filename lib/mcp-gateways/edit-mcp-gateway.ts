@@ -27,7 +27,7 @@ import {
   type McpGatewayView,
 } from "./gateway-record";
 import { endGatewaySessions } from "./hosted-sessions";
-import { checkUpstreamUrl } from "./upstream-target";
+import { checkPlainHttpCredentials, checkUpstreamUrl } from "./upstream-target";
 
 export const EditMcpGatewayInput = z.strictObject({
   /** the revision the editor saw: someone else's edit in between is a 409 */
@@ -82,6 +82,11 @@ export async function editMcpGateway(
         { path: "headers", message },
       ]);
     }
+    // the headers in force after the edit, to the URL in force after it
+    checkPlainHttpCredentials(
+      input.url ?? before.url,
+      input.headers ? Object.keys(input.headers).length : before.headerNames.length,
+    );
     const renamed = input.name !== undefined && input.name !== before.name;
     if (renamed) {
       const [clash] = await db

@@ -29,7 +29,7 @@ import type { RelayFacts } from "@/lib/mcp-gateway/index";
 import { openHeaders } from "./gateway-record";
 import { GuardedUpstream, redact, secretsOf } from "./guarded-upstream";
 import { OWN_API_BASE, ownApiFetch } from "./own-api-fetch";
-import { pinnedFetch, resolveUpstreamTarget } from "./upstream-target";
+import { pinnedFetch, plainHttpCredentialProblem, resolveUpstreamTarget } from "./upstream-target";
 
 // The hosted gateways' MCP sessions (streamable HTTP at /api/mcp/gateways/{name}). An agent
 // presents its agent key as Bearer; an initialize opens a session: a relay (the
@@ -38,11 +38,28 @@ import { pinnedFetch, resolveUpstreamTarget } from "./upstream-target";
 // tools/call put to Countersign as that agent key's call. Later requests carry the session's
 // Mcp-Session-Id and must come from the same agent key.
 //
-// A session is connection state, like an open event stream, and lives in this process's memory:
-// nothing decided lives only here (decisions, runs and batches are in the database), so a lost
-// session costs the agent a new initialize, and the gate's pick-up of a decided call works as the
-// bin's does. Behind a load balancer, route by the Mcp-Session-Id header (a session is answered
-// 404 by another instance, and MCP clients then initialize again).
+// A session is connection state, like an open event stream, and lives in this process's memory.
+// With several instances behind a load balancer, a request for a session this instance does not
+// hold (another's, or one of an instance that died or restarted) is answered 404, which is what
+// MCP's streamable HTTP transport prescribes for a session the server no longer knows: the client
+// initializes again, on whichever instance it reaches. Chosen over rebuilding the session here
+// from the database because what a session holds cannot move between processes anyway: the
+// answer to a call in flight goes out on the HTTP stream of the request that asked it, which is
+// open to the instance that holds the session; so does the upstream's stream of its own messages
+// and any sampling or elicitation it is waiting for; and the upstream's own session may be bound
+// to that connection. Re-creating them elsewhere would add a table and a lazy reconnect, and
+// still lose exactly those. What must not be lost is in the database already: runs, cards and
+// decisions. So:
+// - the identical call after the new initialize picks up the earlier call's card (the gate's
+//   pick-up: same agent key, same gateway, same tool and arguments; decided → answered from the
+//   decision, once; still pending → it waits on that card, no second one);
+// - a call whose client stopped listening (its request's stream closed: the client left, or
+//   moved to another instance) stops waiting at once and leaves its decision unused (Relay's
+//   `abandon`), so this instance never uses a decision for an answer nobody reads while the
+//   client's identical call waits elsewhere; a call already forwarded runs on and is reported.
+// Routing by the Mcp-Session-Id header keeps sessions whole (and saves the re-initialize), but
+// correctness does not depend on it (test/mcp-gateways/instances.test.ts: two servers, one
+// database).
 //
 // Every request re-reads the gateway: a disabled gateway, an agent no longer allowed or an edited
 // gateway (its revision moved) ends the session at its next request (404: initialize again), so
@@ -72,6 +89,8 @@ type HostedSession = {
   inFlight: Set<RequestId>;
   /** ends the session (as a DELETE would) and resolves once its run was closed */
   end: () => Promise<void>;
+  /** its client stopped listening for this call's answer (Relay.abandon) */
+  abandon: (id: RequestId) => void;
 };
 
 // One table per process (lib/http/server.ts loads lib/ twice: its own copy and Next.js's).
@@ -206,7 +225,14 @@ export async function serveGatewayRequest(request: Request, name: string): Promi
       throw sessionGone("The gateway was changed since this MCP session began: initialize again.");
     }
     session.lastSeen = Date.now();
-    return session.transport.handleRequest(request, { parsedBody: body });
+    const answer = await session.transport.handleRequest(request, { parsedBody: body });
+    // A tools/call whose answer stream the client stops reading before its end (it closed the
+    // connection): nobody is listening for it any more.
+    const asked = toolCallIds(body);
+    if (asked.length === 0) return answer;
+    return whenUnread(answer, () => {
+      for (const id of asked) if (session.inFlight.has(id)) session.abandon(id);
+    });
   }
   if (request.method !== "POST" || !isInitializeRequest(body))
     throw new InvalidRequestError(
@@ -236,6 +262,32 @@ export async function serveGatewayRequest(request: Request, name: string): Promi
     if (left > 0) opening.set(actor.id, left);
     else opening.delete(actor.id);
   }
+}
+
+/** The answer, with `unread` called when its reader cancels its body before the end. */
+function whenUnread(answer: Response, unread: () => void): Response {
+  if (!answer.body) return answer;
+  const reader = answer.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      unread();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: answer.status, headers: answer.headers });
+}
+
+/** The ids of the tools/call requests in a POSTed body (one message or a batch). */
+function toolCallIds(body: unknown): RequestId[] {
+  const messages = Array.isArray(body) ? (body as unknown[]) : [body];
+  return messages.flatMap((message) =>
+    isJSONRPCRequest(message) && message.method === "tools/call" ? [message.id] : [],
+  );
 }
 
 /** 404 is what MCP clients take as "the session is gone, initialize again". */
@@ -276,6 +328,13 @@ async function openSession(
       target.permanent ? 60 : 5,
     );
   const headers = openHeaders(gateway);
+  // Saved before the rule (or the operator's list changed since): the credential stays home.
+  const plain = plainHttpCredentialProblem(gateway.url, Object.keys(headers).length);
+  if (plain)
+    throw new UnavailableError(
+      `The upstream of MCP gateway '${gateway.name}' cannot be reached: ${plain}`,
+      60,
+    );
   const secrets = secretsOf(headers);
   const fetchUpstream = pinnedFetch(target);
   const connection = new StreamableHTTPClientTransport(new URL(gateway.url), {
@@ -368,6 +427,9 @@ async function openSession(
     end: async () => {
       await transport.close().catch(() => {});
       await ended;
+    },
+    abandon: (id) => {
+      if (relay.abandon(id)) session.inFlight.delete(id);
     },
   };
   await relay.start();

@@ -5,7 +5,10 @@ import { Readable } from "node:stream";
 import { lookup as dnsLookup } from "node:dns/promises";
 import { InvalidRequestError } from "@/lib/errors";
 import {
+  allowListHas,
   callbackUrlProblem,
+  configuredPlainHttpHosts,
+  forbiddenAddress,
   resolveCallbackTarget,
   type CheckedTarget,
   type Lookup,
@@ -28,10 +31,73 @@ export function upstreamUrlProblem(raw: string): string | null {
   } catch {
     return "not a valid URL";
   }
+  // The URL is shown to admins and in the audit log: a credential in it would be on display.
   if (url.username || url.password)
     return "must not carry credentials (user:password@): give them as a header, which is stored sealed";
+  const secretParameter = [...url.searchParams.keys()].find(credentialLike);
+  if (secretParameter !== undefined)
+    return `must not carry a credential in its query ('${secretParameter.slice(0, 60)}'): give it as a header, which is stored sealed and never shown`;
   const problem = callbackUrlProblem(raw);
   return problem && reworded(problem);
+}
+
+/**
+ * Query parameter names that carry credentials: any containing one of these (`access_token`,
+ * `x-api-key`, `client_secret`, `X-Amz-Signature` …), or with one of the short words as a part
+ * (`key`, `auth`, `sig`, `code` …, so `author` or `oauth_version` pass).
+ */
+const CREDENTIAL_PART = /token|secret|passw|apikey|credential|signature|bearer|jwt/;
+const CREDENTIAL_WORDS = new Set([
+  "key",
+  "auth",
+  "authorization",
+  "sig",
+  "code",
+  "pwd",
+  "pass",
+  "session",
+  "sessionid",
+  "sid",
+]);
+
+function credentialLike(name: string): boolean {
+  const lower = name.toLowerCase();
+  return (
+    CREDENTIAL_PART.test(lower.replace(/[-_.]/g, "")) ||
+    lower.split(/[-_.]/).some((word) => CREDENTIAL_WORDS.has(word))
+  );
+}
+
+/**
+ * Why the upstream's headers (its credential) may not go to this URL, or null: over plain http
+ * they would cross the network readable by anyone on the path, so they go only to a loopback
+ * host, or to one the operator names in MCP_GATEWAY_PLAIN_HTTP_HOSTS. A URL without headers may
+ * be plain http.
+ */
+export function plainHttpCredentialProblem(raw: string, headerCount: number): string | null {
+  if (headerCount === 0) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return null; // upstreamUrlProblem says so
+  }
+  if (url.protocol !== "http:") return null;
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  const port = url.port ? Number(url.port) : 80;
+  const loopback =
+    host === "localhost" || host.endsWith(".localhost") || forbiddenAddress(host) === "loopback";
+  if (loopback || allowListHas(configuredPlainHttpHosts(), host, port)) return null;
+  return `headers (the upstream's credential) are sent only over https, or over plain http to a loopback host or one the operator allows in MCP_GATEWAY_PLAIN_HTTP_HOSTS: use an https:// URL`;
+}
+
+/** At save: a clear 400 (nothing written) when the headers would go over plain http. */
+export function checkPlainHttpCredentials(raw: string, headerCount: number): void {
+  const problem = plainHttpCredentialProblem(raw, headerCount);
+  if (problem)
+    throw new InvalidRequestError(`Invalid request: headers: ${problem}`, [
+      { path: "headers", message: problem },
+    ]);
 }
 
 const reworded = (reason: string) =>

@@ -24,7 +24,7 @@ export { forbiddenAddress };
 const ENV = "CALLBACK_ALLOWED_HOSTS";
 
 /** Reads an allow-list; an entry it cannot read is an error, never silently dropped. */
-export function parseAllowList(text: string | undefined): AllowList {
+export function parseAllowList(text: string | undefined, variable: string = ENV): AllowList {
   return (text ?? "")
     .split(/[\s,]+/)
     .filter(Boolean)
@@ -32,7 +32,7 @@ export function parseAllowList(text: string | undefined): AllowList {
       const parsed = parseEntry(entry);
       if (!parsed)
         throw new Error(
-          `${ENV}: cannot read "${entry}" (expected a host name, an IP address or a CIDR range, optionally with :port)`,
+          `${variable}: cannot read "${entry}" (expected a host name, an IP address or a CIDR range, optionally with :port)`,
         );
       return parsed;
     });
@@ -67,6 +67,26 @@ export function configuredAllowList(): AllowList {
   const text = setting("CALLBACK_ALLOWED_HOSTS");
   if (!cached || cached.text !== text) cached = { text, list: parseAllowList(text) };
   return cached.list;
+}
+
+let plainHttpCached: { text: string | undefined; list: AllowList } | undefined;
+
+/**
+ * MCP_GATEWAY_PLAIN_HTTP_HOSTS, read as CALLBACK_ALLOWED_HOSTS is: the hosts a hosted MCP
+ * gateway may send its credential headers to over plain http besides loopback
+ * (lib/mcp-gateways/upstream-target.ts).
+ */
+export function configuredPlainHttpHosts(): AllowList {
+  const text = setting("MCP_GATEWAY_PLAIN_HTTP_HOSTS");
+  if (!plainHttpCached || plainHttpCached.text !== text)
+    plainHttpCached = { text, list: parseAllowList(text, "MCP_GATEWAY_PLAIN_HTTP_HOSTS") };
+  return plainHttpCached.list;
+}
+
+/** Whether the allow-list names this host (a name, or an address in one of its ranges) and port. */
+export function allowListHas(allow: AllowList, host: string, port: number): boolean {
+  const name = canonicalName(host.replace(/^\[(.*)\]$/, "$1"));
+  return allowsName(allow, name, port) || allowsAddress(allow, name, port);
 }
 
 const portMatches = (entry: AllowEntry, port: number) => entry.port === null || entry.port === port;

@@ -112,6 +112,12 @@ describe("parseArgs", () => {
     expect(problem(argv)).toMatch(message);
   });
 
+  it("takes --spool DIR for the outcome spool (default: none given, the OS's state directory)", () => {
+    expect(options([...base, "--", "srv"]).spool).toBeNull();
+    expect(options([...base, "--spool", "/var/spool/gw", "--", "srv"]).spool).toBe("/var/spool/gw");
+    expect(problem([...base, "--spool", "--", "srv"])).toMatch(/--spool needs a value/);
+  });
+
   it("takes --listen HOST:PORT on loopback, and elsewhere only with --listen-any", () => {
     expect(options([...base, "--listen", "127.0.0.1:8931", "--", "srv"]).listen).toEqual({
       host: "127.0.0.1",
@@ -159,6 +165,7 @@ describe("the bin", () => {
     expect(stdout).toContain("COUNTERSIGN_AGENT_KEY");
     expect(stdout).toMatch(/Claude Code .*Claude Desktop .*Cursor/s);
     expect(stdout).toContain('"mcpServers"');
+    expect(stdout).toContain("--spool DIR");
   });
 
   it("exits 2 with a clear message on a bad flag, writing nothing to stdout (the MCP channel)", async () => {

@@ -23,6 +23,8 @@ export const FILESYSTEM_SERVER = join(
   "index.js",
 );
 
+const TEST_STATE_HOME = mkdtempSync(join(tmpdir(), "countersign-gateway-state-"));
+
 /** A fresh directory for server-filesystem to serve (its real path: the server resolves links). */
 export function filesystemRoot(): string {
   return realpathSync(mkdtempSync(join(tmpdir(), "countersign-gateway-fs-")));
@@ -67,7 +69,8 @@ async function connect(command: string, args: string[], options: ClientSetup = {
   const transport = new StdioClientTransport({
     command,
     args,
-    env: { PATH: process.env.PATH ?? "" },
+    // the gateway's outcome spool (lib/mcp-gateway/spool.ts) in a folder of the tests' own
+    env: { PATH: process.env.PATH ?? "", XDG_STATE_HOME: TEST_STATE_HOME },
     stderr: "pipe",
   });
   let stderr = "";

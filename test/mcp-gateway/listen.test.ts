@@ -2,7 +2,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -63,7 +64,11 @@ beforeAll(async () => {
       FILESYSTEM_SERVER,
       root,
     ],
-    { stdio: ["ignore", "ignore", "pipe"] },
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+      // its outcome spool (lib/mcp-gateway/spool.ts) in a folder of the test's own
+      env: { ...process.env, XDG_STATE_HOME: mkdtempSync(join(tmpdir(), "countersign-state-")) },
+    },
   );
   gateway.stderr!.on("data", (chunk) => (stderr += chunk));
   const url = await waitUntil(() => /listening on (http:\S+)/.exec(stderr)?.[1], {
@@ -141,6 +146,42 @@ describe("--listen", () => {
       },
       { timeoutMs: 10_000, what: "the first client's run to complete" },
     );
+  }, 60_000);
+
+  it("a call whose client stopped listening leaves its decision for the identical call of the client's next session", async () => {
+    const reviewer = apiClient(server.baseUrl, team.reviewer.token);
+    const path = join(root, "left-behind.txt");
+    const args = { path, content: "written once" };
+    const leaving = await connect("leaving-client");
+    const waiting = leaving.callTool({ name: "write_file", arguments: args }, undefined, {
+      onprogress: () => {},
+      timeout: 60_000,
+    });
+    waiting.catch(() => {});
+    const card = await waitUntil(
+      async () =>
+        (await reviewer.get(`/queue?queue=${team.queue.id}&status=pending`)).body.batches?.find(
+          (b: { calls: { args: { path?: string } }[] }) => b.calls[0]?.args.path === path,
+        ),
+      { timeoutMs: 15_000, what: "the card" },
+    );
+    // The client goes away without cancelling (its stream closes); the reviewer approves later.
+    await leaving.close();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const decided = await reviewer.post(`/calls/${card.calls[0].id}/decision`, {
+      outcome: "approve",
+      expectedRevision: card.calls[0].revision,
+    });
+    expect(decided.status, JSON.stringify(decided.body)).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(existsSync(path)).toBe(false); // the session nobody listens to did not use it
+
+    const back = await connect("returning-client");
+    const result = (await back.callTool({ name: "write_file", arguments: args }, undefined, {
+      timeout: 15_000,
+    })) as CallToolResult;
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(readFileSync(path, "utf8")).toBe("written once");
   }, 60_000);
 
   it("refuses a request without a session that is not initialize", async () => {

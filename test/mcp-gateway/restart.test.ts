@@ -1,10 +1,12 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { and, eq } from "drizzle-orm";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer, request as httpRequest, type Server } from "node:http";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/db/client";
-import { events } from "@/db/schema";
+import { calls, events, runs } from "@/db/schema";
 import { makeQuickTeam, rowsOf, startApiServer } from "@/test/support/api-fixtures";
 import { makeReviewer } from "@/test/support/factories";
 import { apiClient, type ApiClient } from "@/test/support/http";
@@ -20,22 +22,27 @@ import { filesystemRoot, throughGateway, type Connected } from "@/test/mcp-gatew
 
 let server: TestServer;
 const open: Connected[] = [];
+const proxies: Server[] = [];
 
 beforeAll(async () => {
   server = await startApiServer("mcp-gateway-restart");
 }, 60_000);
 afterAll(async () => {
   await Promise.all(open.map((connected) => connected.close().catch(() => {})));
+  for (const proxy of proxies) {
+    proxy.closeAllConnections();
+    proxy.close();
+  }
   await server?.stop();
 });
 
-async function team() {
+async function team(countersignUrl?: string) {
   const t = await makeQuickTeam();
   const lead = await makeReviewer({ queues: [{ name: t.queue.name, role: "lead" }] });
   const root = filesystemRoot();
   const gateway = async (extra: string[] = []) => {
     const connected = await throughGateway({
-      countersignUrl: server.baseUrl,
+      countersignUrl: countersignUrl ?? server.baseUrl,
       agentKey: t.agent.key,
       root,
       name: "filesystem",
@@ -246,5 +253,115 @@ describe("calls of one session", () => {
     await approve(reviewerApi, card);
     expect(((await waiting) as CallToolResult).isError).toBeFalsy();
     expect(readFileSync(path, "utf8")).toBe("when approved");
+  }, 90_000);
+});
+
+/**
+ * Countersign behind a proxy that answers outcome reports 503 while `blocked`: the gateway's
+ * report stays queued (retried with backoff) for as long as the test wants.
+ */
+async function outcomeBlockingProxy() {
+  const state = { blocked: true, refused: 0, url: "" };
+  const target = new URL(server.baseUrl);
+  const proxy = createServer((request, response) => {
+    if (state.blocked && request.url?.endsWith("/gated-calls/outcomes")) {
+      state.refused++;
+      request.resume();
+      response
+        .writeHead(503, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: { code: "unavailable", message: "held by the test" } }));
+      return;
+    }
+    const forwarded = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: request.method,
+        path: request.url,
+        headers: request.headers,
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    forwarded.on("error", () => response.destroy());
+    request.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  proxies.push(proxy);
+  state.url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+  return state;
+}
+
+describe("outcome reports of a gateway killed before sending them", () => {
+  it("are kept in its spool and sent by the next gateway of that name and key: the run gets its tool.completed exactly once", async () => {
+    const proxy = await outcomeBlockingProxy();
+    const { gateway, root, leadApi, queue, agent } = await team(proxy.url);
+    const rule = await leadApi.post("/policy-rules", {
+      queue: queue.name,
+      name: "listing is fine",
+      effect: "allow",
+      toolPattern: "filesystem.list_*",
+    });
+    expect(rule.status).toBe(201);
+    const spool = mkdtempSync(join(tmpdir(), "countersign-gateway-spool-"));
+
+    const first = await gateway(["--spool", spool]);
+    const listed = (await first.client.callTool({
+      name: "list_allowed_directories",
+      arguments: {},
+    })) as CallToolResult;
+    expect(listed.isError, textOf(listed)).toBeFalsy();
+    expect(textOf(listed)).toContain(root);
+    // The report went (after its linger) and was refused for now: it is queued, and spooled.
+    await waitUntil(() => proxy.refused > 0, { what: "the outcome report to be tried" });
+    await killed(first);
+
+    const [call] = await getDb()
+      .select({ id: calls.id, runId: calls.runId })
+      .from(calls)
+      .innerJoin(runs, eq(runs.id, calls.runId))
+      .where(eq(runs.agentKeyId, agent.id));
+    const completed = () =>
+      getDb()
+        .select()
+        .from(events)
+        .where(and(eq(events.callId, call!.id), eq(events.type, "tool.completed")));
+    expect(await completed()).toHaveLength(0); // lost, without the spool
+
+    // The next gateway (same name, key and Countersign) sends it at start, before any call.
+    proxy.blocked = false;
+    const second = await gateway(["--spool", spool]);
+    const [event] = await waitUntil(
+      async () => {
+        const rows = await completed();
+        return rows.length > 0 ? rows : null;
+      },
+      { timeoutMs: 15_000, what: "the spooled tool.completed" },
+    );
+    expect(event!.runId).toBe(call!.runId); // on the run the call belongs to
+    expect(event!.data).toMatchObject({ result: { isError: false } });
+    expect(JSON.stringify(event!.data)).toContain(root);
+
+    // Sent again (a done mark lost with a second crash, a second gateway recovering): harmless.
+    const agentApi = apiClient(server.baseUrl, agent.key);
+    const again = await agentApi.post(`/runs/${call!.runId}/gated-calls/outcomes`, {
+      outcomes: [{ callId: call!.id, type: "tool.completed", result: { text: "again" } }],
+    });
+    expect(again.status, JSON.stringify(again.body)).toBeLessThan(300);
+    expect(again.body).toMatchObject({ recorded: [], alreadyReported: [call!.id] });
+    await second.close();
+    const third = await gateway(["--spool", spool]);
+    await third.close();
+    expect(await completed()).toHaveLength(1);
+    // Nothing is left in the spool: the files of gateways that sent everything are removed.
+    const folders = readdirSync(spool);
+    const left = folders.flatMap((folder) =>
+      readdirSync(join(spool, folder)).filter(
+        (file) => statSync(join(spool, folder, file)).size > 0,
+      ),
+    );
+    expect(left).toEqual([]);
   }, 90_000);
 });

@@ -148,6 +148,7 @@ describe("the SSRF rules of webhook targets", () => {
     ["http://[::1]:8080/mcp", "loopback"],
     ["http://2130706433/mcp", "numeric shorthand"],
     ["http://user:secret@mcp.example.com/mcp", "credentials"],
+    ["https://mcp.example.com/mcp?api_key=abc123", "credential in its query"],
     ["ftp://mcp.example.com/mcp", "http(s)"],
   ])("refuses %s at save (400 on url, nothing written)", async (url, reason) => {
     const before = await writeSnapshot();
@@ -156,6 +157,48 @@ describe("the SSRF rules of webhook targets", () => {
     expect(answer.body.error.issues[0].path).toBe("url");
     expect(answer.body.error.message).toContain(reason);
     expect(await writeSnapshot()).toEqual(before);
+  });
+
+  it("refuses headers (the upstream's credential) over plain http to a host that is not loopback: 400 on headers, nothing written (L6)", async () => {
+    const before = await writeSnapshot();
+    const refused = await admin.post("/mcp-gateways", {
+      name: "plain",
+      url: "http://mcp.example.com/mcp",
+      headers: { Authorization: UPSTREAM_TOKEN },
+    });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: "invalid_request" });
+    expect(refused.body.error.issues[0].path).toBe("headers");
+    expect(refused.body.error.message).toMatch(/only over https/);
+    expect(JSON.stringify(refused.body)).not.toContain("upstream-token");
+    expect(await writeSnapshot()).toEqual(before);
+    // without a credential plain http is fine; giving it one later is the same 400
+    const bare = await admin.post("/mcp-gateways", {
+      name: "plain",
+      url: "http://mcp.example.com/mcp",
+    });
+    expect(bare.status, JSON.stringify(bare.body)).toBe(201);
+    const withToken = await patch(admin, `/mcp-gateways/${bare.body.gateway.id}`, {
+      expectedRevision: bare.body.gateway.revision,
+      headers: { Authorization: UPSTREAM_TOKEN },
+    });
+    expect(withToken.status).toBe(400);
+    expect(withToken.body.error.issues[0].path).toBe("headers");
+    // over https it is stored (sealed)
+    const secure = await patch(admin, `/mcp-gateways/${bare.body.gateway.id}`, {
+      expectedRevision: bare.body.gateway.revision,
+      url: "https://mcp.example.com/mcp",
+      headers: { Authorization: UPSTREAM_TOKEN },
+    });
+    expect(secure.status, JSON.stringify(secure.body)).toBe(200);
+    // and it cannot move back to plain http with its headers
+    const back = await patch(admin, `/mcp-gateways/${bare.body.gateway.id}`, {
+      expectedRevision: secure.body.gateway.revision,
+      url: "http://mcp.example.com/mcp",
+      headers: { Authorization: UPSTREAM_TOKEN },
+    });
+    expect(back.status).toBe(400);
+    expect(back.body.error.message).toMatch(/only over https/);
   });
 
   it("refuses at connect time a name that now resolves to a private address (DNS rebinding)", async () => {
