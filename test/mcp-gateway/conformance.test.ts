@@ -10,7 +10,7 @@ import {
   startMcpHost,
   type EverythingHost,
 } from "@/test/mcp-gateway/everything-host";
-import { GATEWAY_BIN } from "@/test/mcp-gateway/gateway-process";
+import { GATEWAY_BIN, TEST_STATE_HOME } from "@/test/mcp-gateway/gateway-process";
 import { makeQuickTeam, startApiServer } from "@/test/support/api-fixtures";
 import { makeReviewer } from "@/test/support/factories";
 import { apiClient } from "@/test/support/http";
@@ -92,7 +92,10 @@ async function gatewayInFront(name: string, upstreamUrl: string): Promise<string
       "--upstream-url",
       upstreamUrl,
     ],
-    { stdio: ["ignore", "ignore", "pipe"] },
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, XDG_STATE_HOME: TEST_STATE_HOME },
+    },
   );
   gateways.push(gateway);
   gateway.stderr!.on("data", (chunk) => (log += chunk));

@@ -23,7 +23,8 @@ export const FILESYSTEM_SERVER = join(
   "index.js",
 );
 
-const TEST_STATE_HOME = mkdtempSync(join(tmpdir(), "countersign-gateway-state-"));
+/** Where test gateways keep their outcome spool (lib/mcp-gateway/spool.ts): never the real home. */
+export const TEST_STATE_HOME = mkdtempSync(join(tmpdir(), "countersign-gateway-state-"));
 
 /** A fresh directory for server-filesystem to serve (its real path: the server resolves links). */
 export function filesystemRoot(): string {

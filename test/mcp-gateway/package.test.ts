@@ -8,6 +8,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "@/test/support/server";
+import { TEST_STATE_HOME } from "@/test/mcp-gateway/gateway-process";
 
 // `@countersign/mcp-gateway` as someone outside the repository gets it: the workspace packed with
 // `npm pack` (from the dist/ that `npm run build` made: --ignore-scripts, so the pack does not
@@ -114,7 +115,7 @@ describe("@countersign/mcp-gateway packed and installed", () => {
           process.execPath,
           FAULTY,
         ],
-        env: { PATH: process.env.PATH ?? "" },
+        env: { PATH: process.env.PATH ?? "", XDG_STATE_HOME: TEST_STATE_HOME },
         stderr: "ignore",
       }),
     );
