@@ -54,6 +54,14 @@ describe("the clients' generated contract files", () => {
     expectTypeOf<ApiErrorCode>().toEqualTypeOf<ErrorCode>();
   });
 
+  it("write the Python error codes once: the tuple is read from the Literal", () => {
+    const python = pythonContract(contractOf(openApiDocument() as never, ERROR_CODES), "header");
+    expect(python).toContain("API_ERROR_CODES: tuple[ApiErrorCode, ...] = get_args(ApiErrorCode)");
+    for (const code of ERROR_CODES) {
+      expect(python.split(`"${code}"`).length - 1, code).toBe(1);
+    }
+  });
+
   it("carry every error code the server answers with", async () => {
     const files = await generateClients();
     for (const content of Object.values(files)) {
