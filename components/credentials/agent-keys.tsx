@@ -8,7 +8,7 @@ import {
   rotateAgentKeyAction,
 } from "@/app/(reviewer)/agents/actions";
 import { FormError } from "@/components/queue-settings/form-error";
-import { ConfirmAction } from "@/components/queue-settings/confirm-action";
+import { ConfirmRows, RowConfirm } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
 import { Badge } from "@/components/run-timeline/badges";
@@ -35,8 +35,8 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
   const [secret, setSecret] = useState<{ title: string; value: string; note: string } | null>(null);
   const [rotating, setRotating] = useState<AgentKeyView | null>(null);
   const [grace, setGrace] = useState(86_400);
-  const [confirmRevoke, setConfirmRevoke] = useState<string | null>(null);
-  const [pending, startTransition] = useTransition();
+  const transition = useTransition();
+  const [pending, startTransition] = transition;
 
   function create(form: HTMLFormElement) {
     const data = new FormData(form);
@@ -85,12 +85,9 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
     });
   }
 
-  function revoke(agent: AgentKeyView) {
-    startTransition(async () => {
-      const result = await revokeAgentKeyAction(agent.id);
-      setConfirmRevoke(null);
-      done(result, `Revoked the key of ${agent.name}: it is refused from now on.`);
-    });
+  async function revoke(agent: AgentKeyView) {
+    const result = await revokeAgentKeyAction(agent.id);
+    done(result, `Revoked the key of ${agent.name}: it is refused from now on.`);
   }
 
   return (
@@ -160,68 +157,68 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
                 </th>
               </tr>
             </thead>
-            <tbody>
-              {agents.map((agent) => (
-                <tr
-                  key={agent.id}
-                  data-testid="agent-key-row"
-                  data-agent-id={agent.id}
-                  className={agent.revokedAt ? settings.muted : undefined}
-                >
-                  <td data-cell="name">
-                    <strong>{agent.name}</strong>{" "}
-                    <code className={styles.prefix}>{agent.keyPrefix}…</code>
-                  </td>
-                  <td data-label="Queues">
-                    {agent.defaultQueue.name}
-                    {agent.queues.length > 1 &&
-                      ` (+ ${agent.queues
-                        .filter((q) => q.id !== agent.defaultQueue.id)
-                        .map((q) => q.name)
-                        .join(", ")})`}
-                  </td>
-                  <td data-label="Owner">{agent.owner?.name ?? "—"}</td>
-                  <td data-label="Last used">
-                    <When at={agent.lastUsedAt} />
-                  </td>
-                  <td className={styles.nowrap} data-label="Status">
-                    {agent.revokedAt ? (
-                      <Badge tone="neutral">Revoked</Badge>
-                    ) : agent.previousKeyExpiresAt ? (
-                      <span title={`The old key works until ${agent.previousKeyExpiresAt}`}>
-                        <Badge tone="warn">Rotating</Badge>
-                      </span>
-                    ) : (
-                      <Badge tone="ok">Active</Badge>
-                    )}
-                  </td>
-                  <td className={settings.actions} data-cell="actions">
-                    {!agent.revokedAt && (
-                      <span className={settings.rowButtons}>
-                        <button
-                          type="button"
-                          className={settings.secondary}
-                          disabled={pending}
-                          onClick={() => setRotating(agent)}
-                          aria-label={`Rotate the key of ${agent.name}`}
-                        >
-                          Rotate…
-                        </button>
-                        <ConfirmAction
-                          verb="Revoke"
-                          asking={confirmRevoke === agent.id}
-                          pending={pending}
-                          ariaLabel={`Revoke the key of ${agent.name}`}
-                          onAsk={() => setConfirmRevoke(agent.id)}
-                          onKeep={() => setConfirmRevoke(null)}
-                          onConfirm={() => revoke(agent)}
-                        />
-                      </span>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
+            <ConfirmRows>
+              <tbody>
+                {agents.map((agent) => (
+                  <tr
+                    key={agent.id}
+                    data-testid="agent-key-row"
+                    data-agent-id={agent.id}
+                    className={agent.revokedAt ? settings.muted : undefined}
+                  >
+                    <td data-cell="name">
+                      <strong>{agent.name}</strong>{" "}
+                      <code className={styles.prefix}>{agent.keyPrefix}…</code>
+                    </td>
+                    <td data-label="Queues">
+                      {agent.defaultQueue.name}
+                      {agent.queues.length > 1 &&
+                        ` (+ ${agent.queues
+                          .filter((q) => q.id !== agent.defaultQueue.id)
+                          .map((q) => q.name)
+                          .join(", ")})`}
+                    </td>
+                    <td data-label="Owner">{agent.owner?.name ?? "—"}</td>
+                    <td data-label="Last used">
+                      <When at={agent.lastUsedAt} />
+                    </td>
+                    <td className={styles.nowrap} data-label="Status">
+                      {agent.revokedAt ? (
+                        <Badge tone="neutral">Revoked</Badge>
+                      ) : agent.previousKeyExpiresAt ? (
+                        <span title={`The old key works until ${agent.previousKeyExpiresAt}`}>
+                          <Badge tone="warn">Rotating</Badge>
+                        </span>
+                      ) : (
+                        <Badge tone="ok">Active</Badge>
+                      )}
+                    </td>
+                    <td className={settings.actions} data-cell="actions">
+                      {!agent.revokedAt && (
+                        <span className={settings.rowButtons}>
+                          <button
+                            type="button"
+                            className={settings.secondary}
+                            disabled={pending}
+                            onClick={() => setRotating(agent)}
+                            aria-label={`Rotate the key of ${agent.name}`}
+                          >
+                            Rotate…
+                          </button>
+                          <RowConfirm
+                            row={agent.id}
+                            verb="Revoke"
+                            ariaLabel={`Revoke the key of ${agent.name}`}
+                            transition={transition}
+                            onConfirm={() => revoke(agent)}
+                          />
+                        </span>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </ConfirmRows>
           </table>
         </ScrollBox>
       )}

@@ -9,7 +9,7 @@ import {
 } from "@/app/(reviewer)/tokens/actions";
 import type { ActionFailure } from "@/app/action-result";
 import { FormError } from "@/components/queue-settings/form-error";
-import { ConfirmAction } from "@/components/queue-settings/confirm-action";
+import { ConfirmAction, ConfirmRows, RowConfirm } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
 import { Badge } from "@/components/run-timeline/badges";
@@ -31,8 +31,8 @@ export function ReviewerTokens({
 }) {
   const { failure, status, done } = useActionOutcome();
   const [secret, setSecret] = useState<string | null>(null);
-  const [confirmRevoke, setConfirmRevoke] = useState<string | null>(null);
-  const [pending, startTransition] = useTransition();
+  const transition = useTransition();
+  const [pending, startTransition] = transition;
 
   return (
     <section className={settings.panel} aria-labelledby="tokens-title">
@@ -69,58 +69,55 @@ export function ReviewerTokens({
                 </th>
               </tr>
             </thead>
-            <tbody>
-              {tokens.map((token) => (
-                <tr
-                  key={token.id}
-                  data-testid="token-row"
-                  className={token.revokedAt ? settings.muted : undefined}
-                >
-                  <td data-cell="name">
-                    <code>{token.tokenPrefix}…</code>
-                  </td>
-                  {showOwners && (
-                    <td data-label="Reviewer">
-                      {token.user.name} <span className={styles.prefix}>{token.user.email}</span>
+            <ConfirmRows>
+              <tbody>
+                {tokens.map((token) => (
+                  <tr
+                    key={token.id}
+                    data-testid="token-row"
+                    className={token.revokedAt ? settings.muted : undefined}
+                  >
+                    <td data-cell="name">
+                      <code>{token.tokenPrefix}…</code>
                     </td>
-                  )}
-                  <td data-label="Created">
-                    <When at={token.createdAt} />
-                  </td>
-                  <td data-label="Last used">
-                    <When at={token.lastUsedAt} />
-                  </td>
-                  <td data-label="Status">
-                    {token.revokedAt ? (
-                      <Badge tone="neutral">Revoked</Badge>
-                    ) : (
-                      <Badge tone="ok">Active</Badge>
+                    {showOwners && (
+                      <td data-label="Reviewer">
+                        {token.user.name} <span className={styles.prefix}>{token.user.email}</span>
+                      </td>
                     )}
-                  </td>
-                  <td className={settings.actions} data-cell="actions">
-                    {!token.revokedAt && (
-                      <span className={settings.rowButtons}>
-                        <ConfirmAction
-                          verb="Revoke"
-                          asking={confirmRevoke === token.id}
-                          pending={pending}
-                          ariaLabel={`Revoke ${token.tokenPrefix}…`}
-                          onAsk={() => setConfirmRevoke(token.id)}
-                          onKeep={() => setConfirmRevoke(null)}
-                          onConfirm={() =>
-                            startTransition(async () => {
+                    <td data-label="Created">
+                      <When at={token.createdAt} />
+                    </td>
+                    <td data-label="Last used">
+                      <When at={token.lastUsedAt} />
+                    </td>
+                    <td data-label="Status">
+                      {token.revokedAt ? (
+                        <Badge tone="neutral">Revoked</Badge>
+                      ) : (
+                        <Badge tone="ok">Active</Badge>
+                      )}
+                    </td>
+                    <td className={settings.actions} data-cell="actions">
+                      {!token.revokedAt && (
+                        <span className={settings.rowButtons}>
+                          <RowConfirm
+                            row={token.id}
+                            verb="Revoke"
+                            ariaLabel={`Revoke ${token.tokenPrefix}…`}
+                            transition={transition}
+                            onConfirm={async () => {
                               const result = await revokeReviewerTokenAction(token.id);
-                              setConfirmRevoke(null);
                               done(result, `Revoked ${token.tokenPrefix}…`);
-                            })
-                          }
-                        />
-                      </span>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
+                            }}
+                          />
+                        </span>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </ConfirmRows>
           </table>
         </ScrollBox>
       )}

@@ -12,7 +12,7 @@ import styles from "@/components/credentials/credentials.module.css";
 import { SecretOnce, When } from "@/components/credentials/secret-once";
 import type { ActionFailure } from "@/app/action-result";
 import { FormError } from "@/components/queue-settings/form-error";
-import { ConfirmAction } from "@/components/queue-settings/confirm-action";
+import { ConfirmRows, RowConfirm } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
 import { Badge, type Tone } from "@/components/run-timeline/badges";
@@ -48,12 +48,12 @@ export function People({
   const [link, setLink] = useState<{ title: string; url: string; note: string } | null>(null);
   const timeFormat = useViewerTimeFormat();
   const [renaming, setRenaming] = useState<string | null>(null);
-  const [confirmDeactivate, setConfirmDeactivate] = useState<string | null>(null);
   const [withPassword, setWithPassword] = useState(false);
   // The invite form's refusal is said in the form, in the server's plain words (not the
   // browser's bubbles: the form is noValidate).
   const [inviteFailure, setInviteFailure] = useState<ActionFailure | null>(null);
-  const [pending, startTransition] = useTransition();
+  const transition = useTransition();
+  const [pending, startTransition] = transition;
 
   function invite(form: HTMLFormElement) {
     const data = new FormData(form);
@@ -88,13 +88,18 @@ export function People({
     });
   }
 
+  async function updatePerson(
+    person: PersonView,
+    input: { name?: string; active?: boolean },
+    message: string,
+  ) {
+    const result = await updatePersonAction(person.id, input);
+    setRenaming(null);
+    done(result, message);
+  }
+
   function update(person: PersonView, input: { name?: string; active?: boolean }, message: string) {
-    startTransition(async () => {
-      const result = await updatePersonAction(person.id, input);
-      setRenaming(null);
-      setConfirmDeactivate(null);
-      done(result, message);
-    });
+    startTransition(() => updatePerson(person, input, message));
   }
 
   function reset(person: PersonView) {
@@ -140,126 +145,126 @@ export function People({
               </th>
             </tr>
           </thead>
-          <tbody>
-            {people.map((person) => (
-              <tr
-                key={person.id}
-                data-testid="person-row"
-                data-email={person.email}
-                className={person.status === "deactivated" ? settings.muted : undefined}
-              >
-                <td data-cell="name">
-                  {renaming === person.id ? (
-                    <form
-                      className={settings.rowButtons}
-                      onSubmit={(event) => {
-                        event.preventDefault();
-                        const name = String(new FormData(event.currentTarget).get("name") ?? "");
-                        update(person, { name }, `Renamed ${person.email} to ${name}.`);
-                      }}
-                    >
-                      <label className="visually-hidden" htmlFor={`rename-${person.id}`}>
-                        New name of {person.email}
-                      </label>
-                      <input
-                        id={`rename-${person.id}`}
-                        name="name"
-                        defaultValue={person.name}
-                        required
-                        maxLength={100}
-                        autoFocus
-                      />
-                      <button type="submit" className={settings.primary} disabled={pending}>
-                        Save
-                      </button>
-                      <button
-                        type="button"
-                        className={settings.secondary}
-                        onClick={() => setRenaming(null)}
+          <ConfirmRows>
+            <tbody>
+              {people.map((person) => (
+                <tr
+                  key={person.id}
+                  data-testid="person-row"
+                  data-email={person.email}
+                  className={person.status === "deactivated" ? settings.muted : undefined}
+                >
+                  <td data-cell="name">
+                    {renaming === person.id ? (
+                      <form
+                        className={settings.rowButtons}
+                        onSubmit={(event) => {
+                          event.preventDefault();
+                          const name = String(new FormData(event.currentTarget).get("name") ?? "");
+                          update(person, { name }, `Renamed ${person.email} to ${name}.`);
+                        }}
                       >
-                        Cancel
-                      </button>
-                    </form>
-                  ) : (
-                    <strong>{person.name}</strong>
-                  )}
-                </td>
-                <td className={own.email} data-label="Email">
-                  {person.email}
-                </td>
-                <td data-label="Queues">
-                  {person.queues.length === 0 ? (
-                    <span className={settings.muted}>none</span>
-                  ) : (
-                    person.queues.map((q) => `${q.name} (${q.role})`).join(", ")
-                  )}
-                </td>
-                <td data-label="Last sign-in">
-                  <When at={person.lastSignInAt} />
-                </td>
-                <td className={styles.nowrap} data-label="Status">
-                  <Badge tone={STATUS[person.status].tone}>{STATUS[person.status].label}</Badge>
-                </td>
-                <td className={own.actions} data-cell="actions">
-                  <span className={settings.rowButtons}>
-                    {isAdmin && renaming !== person.id && (
-                      <button
-                        type="button"
-                        className={settings.secondary}
-                        disabled={pending}
-                        onClick={() => setRenaming(person.id)}
-                        aria-label={`Rename ${person.name}`}
-                      >
-                        Rename…
-                      </button>
+                        <label className="visually-hidden" htmlFor={`rename-${person.id}`}>
+                          New name of {person.email}
+                        </label>
+                        <input
+                          id={`rename-${person.id}`}
+                          name="name"
+                          defaultValue={person.name}
+                          required
+                          maxLength={100}
+                          autoFocus
+                        />
+                        <button type="submit" className={settings.primary} disabled={pending}>
+                          Save
+                        </button>
+                        <button
+                          type="button"
+                          className={settings.secondary}
+                          onClick={() => setRenaming(null)}
+                        >
+                          Cancel
+                        </button>
+                      </form>
+                    ) : (
+                      <strong>{person.name}</strong>
                     )}
-                    {person.status !== "deactivated" && (
-                      <button
-                        type="button"
-                        className={settings.secondary}
-                        disabled={pending}
-                        onClick={() => reset(person)}
-                        aria-label={`Reset the password of ${person.name}`}
-                      >
-                        Reset password
-                      </button>
+                  </td>
+                  <td className={own.email} data-label="Email">
+                    {person.email}
+                  </td>
+                  <td data-label="Queues">
+                    {person.queues.length === 0 ? (
+                      <span className={settings.muted}>none</span>
+                    ) : (
+                      person.queues.map((q) => `${q.name} (${q.role})`).join(", ")
                     )}
-                    {isAdmin &&
-                      person.id !== viewerId &&
-                      (person.status === "deactivated" ? (
+                  </td>
+                  <td data-label="Last sign-in">
+                    <When at={person.lastSignInAt} />
+                  </td>
+                  <td className={styles.nowrap} data-label="Status">
+                    <Badge tone={STATUS[person.status].tone}>{STATUS[person.status].label}</Badge>
+                  </td>
+                  <td className={own.actions} data-cell="actions">
+                    <span className={settings.rowButtons}>
+                      {isAdmin && renaming !== person.id && (
                         <button
                           type="button"
                           className={settings.secondary}
                           disabled={pending}
-                          onClick={() =>
-                            update(person, { active: true }, `Reactivated ${person.email}.`)
-                          }
-                          aria-label={`Reactivate ${person.name}`}
+                          onClick={() => setRenaming(person.id)}
+                          aria-label={`Rename ${person.name}`}
                         >
-                          Reactivate
+                          Rename…
                         </button>
-                      ) : (
-                        <ConfirmAction
-                          verb="Deactivate"
-                          asking={confirmDeactivate === person.id}
-                          pending={pending}
-                          ariaLabel={`Deactivate ${person.name}`}
-                          onAsk={() => setConfirmDeactivate(person.id)}
-                          onKeep={() => setConfirmDeactivate(null)}
-                          onConfirm={() =>
-                            update(
-                              person,
-                              { active: false },
-                              `Deactivated ${person.email}: signed out everywhere, tokens revoked.`,
-                            )
-                          }
-                        />
-                      ))}
-                  </span>
-                </td>
-              </tr>
-            ))}
-          </tbody>
+                      )}
+                      {person.status !== "deactivated" && (
+                        <button
+                          type="button"
+                          className={settings.secondary}
+                          disabled={pending}
+                          onClick={() => reset(person)}
+                          aria-label={`Reset the password of ${person.name}`}
+                        >
+                          Reset password
+                        </button>
+                      )}
+                      {isAdmin &&
+                        person.id !== viewerId &&
+                        (person.status === "deactivated" ? (
+                          <button
+                            type="button"
+                            className={settings.secondary}
+                            disabled={pending}
+                            onClick={() =>
+                              update(person, { active: true }, `Reactivated ${person.email}.`)
+                            }
+                            aria-label={`Reactivate ${person.name}`}
+                          >
+                            Reactivate
+                          </button>
+                        ) : (
+                          <RowConfirm
+                            row={person.id}
+                            verb="Deactivate"
+                            ariaLabel={`Deactivate ${person.name}`}
+                            transition={transition}
+                            onConfirm={() =>
+                              updatePerson(
+                                person,
+                                { active: false },
+                                `Deactivated ${person.email}: signed out everywhere, tokens revoked.`,
+                              )
+                            }
+                          />
+                        ))}
+                    </span>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </ConfirmRows>
         </table>
       </ScrollBox>
 
