@@ -8,7 +8,7 @@ import {
   rotateAgentKeyAction,
 } from "@/app/(reviewer)/agents/actions";
 import { FormError } from "@/components/queue-settings/form-error";
-import { ConfirmRows, RowConfirm } from "@/components/queue-settings/confirm-action";
+import { RowConfirm, useConfirmRows } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
 import { Badge } from "@/components/run-timeline/badges";
@@ -37,6 +37,7 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
   const [grace, setGrace] = useState(86_400);
   const transition = useTransition();
   const [pending, startTransition] = transition;
+  const rows = useConfirmRows(transition);
 
   function create(form: HTMLFormElement) {
     const data = new FormData(form);
@@ -157,68 +158,66 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
                 </th>
               </tr>
             </thead>
-            <ConfirmRows>
-              <tbody>
-                {agents.map((agent) => (
-                  <tr
-                    key={agent.id}
-                    data-testid="agent-key-row"
-                    data-agent-id={agent.id}
-                    className={agent.revokedAt ? settings.muted : undefined}
-                  >
-                    <td data-cell="name">
-                      <strong>{agent.name}</strong>{" "}
-                      <code className={styles.prefix}>{agent.keyPrefix}…</code>
-                    </td>
-                    <td data-label="Queues">
-                      {agent.defaultQueue.name}
-                      {agent.queues.length > 1 &&
-                        ` (+ ${agent.queues
-                          .filter((q) => q.id !== agent.defaultQueue.id)
-                          .map((q) => q.name)
-                          .join(", ")})`}
-                    </td>
-                    <td data-label="Owner">{agent.owner?.name ?? "—"}</td>
-                    <td data-label="Last used">
-                      <When at={agent.lastUsedAt} />
-                    </td>
-                    <td className={styles.nowrap} data-label="Status">
-                      {agent.revokedAt ? (
-                        <Badge tone="neutral">Revoked</Badge>
-                      ) : agent.previousKeyExpiresAt ? (
-                        <span title={`The old key works until ${agent.previousKeyExpiresAt}`}>
-                          <Badge tone="warn">Rotating</Badge>
-                        </span>
-                      ) : (
-                        <Badge tone="ok">Active</Badge>
-                      )}
-                    </td>
-                    <td className={settings.actions} data-cell="actions">
-                      {!agent.revokedAt && (
-                        <span className={settings.rowButtons}>
-                          <button
-                            type="button"
-                            className={settings.secondary}
-                            disabled={pending}
-                            onClick={() => setRotating(agent)}
-                            aria-label={`Rotate the key of ${agent.name}`}
-                          >
-                            Rotate…
-                          </button>
-                          <RowConfirm
-                            row={agent.id}
-                            verb="Revoke"
-                            ariaLabel={`Revoke the key of ${agent.name}`}
-                            transition={transition}
-                            onConfirm={() => revoke(agent)}
-                          />
-                        </span>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </ConfirmRows>
+            <tbody>
+              {agents.map((agent) => (
+                <tr
+                  key={agent.id}
+                  data-testid="agent-key-row"
+                  data-agent-id={agent.id}
+                  className={agent.revokedAt ? settings.muted : undefined}
+                >
+                  <td data-cell="name">
+                    <strong>{agent.name}</strong>{" "}
+                    <code className={styles.prefix}>{agent.keyPrefix}…</code>
+                  </td>
+                  <td data-label="Queues">
+                    {agent.defaultQueue.name}
+                    {agent.queues.length > 1 &&
+                      ` (+ ${agent.queues
+                        .filter((q) => q.id !== agent.defaultQueue.id)
+                        .map((q) => q.name)
+                        .join(", ")})`}
+                  </td>
+                  <td data-label="Owner">{agent.owner?.name ?? "—"}</td>
+                  <td data-label="Last used">
+                    <When at={agent.lastUsedAt} />
+                  </td>
+                  <td className={styles.nowrap} data-label="Status">
+                    {agent.revokedAt ? (
+                      <Badge tone="neutral">Revoked</Badge>
+                    ) : agent.previousKeyExpiresAt ? (
+                      <span title={`The old key works until ${agent.previousKeyExpiresAt}`}>
+                        <Badge tone="warn">Rotating</Badge>
+                      </span>
+                    ) : (
+                      <Badge tone="ok">Active</Badge>
+                    )}
+                  </td>
+                  <td className={settings.actions} data-cell="actions">
+                    {!agent.revokedAt && (
+                      <span className={settings.rowButtons}>
+                        <button
+                          type="button"
+                          className={settings.secondary}
+                          disabled={pending}
+                          onClick={() => setRotating(agent)}
+                          aria-label={`Rotate the key of ${agent.name}`}
+                        >
+                          Rotate…
+                        </button>
+                        <RowConfirm
+                          row={agent.id}
+                          verb="Revoke"
+                          ariaLabel={`Revoke the key of ${agent.name}`}
+                          rows={rows}
+                          onConfirm={() => revoke(agent)}
+                        />
+                      </span>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </ScrollBox>
       )}

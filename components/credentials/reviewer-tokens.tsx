@@ -9,7 +9,11 @@ import {
 } from "@/app/(reviewer)/tokens/actions";
 import type { ActionFailure } from "@/app/action-result";
 import { FormError } from "@/components/queue-settings/form-error";
-import { ConfirmAction, ConfirmRows, RowConfirm } from "@/components/queue-settings/confirm-action";
+import {
+  ConfirmAction,
+  RowConfirm,
+  useConfirmRows,
+} from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
 import { Badge } from "@/components/run-timeline/badges";
@@ -33,6 +37,7 @@ export function ReviewerTokens({
   const [secret, setSecret] = useState<string | null>(null);
   const transition = useTransition();
   const [pending, startTransition] = transition;
+  const rows = useConfirmRows(transition);
 
   return (
     <section className={settings.panel} aria-labelledby="tokens-title">
@@ -69,55 +74,53 @@ export function ReviewerTokens({
                 </th>
               </tr>
             </thead>
-            <ConfirmRows>
-              <tbody>
-                {tokens.map((token) => (
-                  <tr
-                    key={token.id}
-                    data-testid="token-row"
-                    className={token.revokedAt ? settings.muted : undefined}
-                  >
-                    <td data-cell="name">
-                      <code>{token.tokenPrefix}…</code>
+            <tbody>
+              {tokens.map((token) => (
+                <tr
+                  key={token.id}
+                  data-testid="token-row"
+                  className={token.revokedAt ? settings.muted : undefined}
+                >
+                  <td data-cell="name">
+                    <code>{token.tokenPrefix}…</code>
+                  </td>
+                  {showOwners && (
+                    <td data-label="Reviewer">
+                      {token.user.name} <span className={styles.prefix}>{token.user.email}</span>
                     </td>
-                    {showOwners && (
-                      <td data-label="Reviewer">
-                        {token.user.name} <span className={styles.prefix}>{token.user.email}</span>
-                      </td>
+                  )}
+                  <td data-label="Created">
+                    <When at={token.createdAt} />
+                  </td>
+                  <td data-label="Last used">
+                    <When at={token.lastUsedAt} />
+                  </td>
+                  <td data-label="Status">
+                    {token.revokedAt ? (
+                      <Badge tone="neutral">Revoked</Badge>
+                    ) : (
+                      <Badge tone="ok">Active</Badge>
                     )}
-                    <td data-label="Created">
-                      <When at={token.createdAt} />
-                    </td>
-                    <td data-label="Last used">
-                      <When at={token.lastUsedAt} />
-                    </td>
-                    <td data-label="Status">
-                      {token.revokedAt ? (
-                        <Badge tone="neutral">Revoked</Badge>
-                      ) : (
-                        <Badge tone="ok">Active</Badge>
-                      )}
-                    </td>
-                    <td className={settings.actions} data-cell="actions">
-                      {!token.revokedAt && (
-                        <span className={settings.rowButtons}>
-                          <RowConfirm
-                            row={token.id}
-                            verb="Revoke"
-                            ariaLabel={`Revoke ${token.tokenPrefix}…`}
-                            transition={transition}
-                            onConfirm={async () => {
-                              const result = await revokeReviewerTokenAction(token.id);
-                              done(result, `Revoked ${token.tokenPrefix}…`);
-                            }}
-                          />
-                        </span>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </ConfirmRows>
+                  </td>
+                  <td className={settings.actions} data-cell="actions">
+                    {!token.revokedAt && (
+                      <span className={settings.rowButtons}>
+                        <RowConfirm
+                          row={token.id}
+                          verb="Revoke"
+                          ariaLabel={`Revoke ${token.tokenPrefix}…`}
+                          rows={rows}
+                          onConfirm={async () => {
+                            const result = await revokeReviewerTokenAction(token.id);
+                            done(result, `Revoked ${token.tokenPrefix}…`);
+                          }}
+                        />
+                      </span>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </ScrollBox>
       )}

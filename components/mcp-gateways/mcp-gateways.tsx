@@ -9,7 +9,7 @@ import {
 import { ScrollBox } from "@/components/app-shell/scroll-box";
 import { FieldError } from "@/components/forms/field-error";
 import { useFieldErrors } from "@/components/forms/use-field-errors";
-import { ConfirmRows, RowConfirm } from "@/components/queue-settings/confirm-action";
+import { RowConfirm, useConfirmRows } from "@/components/queue-settings/confirm-action";
 import { FormError } from "@/components/queue-settings/form-error";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
@@ -39,6 +39,7 @@ export function McpGateways({
   const [editing, setEditing] = useState<McpGatewayView | null>(null);
   const transition = useTransition();
   const [pending, startTransition] = transition;
+  const rows = useConfirmRows(transition);
 
   async function disable(gateway: McpGatewayView) {
     const result = await disableMcpGatewayAction(gateway.id);
@@ -89,79 +90,75 @@ export function McpGateways({
                 )}
               </tr>
             </thead>
-            <ConfirmRows>
-              <tbody>
-                {gateways.map((gateway) => (
-                  <tr
-                    key={gateway.id}
-                    data-testid="gateway-row"
-                    data-gateway-name={gateway.name}
-                    className={gateway.status === "disabled" ? settings.muted : undefined}
-                  >
-                    <td data-cell="name">
-                      <strong>{gateway.name}</strong>
-                    </td>
-                    <td data-label="Endpoint for agents">
-                      <code className={styles.endpoint} data-testid="gateway-endpoint">
-                        {gateway.endpoint}
-                      </code>
-                    </td>
-                    <td data-label="Upstream">
-                      <code className={styles.endpoint}>{gateway.url}</code>
-                    </td>
-                    <td data-label="Headers">
-                      {gateway.headerNames.length ? gateway.headerNames.join(", ") : "none"}
-                    </td>
-                    <td data-label="Agents allowed">
-                      {gateway.agents.length
-                        ? gateway.agents.map((a) => a.name).join(", ")
-                        : "none"}
-                    </td>
-                    <td data-label="Status">
-                      {gateway.status === "enabled" ? (
-                        <Badge tone="ok">Enabled</Badge>
-                      ) : (
-                        <Badge tone="neutral">Disabled</Badge>
-                      )}
-                    </td>
-                    {canManage && (
-                      <td className={settings.actions} data-cell="actions">
-                        <span className={settings.rowButtons}>
+            <tbody>
+              {gateways.map((gateway) => (
+                <tr
+                  key={gateway.id}
+                  data-testid="gateway-row"
+                  data-gateway-name={gateway.name}
+                  className={gateway.status === "disabled" ? settings.muted : undefined}
+                >
+                  <td data-cell="name">
+                    <strong>{gateway.name}</strong>
+                  </td>
+                  <td data-label="Endpoint for agents">
+                    <code className={styles.endpoint} data-testid="gateway-endpoint">
+                      {gateway.endpoint}
+                    </code>
+                  </td>
+                  <td data-label="Upstream">
+                    <code className={styles.endpoint}>{gateway.url}</code>
+                  </td>
+                  <td data-label="Headers">
+                    {gateway.headerNames.length ? gateway.headerNames.join(", ") : "none"}
+                  </td>
+                  <td data-label="Agents allowed">
+                    {gateway.agents.length ? gateway.agents.map((a) => a.name).join(", ") : "none"}
+                  </td>
+                  <td data-label="Status">
+                    {gateway.status === "enabled" ? (
+                      <Badge tone="ok">Enabled</Badge>
+                    ) : (
+                      <Badge tone="neutral">Disabled</Badge>
+                    )}
+                  </td>
+                  {canManage && (
+                    <td className={settings.actions} data-cell="actions">
+                      <span className={settings.rowButtons}>
+                        <button
+                          type="button"
+                          className={settings.secondary}
+                          disabled={pending}
+                          onClick={() => setEditing(gateway)}
+                          aria-label={`Edit ${gateway.name}`}
+                        >
+                          Edit…
+                        </button>
+                        {gateway.status === "enabled" ? (
+                          <RowConfirm
+                            row={gateway.id}
+                            verb="Disable"
+                            ariaLabel={`Disable ${gateway.name}`}
+                            rows={rows}
+                            onConfirm={() => disable(gateway)}
+                          />
+                        ) : (
                           <button
                             type="button"
                             className={settings.secondary}
                             disabled={pending}
-                            onClick={() => setEditing(gateway)}
-                            aria-label={`Edit ${gateway.name}`}
+                            onClick={() => enable(gateway)}
+                            aria-label={`Enable ${gateway.name}`}
                           >
-                            Edit…
+                            Enable
                           </button>
-                          {gateway.status === "enabled" ? (
-                            <RowConfirm
-                              row={gateway.id}
-                              verb="Disable"
-                              ariaLabel={`Disable ${gateway.name}`}
-                              transition={transition}
-                              onConfirm={() => disable(gateway)}
-                            />
-                          ) : (
-                            <button
-                              type="button"
-                              className={settings.secondary}
-                              disabled={pending}
-                              onClick={() => enable(gateway)}
-                              aria-label={`Enable ${gateway.name}`}
-                            >
-                              Enable
-                            </button>
-                          )}
-                        </span>
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </ConfirmRows>
+                        )}
+                      </span>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
           </table>
         </ScrollBox>
       )}

@@ -12,7 +12,7 @@ import styles from "@/components/credentials/credentials.module.css";
 import { SecretOnce, When } from "@/components/credentials/secret-once";
 import type { ActionFailure } from "@/app/action-result";
 import { FormError } from "@/components/queue-settings/form-error";
-import { ConfirmRows, RowConfirm } from "@/components/queue-settings/confirm-action";
+import { RowConfirm, useConfirmRows } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
 import { Badge, type Tone } from "@/components/run-timeline/badges";
@@ -54,6 +54,7 @@ export function People({
   const [inviteFailure, setInviteFailure] = useState<ActionFailure | null>(null);
   const transition = useTransition();
   const [pending, startTransition] = transition;
+  const rows = useConfirmRows(transition);
 
   function invite(form: HTMLFormElement) {
     const data = new FormData(form);
@@ -145,126 +146,124 @@ export function People({
               </th>
             </tr>
           </thead>
-          <ConfirmRows>
-            <tbody>
-              {people.map((person) => (
-                <tr
-                  key={person.id}
-                  data-testid="person-row"
-                  data-email={person.email}
-                  className={person.status === "deactivated" ? settings.muted : undefined}
-                >
-                  <td data-cell="name">
-                    {renaming === person.id ? (
-                      <form
-                        className={settings.rowButtons}
-                        onSubmit={(event) => {
-                          event.preventDefault();
-                          const name = String(new FormData(event.currentTarget).get("name") ?? "");
-                          update(person, { name }, `Renamed ${person.email} to ${name}.`);
-                        }}
+          <tbody>
+            {people.map((person) => (
+              <tr
+                key={person.id}
+                data-testid="person-row"
+                data-email={person.email}
+                className={person.status === "deactivated" ? settings.muted : undefined}
+              >
+                <td data-cell="name">
+                  {renaming === person.id ? (
+                    <form
+                      className={settings.rowButtons}
+                      onSubmit={(event) => {
+                        event.preventDefault();
+                        const name = String(new FormData(event.currentTarget).get("name") ?? "");
+                        update(person, { name }, `Renamed ${person.email} to ${name}.`);
+                      }}
+                    >
+                      <label className="visually-hidden" htmlFor={`rename-${person.id}`}>
+                        New name of {person.email}
+                      </label>
+                      <input
+                        id={`rename-${person.id}`}
+                        name="name"
+                        defaultValue={person.name}
+                        required
+                        maxLength={100}
+                        autoFocus
+                      />
+                      <button type="submit" className={settings.primary} disabled={pending}>
+                        Save
+                      </button>
+                      <button
+                        type="button"
+                        className={settings.secondary}
+                        onClick={() => setRenaming(null)}
                       >
-                        <label className="visually-hidden" htmlFor={`rename-${person.id}`}>
-                          New name of {person.email}
-                        </label>
-                        <input
-                          id={`rename-${person.id}`}
-                          name="name"
-                          defaultValue={person.name}
-                          required
-                          maxLength={100}
-                          autoFocus
+                        Cancel
+                      </button>
+                    </form>
+                  ) : (
+                    <strong>{person.name}</strong>
+                  )}
+                </td>
+                <td className={own.email} data-label="Email">
+                  {person.email}
+                </td>
+                <td data-label="Queues">
+                  {person.queues.length === 0 ? (
+                    <span className={settings.muted}>none</span>
+                  ) : (
+                    person.queues.map((q) => `${q.name} (${q.role})`).join(", ")
+                  )}
+                </td>
+                <td data-label="Last sign-in">
+                  <When at={person.lastSignInAt} />
+                </td>
+                <td className={styles.nowrap} data-label="Status">
+                  <Badge tone={STATUS[person.status].tone}>{STATUS[person.status].label}</Badge>
+                </td>
+                <td className={own.actions} data-cell="actions">
+                  <span className={settings.rowButtons}>
+                    {isAdmin && renaming !== person.id && (
+                      <button
+                        type="button"
+                        className={settings.secondary}
+                        disabled={pending}
+                        onClick={() => setRenaming(person.id)}
+                        aria-label={`Rename ${person.name}`}
+                      >
+                        Rename…
+                      </button>
+                    )}
+                    {person.status !== "deactivated" && (
+                      <button
+                        type="button"
+                        className={settings.secondary}
+                        disabled={pending}
+                        onClick={() => reset(person)}
+                        aria-label={`Reset the password of ${person.name}`}
+                      >
+                        Reset password
+                      </button>
+                    )}
+                    {isAdmin &&
+                      person.id !== viewerId &&
+                      (person.status === "deactivated" ? (
+                        <button
+                          type="button"
+                          className={settings.secondary}
+                          disabled={pending}
+                          onClick={() =>
+                            update(person, { active: true }, `Reactivated ${person.email}.`)
+                          }
+                          aria-label={`Reactivate ${person.name}`}
+                        >
+                          Reactivate
+                        </button>
+                      ) : (
+                        <RowConfirm
+                          row={person.id}
+                          verb="Deactivate"
+                          ariaLabel={`Deactivate ${person.name}`}
+                          rows={rows}
+                          onConfirm={() =>
+                            updatePerson(
+                              person,
+                              { active: false },
+                              `Deactivated ${person.email}: signed out everywhere, tokens revoked.`,
+                            )
+                          }
                         />
-                        <button type="submit" className={settings.primary} disabled={pending}>
-                          Save
-                        </button>
-                        <button
-                          type="button"
-                          className={settings.secondary}
-                          onClick={() => setRenaming(null)}
-                        >
-                          Cancel
-                        </button>
-                      </form>
-                    ) : (
-                      <strong>{person.name}</strong>
-                    )}
-                  </td>
-                  <td className={own.email} data-label="Email">
-                    {person.email}
-                  </td>
-                  <td data-label="Queues">
-                    {person.queues.length === 0 ? (
-                      <span className={settings.muted}>none</span>
-                    ) : (
-                      person.queues.map((q) => `${q.name} (${q.role})`).join(", ")
-                    )}
-                  </td>
-                  <td data-label="Last sign-in">
-                    <When at={person.lastSignInAt} />
-                  </td>
-                  <td className={styles.nowrap} data-label="Status">
-                    <Badge tone={STATUS[person.status].tone}>{STATUS[person.status].label}</Badge>
-                  </td>
-                  <td className={own.actions} data-cell="actions">
-                    <span className={settings.rowButtons}>
-                      {isAdmin && renaming !== person.id && (
-                        <button
-                          type="button"
-                          className={settings.secondary}
-                          disabled={pending}
-                          onClick={() => setRenaming(person.id)}
-                          aria-label={`Rename ${person.name}`}
-                        >
-                          Rename…
-                        </button>
-                      )}
-                      {person.status !== "deactivated" && (
-                        <button
-                          type="button"
-                          className={settings.secondary}
-                          disabled={pending}
-                          onClick={() => reset(person)}
-                          aria-label={`Reset the password of ${person.name}`}
-                        >
-                          Reset password
-                        </button>
-                      )}
-                      {isAdmin &&
-                        person.id !== viewerId &&
-                        (person.status === "deactivated" ? (
-                          <button
-                            type="button"
-                            className={settings.secondary}
-                            disabled={pending}
-                            onClick={() =>
-                              update(person, { active: true }, `Reactivated ${person.email}.`)
-                            }
-                            aria-label={`Reactivate ${person.name}`}
-                          >
-                            Reactivate
-                          </button>
-                        ) : (
-                          <RowConfirm
-                            row={person.id}
-                            verb="Deactivate"
-                            ariaLabel={`Deactivate ${person.name}`}
-                            transition={transition}
-                            onConfirm={() =>
-                              updatePerson(
-                                person,
-                                { active: false },
-                                `Deactivated ${person.email}: signed out everywhere, tokens revoked.`,
-                              )
-                            }
-                          />
-                        ))}
-                    </span>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </ConfirmRows>
+                      ))}
+                  </span>
+                </td>
+              </tr>
+            ))}
+          </tbody>
         </table>
       </ScrollBox>
 

@@ -1,14 +1,6 @@
 "use client";
 
-import {
-  createContext,
-  useContext,
-  useEffect,
-  useRef,
-  useState,
-  type ReactNode,
-  type TransitionStartFunction,
-} from "react";
+import { useEffect, useRef, useState, type TransitionStartFunction } from "react";
 import settings from "./queue-settings.module.css";
 
 /**
@@ -93,16 +85,17 @@ export function ConfirmAction({
   );
 }
 
-/** Which row of a table is asking its question: at most one at a time. */
-const AskingRow = createContext<{
+/** A table's one open question: which row asks, and the page's transition its actions run in. */
+export type ConfirmRows = {
   asking: string | null;
   setAsking: (row: string | null) => void;
-} | null>(null);
+  transition: [boolean, TransitionStartFunction];
+};
 
-/** Holds the one open question of the `RowConfirm`s inside it (a table's rows). */
-export function ConfirmRows({ children }: { children: ReactNode }) {
+/** The question state of a table's `RowConfirm`s; `transition` is the page's `useTransition()`. */
+export function useConfirmRows(transition: [boolean, TransitionStartFunction]): ConfirmRows {
   const [asking, setAsking] = useState<string | null>(null);
-  return <AskingRow.Provider value={{ asking, setAsking }}>{children}</AskingRow.Provider>;
+  return { asking, setAsking, transition };
 }
 
 /**
@@ -111,24 +104,22 @@ export function ConfirmRows({ children }: { children: ReactNode }) {
  * transition (its other buttons wait while it runs); the question closes when it is done.
  */
 export function RowConfirm({
+  rows: { asking, setAsking, transition },
   row,
   verb,
   ariaLabel,
-  transition: [pending, startTransition],
   onConfirm,
 }: {
+  /** the table's question state (useConfirmRows) */
+  rows: ConfirmRows;
   /** the row's id */
   row: string;
   verb: string;
   ariaLabel: string;
-  /** the page's `useTransition()` */
-  transition: [boolean, TransitionStartFunction];
   /** the action: a server action and the page's answer to it */
   onConfirm: () => Promise<void>;
 }) {
-  const rows = useContext(AskingRow);
-  if (!rows) throw new Error("RowConfirm is used inside ConfirmRows.");
-  const { asking, setAsking } = rows;
+  const [pending, startTransition] = transition;
   return (
     <ConfirmAction
       verb={verb}

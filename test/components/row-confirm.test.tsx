@@ -2,7 +2,7 @@
 import { act, cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { useTransition } from "react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ConfirmRows, RowConfirm } from "@/components/queue-settings/confirm-action";
+import { RowConfirm, useConfirmRows } from "@/components/queue-settings/confirm-action";
 
 // The one row-confirm of the admin tables (Agents, Tokens, People, MCP gateways): one question
 // open at a time, the action run in the page's transition, and the keyboard kept where it was.
@@ -10,21 +10,21 @@ import { ConfirmRows, RowConfirm } from "@/components/queue-settings/confirm-act
 afterEach(cleanup);
 
 function Table({ onConfirm }: { onConfirm: (name: string) => Promise<void> }) {
-  const transition = useTransition();
+  const rows = useConfirmRows(useTransition());
   return (
-    <ConfirmRows>
+    <>
       {["Billing bot", "Support bot"].map((name) => (
         <div key={name} data-testid={name}>
           <RowConfirm
             row={name}
             verb="Revoke"
             ariaLabel={`Revoke the key of ${name}`}
-            transition={transition}
+            rows={rows}
             onConfirm={() => onConfirm(name)}
           />
         </div>
       ))}
-    </ConfirmRows>
+    </>
   );
 }
 
