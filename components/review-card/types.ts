@@ -5,21 +5,7 @@
 
 import type { Batch, Call, Decision, RememberScope } from "./contract.gen";
 
-export type {
-  Batch,
-  BatchKind,
-  BatchOutcome,
-  BatchStatus,
-  Call,
-  CallStatus,
-  Decision,
-  DecisionSource,
-  Plan,
-  Ref,
-  RememberScope,
-  TimeoutAction,
-  Vote,
-} from "./contract.gen";
+export type * from "./contract.gen";
 
 /** when a policy decided (source `policy`): the rule, as it was then, or the agent's mode */
 export type PolicyDecision = NonNullable<Decision["policy"]>;
