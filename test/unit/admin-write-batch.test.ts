@@ -376,7 +376,7 @@ describe("saved views", () => {
   });
 });
 
-describe("review claims", () => {
+describe("reviewer marks: review claims and set-asides", () => {
   let agent: AgentActor;
   let dana: ReviewerActor;
   let sam: ReviewerActor;
@@ -453,31 +453,9 @@ describe("review claims", () => {
     expectApiError(late, 409, "not_pending");
     expect(await count("select count(*) from review_claims where batch_id = ?", batchId)).toBe(0);
   });
-});
 
-// Set-asides are written like claims (lib/claims/reviewer-mark.ts): the same races, the same answers.
-describe("set-asides", () => {
-  let agent: AgentActor;
-  let dana: ReviewerActor;
-  let queueName: string;
-
-  beforeAll(async () => {
-    const queue = await makeQueue();
-    queueName = queue.name;
-    dana = await as((await makeReviewer({ queues: [{ name: queue.name }] })).token);
-    const key = await makeAgentKey({ queues: [queue.name] });
-    agent = (await authenticate(
-      getDb(),
-      new Headers({ authorization: `Bearer ${key.key}` }),
-    )) as AgentActor;
-  });
-
-  async function pendingBatch() {
-    const { run } = await createRun(agent, {
-      batch: { queue: queueName, calls: [{ toolCallId: "t", toolName: "refund", args: {} }] },
-    });
-    return run.batches![0]!.id;
-  }
+  // Set-asides are written like claims (lib/claims/reviewer-mark.ts): the same races, the same
+  // answers.
   const marks = (batchId: string) =>
     count("select count(*) from set_asides where batch_id = ?", batchId);
 
