@@ -239,6 +239,22 @@ export function queueView(
 }
 
 /**
+ * Of the batches that just arrived, the ones that are news to the viewer: not one they set aside
+ * that is not back yet (an escalation into another queue of theirs keeps their mark). The tab
+ * title's count and the notifications follow the list, as the header's count does.
+ */
+export function arrivalsFor(
+  cache: QueueCache | undefined,
+  ids: string[],
+  viewer: { id: string; now: number },
+): string[] {
+  return ids.filter((id) => {
+    const batch = cache?.byId.get(id);
+    return !batch || batch.status !== "pending" || setAsideBy(batch, viewer) === null;
+  });
+}
+
+/**
  * The queue header's count. "N pending" is what waits in the reviewer's own list: the cards
  * they set aside are out of it until they are back, so they are counted apart ("3 pending, 1 set
  * aside by you") rather than in a number the list below does not show. With filters, both

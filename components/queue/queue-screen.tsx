@@ -27,7 +27,14 @@ import { EmptyQueue, type QueueWelcome } from "./empty-queue";
 import { toDecisionResult } from "./decision-result";
 import { KeyboardHelp } from "./keyboard-help";
 import { NotifyToggle } from "./notify-toggle";
-import { pendingCountText, queueView, type SnapshotPage } from "./queue-cache";
+import {
+  arrivalsFor,
+  pendingCountText,
+  QUEUE_KEY,
+  queueView,
+  type QueueCache,
+  type SnapshotPage,
+} from "./queue-cache";
 import { QueueFilterBar } from "./queue-filters";
 import styles from "./queue.module.css";
 import { useHeldClaims } from "./use-held-claims";
@@ -75,10 +82,13 @@ export function QueueScreen({
   const { notify } = notifications;
   const onArrived = useCallback(
     (ids: string[]) => {
-      markArrived(ids);
-      notify(ids);
+      const cache = client.getQueryData<QueueCache>(QUEUE_KEY);
+      const news = arrivalsFor(cache, ids, { id: viewer.id, now: Date.now() });
+      if (news.length === 0) return;
+      markArrived(news);
+      notify(news);
     },
-    [markArrived, notify],
+    [client, viewer.id, markArrived, notify],
   );
   const { query, connection } = useLiveQueue(initial, onArrived);
   useRecentlyDecided(filters.status !== "pending");

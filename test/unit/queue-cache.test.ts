@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   addSnapshotPage,
   applyEvents,
+  arrivalsFor,
   fromSnapshot,
   mergeBatches,
   pendingCountText,
@@ -281,6 +282,15 @@ describe("the queue header's count", () => {
     expect(pendingCountText(plans, { filtered: true })).toBe(
       "1 of 3 pending match, 1 set aside by you",
     );
+  });
+
+  it("leaves a card the reviewer set aside out of the arrivals the tab title counts", () => {
+    // an escalation brings a card Dana set aside into another queue of hers: no news to her
+    expect(arrivalsFor(cache, ["action-away", "action-1", "unknown"], dana)).toEqual([
+      "action-1",
+      "unknown",
+    ]);
+    expect(arrivalsFor(cache, ["action-away"], { ...dana, id: "sam" })).toEqual(["action-away"]);
   });
 
   it("says nothing of set-asides when there are none, and counts every card while loading", () => {
