@@ -1,5 +1,4 @@
-import type { Executor } from "@/db/client";
-import { getDb } from "@/db/client";
+import { getDb, type Executor } from "@/db/client";
 import { changedRow, untilWritten, type Statement } from "@/db/write-batch";
 import { findBatchForReviewer, type DecisionTarget } from "@/lib/access/find-for-caller";
 import { actorRef, type ReviewerActor } from "@/lib/auth/actor";
@@ -34,8 +33,10 @@ export type ReviewerMarkChange = {
   row: BatchViewRow;
   /** the mark's own write, its condition in its SQL: the batch aborts unless it changes a row */
   write: Statement;
-  /** the guard re-checks that the batch is still pending before its deadline (a new mark), or
-   * only that it is in its queue with the caller a member (taking a mark away) */
+  /**
+   * the guard re-checks that the batch is still pending before its deadline (a new mark), else
+   * only that it is in its queue with the caller a member (taking a mark away)
+   */
   whilePending: boolean;
   /** the event, carrying the batch as `data.batch`; null when the change is news to nobody */
   event: { type: string; data?: Record<string, unknown> } | null;
@@ -43,9 +44,10 @@ export type ReviewerMarkChange = {
 
 /**
  * A reviewer's own mark on a batch — a review claim, a set-aside — made, renewed or taken away,
- * deciding nothing (the verb has checked who asks and parsed what they sent). Reads the batch the caller may act on (else 404) with its view and the verb's
- * own `read`; `change` checks them (throwing the verb's 409s) and answers the write, or null to
- * answer the batch as it is without writing. The write is one batch (lib/README.md, invariant 2):
+ * deciding nothing (the verb has checked who asks and parsed what they sent). Reads the batch the
+ * caller may act on (else 404) with its view and the verb's own `read`; `change` checks them
+ * (throwing the verb's 409s) and answers the write, or null to answer the batch as it is without
+ * writing. The write is one batch (lib/README.md, invariant 2):
  * the guard that the batch is still in the queue it was read in with the caller a member (and,
  * for a new mark, still pending before its deadline), the mark's conditional write, and its
  * event. A write that finds the state moved aborts, and `untilWritten` runs it all again.
@@ -67,11 +69,12 @@ export async function changeReviewerMark<Extra>(
       steps.read(db, target),
     ]);
     const now = Date.now();
-    const current = () => assembleBatchViews(rows, [batch.id])[0]!;
-    const change = steps.change({ target, row: rows.batchRows[0]!, extra, now, current });
-    if (!change) return current();
-    rows.batchRows[0] = change.row;
-    const view = current();
+    const viewOf = (row: BatchViewRow) =>
+      assembleBatchViews({ ...rows, batchRows: [row] }, [batch.id])[0]!;
+    const row = rows.batchRows[0]!;
+    const change = steps.change({ target, row, extra, now, current: () => viewOf(row) });
+    if (!change) return viewOf(row);
+    const view = viewOf(change.row);
     await commit([
       stillReviewing(batch, reviewer, change.whilePending ? now : null),
       change.write,
