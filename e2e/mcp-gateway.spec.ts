@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, test } from "./support/test";
 import { baseURL, seedTeam, signIn } from "./support/fixtures";
+import { shot } from "./support/screenshots";
 import { filesystemRoot, throughGateway } from "@/test/mcp-gateway/gateway-process";
 
 // Issue 25 end to end in the browser: an MCP client (the official SDK) calls server-filesystem's
@@ -37,11 +38,22 @@ test("a reviewer approves a gateway card in the browser while the MCP client wai
     await expect(card).toContainText("via MCP server 'filesystem', client gateway-test-client");
     expect(existsSync(path)).toBe(false);
 
+    // The session's run stays `running` (a gateway never pauses it): its page says what it waits on.
+    const batchId = await card.getAttribute("data-batch-id");
+    const { runId } = (await team.reviewerApi.get(`/batches/${batchId}`)).body;
+    const runPage = await page.context().newPage();
+    await runPage.goto(`/runs/${runId}`);
+    const runStatus = runPage.getByTestId("run-status");
+    await expect(runStatus).toHaveText("Running · waiting on a gated call");
+    await shot(runPage, "gateway-run-waiting");
+
     await card.getByTestId("approve-button").first().click();
     const result = (await call) as CallToolResult;
     expect(result.isError).toBeFalsy();
     expect(readFileSync(path, "utf8")).toBe("approved in Chromium");
     await expect(card).toHaveAttribute("data-status", "decided");
+    await runPage.reload();
+    await expect(runStatus).toHaveText("Running");
   } finally {
     await gateway.close();
   }

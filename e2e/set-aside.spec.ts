@@ -101,6 +101,11 @@ for (const viewport of [DESKTOP, PHONE]) {
       await expect(cardOf(tab, other.batch.id)).toBeVisible();
       await expect(tab.getByTestId("set-aside-list")).toContainText("refund_order");
     }
+    // the header counts what waits in her list, and what she set aside apart; Sam's, both cards
+    for (const tab of [page, danaOtherTab]) {
+      await expect(tab.getByTestId("pending-count")).toHaveText("1 pending, 1 set aside by you");
+    }
+    await expect(sam.page.getByTestId("pending-count")).toHaveText("2 pending");
     const toast = page.getByTestId("set-aside-toast");
     await expect(toast).toContainText(/Set aside refund_order until \d{2}:\d{2}/);
     // nothing was decided
@@ -122,6 +127,7 @@ for (const viewport of [DESKTOP, PHONE]) {
     await toast.getByRole("button", { name: "Undo" }).click();
     for (const tab of [page, danaOtherTab]) await expect(cardOf(tab, batch.id)).toBeVisible();
     await expect(samNote).toHaveCount(0);
+    await expect(page.getByTestId("pending-count")).toHaveText("2 pending");
 
     // 3 picks "tomorrow": 09:00 the next day in the viewer's zone (here the browser's)
     await cardOf(page, batch.id).focus();

@@ -8,7 +8,7 @@ import {
   rotateAgentKeyAction,
 } from "@/app/(reviewer)/agents/actions";
 import { FormError } from "@/components/queue-settings/form-error";
-import { ConfirmAction } from "@/components/queue-settings/confirm-action";
+import { RowConfirm, useConfirmRows } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
 import { Badge } from "@/components/run-timeline/badges";
@@ -35,8 +35,9 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
   const [secret, setSecret] = useState<{ title: string; value: string; note: string } | null>(null);
   const [rotating, setRotating] = useState<AgentKeyView | null>(null);
   const [grace, setGrace] = useState(86_400);
-  const [confirmRevoke, setConfirmRevoke] = useState<string | null>(null);
-  const [pending, startTransition] = useTransition();
+  const transition = useTransition();
+  const [pending, startTransition] = transition;
+  const rows = useConfirmRows(transition);
 
   function create(form: HTMLFormElement) {
     const data = new FormData(form);
@@ -85,12 +86,9 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
     });
   }
 
-  function revoke(agent: AgentKeyView) {
-    startTransition(async () => {
-      const result = await revokeAgentKeyAction(agent.id);
-      setConfirmRevoke(null);
-      done(result, `Revoked the key of ${agent.name}: it is refused from now on.`);
-    });
+  async function revoke(agent: AgentKeyView) {
+    const result = await revokeAgentKeyAction(agent.id);
+    done(result, `Revoked the key of ${agent.name}: it is refused from now on.`);
   }
 
   return (
@@ -207,13 +205,11 @@ export function AgentKeys({ agents, queues }: { agents: AgentKeyView[]; queues: 
                         >
                           Rotate…
                         </button>
-                        <ConfirmAction
+                        <RowConfirm
+                          row={agent.id}
                           verb="Revoke"
-                          asking={confirmRevoke === agent.id}
-                          pending={pending}
                           ariaLabel={`Revoke the key of ${agent.name}`}
-                          onAsk={() => setConfirmRevoke(agent.id)}
-                          onKeep={() => setConfirmRevoke(null)}
+                          rows={rows}
                           onConfirm={() => revoke(agent)}
                         />
                       </span>

@@ -9,7 +9,11 @@ import {
 } from "@/app/(reviewer)/tokens/actions";
 import type { ActionFailure } from "@/app/action-result";
 import { FormError } from "@/components/queue-settings/form-error";
-import { ConfirmAction } from "@/components/queue-settings/confirm-action";
+import {
+  ConfirmAction,
+  RowConfirm,
+  useConfirmRows,
+} from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
 import { Badge } from "@/components/run-timeline/badges";
@@ -31,8 +35,9 @@ export function ReviewerTokens({
 }) {
   const { failure, status, done } = useActionOutcome();
   const [secret, setSecret] = useState<string | null>(null);
-  const [confirmRevoke, setConfirmRevoke] = useState<string | null>(null);
-  const [pending, startTransition] = useTransition();
+  const transition = useTransition();
+  const [pending, startTransition] = transition;
+  const rows = useConfirmRows(transition);
 
   return (
     <section className={settings.panel} aria-labelledby="tokens-title">
@@ -100,20 +105,15 @@ export function ReviewerTokens({
                   <td className={settings.actions} data-cell="actions">
                     {!token.revokedAt && (
                       <span className={settings.rowButtons}>
-                        <ConfirmAction
+                        <RowConfirm
+                          row={token.id}
                           verb="Revoke"
-                          asking={confirmRevoke === token.id}
-                          pending={pending}
                           ariaLabel={`Revoke ${token.tokenPrefix}…`}
-                          onAsk={() => setConfirmRevoke(token.id)}
-                          onKeep={() => setConfirmRevoke(null)}
-                          onConfirm={() =>
-                            startTransition(async () => {
-                              const result = await revokeReviewerTokenAction(token.id);
-                              setConfirmRevoke(null);
-                              done(result, `Revoked ${token.tokenPrefix}…`);
-                            })
-                          }
+                          rows={rows}
+                          onConfirm={async () => {
+                            const result = await revokeReviewerTokenAction(token.id);
+                            done(result, `Revoked ${token.tokenPrefix}…`);
+                          }}
                         />
                       </span>
                     )}

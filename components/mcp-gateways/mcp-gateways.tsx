@@ -9,7 +9,7 @@ import {
 import { ScrollBox } from "@/components/app-shell/scroll-box";
 import { FieldError } from "@/components/forms/field-error";
 import { useFieldErrors } from "@/components/forms/use-field-errors";
-import { ConfirmAction } from "@/components/queue-settings/confirm-action";
+import { RowConfirm, useConfirmRows } from "@/components/queue-settings/confirm-action";
 import { FormError } from "@/components/queue-settings/form-error";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
@@ -37,15 +37,13 @@ export function McpGateways({
 }) {
   const { failure, status, done } = useActionOutcome();
   const [editing, setEditing] = useState<McpGatewayView | null>(null);
-  const [confirmDisable, setConfirmDisable] = useState<string | null>(null);
-  const [pending, startTransition] = useTransition();
+  const transition = useTransition();
+  const [pending, startTransition] = transition;
+  const rows = useConfirmRows(transition);
 
-  function disable(gateway: McpGatewayView) {
-    startTransition(async () => {
-      const result = await disableMcpGatewayAction(gateway.id);
-      setConfirmDisable(null);
-      done(result, `Disabled ${gateway.name}: agents can no longer connect to it.`);
-    });
+  async function disable(gateway: McpGatewayView) {
+    const result = await disableMcpGatewayAction(gateway.id);
+    done(result, `Disabled ${gateway.name}: agents can no longer connect to it.`);
   }
 
   function enable(gateway: McpGatewayView) {
@@ -137,13 +135,11 @@ export function McpGateways({
                           Edit…
                         </button>
                         {gateway.status === "enabled" ? (
-                          <ConfirmAction
+                          <RowConfirm
+                            row={gateway.id}
                             verb="Disable"
-                            asking={confirmDisable === gateway.id}
-                            pending={pending}
                             ariaLabel={`Disable ${gateway.name}`}
-                            onAsk={() => setConfirmDisable(gateway.id)}
-                            onKeep={() => setConfirmDisable(null)}
+                            rows={rows}
                             onConfirm={() => disable(gateway)}
                           />
                         ) : (

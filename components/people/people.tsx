@@ -12,7 +12,7 @@ import styles from "@/components/credentials/credentials.module.css";
 import { SecretOnce, When } from "@/components/credentials/secret-once";
 import type { ActionFailure } from "@/app/action-result";
 import { FormError } from "@/components/queue-settings/form-error";
-import { ConfirmAction } from "@/components/queue-settings/confirm-action";
+import { RowConfirm, useConfirmRows } from "@/components/queue-settings/confirm-action";
 import settings from "@/components/queue-settings/queue-settings.module.css";
 import { useActionOutcome } from "@/components/queue-settings/use-action-outcome";
 import { Badge, type Tone } from "@/components/run-timeline/badges";
@@ -48,12 +48,13 @@ export function People({
   const [link, setLink] = useState<{ title: string; url: string; note: string } | null>(null);
   const timeFormat = useViewerTimeFormat();
   const [renaming, setRenaming] = useState<string | null>(null);
-  const [confirmDeactivate, setConfirmDeactivate] = useState<string | null>(null);
   const [withPassword, setWithPassword] = useState(false);
   // The invite form's refusal is said in the form, in the server's plain words (not the
   // browser's bubbles: the form is noValidate).
   const [inviteFailure, setInviteFailure] = useState<ActionFailure | null>(null);
-  const [pending, startTransition] = useTransition();
+  const transition = useTransition();
+  const [pending, startTransition] = transition;
+  const rows = useConfirmRows(transition);
 
   function invite(form: HTMLFormElement) {
     const data = new FormData(form);
@@ -88,13 +89,18 @@ export function People({
     });
   }
 
+  async function updatePerson(
+    person: PersonView,
+    input: { name?: string; active?: boolean },
+    message: string,
+  ) {
+    const result = await updatePersonAction(person.id, input);
+    setRenaming(null);
+    done(result, message);
+  }
+
   function update(person: PersonView, input: { name?: string; active?: boolean }, message: string) {
-    startTransition(async () => {
-      const result = await updatePersonAction(person.id, input);
-      setRenaming(null);
-      setConfirmDeactivate(null);
-      done(result, message);
-    });
+    startTransition(() => updatePerson(person, input, message));
   }
 
   function reset(person: PersonView) {
@@ -239,15 +245,13 @@ export function People({
                           Reactivate
                         </button>
                       ) : (
-                        <ConfirmAction
+                        <RowConfirm
+                          row={person.id}
                           verb="Deactivate"
-                          asking={confirmDeactivate === person.id}
-                          pending={pending}
                           ariaLabel={`Deactivate ${person.name}`}
-                          onAsk={() => setConfirmDeactivate(person.id)}
-                          onKeep={() => setConfirmDeactivate(null)}
+                          rows={rows}
                           onConfirm={() =>
-                            update(
+                            updatePerson(
                               person,
                               { active: false },
                               `Deactivated ${person.email}: signed out everywhere, tokens revoked.`,

@@ -161,6 +161,8 @@ export type QueueView = {
   tools: string[];
   /** pending cards the viewer set aside ("Not now") that are not back yet, soonest back first */
   setAsideByViewer: Batch[];
+  /** pending batches loaded that the viewer set aside, whatever the filters */
+  setAsideCount: number;
 };
 
 /** The viewer's live set-aside of a batch: one whose moment has passed is back. */
@@ -190,9 +192,11 @@ export function queueView(
   let pendingCount = 0;
   let matchingPendingCount = 0;
   let decidedHere = 0;
+  let setAsideCount = 0;
   for (const batch of cache.byId.values()) {
     const pending = batch.status === "pending";
     if (pending) pendingCount++;
+    if (pending && viewer && setAsideBy(batch, viewer) !== null) setAsideCount++;
     agents.add(batch.agent.name);
     for (const call of batch.calls) tools.add(call.toolName);
     if (filters.queue && batch.queue.id !== filters.queue) continue;
@@ -230,7 +234,46 @@ export function queueView(
     setAsideByViewer: setAside
       .sort((a, b) => compare(a.back, b.back) || compare(a.batch.id, b.batch.id))
       .map((s) => s.batch),
+    setAsideCount,
   };
+}
+
+/**
+ * Of the batches that just arrived, the ones that are news to the viewer: not one they set aside
+ * that is not back yet (an escalation into another queue of theirs keeps their mark). The tab
+ * title's count and the notifications follow the list, as the header's count does.
+ */
+export function arrivalsFor(
+  cache: QueueCache | undefined,
+  ids: string[],
+  viewer: { id: string; now: number },
+): string[] {
+  return ids.filter((id) => {
+    const batch = cache?.byId.get(id);
+    return !batch || batch.status !== "pending" || setAsideBy(batch, viewer) === null;
+  });
+}
+
+/**
+ * The queue header's count. "N pending" is what waits in the reviewer's own list: the cards
+ * they set aside are out of it until they are back, so they are counted apart ("3 pending, 1 set
+ * aside by you") rather than in a number the list below does not show. With filters, both
+ * counts follow them, as the list and the "Set aside by you" list do.
+ */
+export function pendingCountText(
+  view: QueueView,
+  options: { filtered: boolean; loading?: { total: number } },
+): string {
+  const n = (count: number) => count.toLocaleString();
+  // While pages load, the count is progress toward the server's total, which counts every card.
+  if (options.loading)
+    return `${n(view.pendingCount)} of ${n(options.loading.total)} pending loaded…`;
+  const inList = view.pendingCount - view.setAsideCount;
+  const away = options.filtered ? view.setAsideByViewer.length : view.setAsideCount;
+  const text = options.filtered
+    ? `${n(view.matchingPendingCount - view.setAsideByViewer.length)} of ${n(inList)} pending match`
+    : `${n(inList)} pending`;
+  return away > 0 ? `${text}, ${n(away)} set aside by you` : text;
 }
 
 function compare(a: string, b: string): number {

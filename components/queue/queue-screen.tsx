@@ -27,7 +27,14 @@ import { EmptyQueue, type QueueWelcome } from "./empty-queue";
 import { toDecisionResult } from "./decision-result";
 import { KeyboardHelp } from "./keyboard-help";
 import { NotifyToggle } from "./notify-toggle";
-import { queueView, type SnapshotPage } from "./queue-cache";
+import {
+  arrivalsFor,
+  pendingCountText,
+  QUEUE_KEY,
+  queueView,
+  type QueueCache,
+  type SnapshotPage,
+} from "./queue-cache";
 import { QueueFilterBar } from "./queue-filters";
 import styles from "./queue.module.css";
 import { useHeldClaims } from "./use-held-claims";
@@ -75,10 +82,13 @@ export function QueueScreen({
   const { notify } = notifications;
   const onArrived = useCallback(
     (ids: string[]) => {
-      markArrived(ids);
-      notify(ids);
+      const cache = client.getQueryData<QueueCache>(QUEUE_KEY);
+      const news = arrivalsFor(cache, ids, { id: viewer.id, now: Date.now() });
+      if (news.length === 0) return;
+      markArrived(news);
+      notify(news);
     },
-    [markArrived, notify],
+    [client, viewer.id, markArrived, notify],
   );
   const { query, connection } = useLiveQueue(initial, onArrived);
   useRecentlyDecided(filters.status !== "pending");
@@ -272,12 +282,11 @@ export function QueueScreen({
         <h1>Queue</h1>
         <span className={styles.count} data-testid="pending-count">
           {view
-            ? loadingRest
-              ? `${view.pendingCount.toLocaleString()} of ${cache!.pendingTotal.toLocaleString()} pending loaded…`
-              : filtered
-                ? // The count follows the filters shown under it (issue 26), and says so.
-                  `${view.matchingPendingCount.toLocaleString()} of ${view.pendingCount.toLocaleString()} pending match`
-                : `${view.pendingCount.toLocaleString()} pending`
+            ? // The count follows the filters shown under it (issue 26), and says so.
+              pendingCountText(view, {
+                filtered,
+                loading: loadingRest ? { total: cache!.pendingTotal } : undefined,
+              })
             : ""}
         </span>
         <ConnectionBadge connection={query.isError ? "reconnecting" : connection} />

@@ -18,8 +18,24 @@ const RUN_STATUS: Record<RunView["status"], { label: string; tone: Tone }> = {
   cancelled: { label: "Cancelled", tone: "neutral" },
 };
 
-export function RunStatusBadge({ status }: { status: RunView["status"] }) {
-  const { label, tone } = RUN_STATUS[status];
+/**
+ * A run's state as its page says it. A run that is `running` with a card still pending is an MCP
+ * gateway's session waiting on a gated call: the gateway records each call on the session's run
+ * without pausing it, so the status alone would say "Running" while a person is being asked.
+ */
+export function runState(run: Pick<RunView, "status" | "batches">): { label: string; tone: Tone } {
+  const waiting = (run.batches ?? []).filter((batch) => batch.status === "pending").length;
+  if (run.status === "running" && waiting > 0) {
+    return {
+      label: `Running · waiting on ${waiting === 1 ? "a gated call" : `${waiting} gated calls`}`,
+      tone: "warn",
+    };
+  }
+  return RUN_STATUS[run.status];
+}
+
+export function RunStatusBadge({ run }: { run: Pick<RunView, "status" | "batches"> }) {
+  const { label, tone } = runState(run);
   return (
     <span data-testid="run-status">
       <Badge tone={tone}>{label}</Badge>

@@ -37,7 +37,7 @@ export function RunPage({
               {shortId(run.id)}
             </span>
           </h1>
-          <RunStatusBadge status={run.status} />
+          <RunStatusBadge run={run} />
         </div>
         <p className={styles.lead}>
           {run.agent.name} · started <Time iso={run.createdAt} now={now} variant="relative" />

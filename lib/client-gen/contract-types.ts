@@ -63,6 +63,30 @@ const BODIES: {
   },
 ];
 
+/**
+ * The review card's wire types (components/review-card/contract.gen.ts): the resources it renders
+ * and, by type, the fields a server older than the card may leave out, typed optional there (the
+ * card falls back without them; a field listed here that the contract does not have fails
+ * generation).
+ */
+export const REVIEW_CARD = {
+  types: ["Vote", "Decision", "Call", "Plan", "Batch"],
+  optional: {
+    Vote: ["actionHash"],
+    Decision: ["policy"],
+    Call: ["costCurrency"],
+    Batch: ["escalations", "routing", "claim", "setAside"],
+  },
+} satisfies ContractSelection;
+
+/** Part of the contract for a client that carries only some of its types (the review card). */
+export type ContractSelection = {
+  /** the clients' names of the types it carries, with every type they refer to */
+  types: readonly string[];
+  /** by type: fields typed optional although the server always sends them */
+  optional: Record<string, readonly string[]>;
+};
+
 /** Shapes that recur inline and get a name of their own (matched by their JSON). */
 export const SHARED_SHAPES: NamedType[] = [
   {

@@ -1,7 +1,7 @@
 import { format, resolveConfig } from "prettier";
 import { openApiDocument } from "@/lib/contract/openapi";
 import { ERROR_CODES } from "@/lib/errors";
-import { contractOf } from "./contract-types";
+import { contractOf, REVIEW_CARD } from "./contract-types";
 import { pythonContract } from "./python";
 import { typescriptContract } from "./typescript";
 
@@ -16,6 +16,7 @@ export const GENERATE_COMMAND = "npm run generate:clients";
 export const GENERATED_FILES = {
   typescript: "lib/sdk/contract.gen.ts",
   python: "lib/python/src/countersign/_contract.py",
+  reviewCard: "components/review-card/contract.gen.ts",
 } as const;
 
 const HEADER = [
@@ -27,13 +28,21 @@ const HEADER = [
 /** Every generated file's path and content. */
 export async function generateClients(): Promise<Record<string, string>> {
   const contract = contractOf(openApiDocument() as never, ERROR_CODES);
-  const typescript = typescriptContract(contract, HEADER);
-  const prettierOptions = await resolveConfig(GENERATED_FILES.typescript);
+  const prettier = async (text: string, filepath: string) =>
+    format(text, { ...(await resolveConfig(filepath)), filepath });
   return {
-    [GENERATED_FILES.typescript]: await format(typescript, {
-      ...prettierOptions,
-      filepath: GENERATED_FILES.typescript,
-    }),
+    [GENERATED_FILES.typescript]: await prettier(
+      typescriptContract(contract, HEADER),
+      GENERATED_FILES.typescript,
+    ),
     [GENERATED_FILES.python]: pythonContract(contract, HEADER),
+    [GENERATED_FILES.reviewCard]: await prettier(
+      typescriptContract(
+        contract,
+        `${HEADER}\nFields an older server may leave out are optional here (REVIEW_CARD in\nlib/client-gen/contract-types.ts).`,
+        REVIEW_CARD,
+      ),
+      GENERATED_FILES.reviewCard,
+    ),
   };
 }

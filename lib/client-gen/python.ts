@@ -9,10 +9,11 @@ import {
   splitNull,
 } from "./contract-types";
 
-// The Python package's contract module: the error codes as a tuple and a Literal, each resource
-// and request body as a TypedDict. Written the way `ruff format` leaves it (the package's tests
-// run `ruff format --check`): one field a line, a Literal or tuple longer than the line exploded
-// one item a line with a trailing comma.
+// The Python package's contract module: the error codes as a Literal and the tuple of its values
+// (read from it with `get_args`, so each code is written once), each resource and request body as
+// a TypedDict. Written the way `ruff format` leaves it (the package's tests run `ruff format
+// --check`): one field a line, a Literal longer than the line exploded one item a line with a
+// trailing comma.
 
 const LINE = 100;
 
@@ -94,19 +95,19 @@ export function pythonContract(contract: Contract, header: string): string {
   for (const type of contract.types) {
     classes.push(typedDict(type.name, type.schema, type.schema.description));
   }
-  const codes = contract.errorCodes.map((code) => JSON.stringify(code));
   return [
     `"""${header}"""`,
     "",
     "from __future__ import annotations",
     "",
-    "from typing import Any, Literal, TypedDict",
+    "from typing import Any, Literal, TypedDict, get_args",
     "",
     "from typing_extensions import NotRequired",
     "",
-    "#: every ``error.code`` the API answers with (the server's lib/errors.ts)",
-    `API_ERROR_CODES = (\n${codes.map((code) => `    ${code},\n`).join("")})`,
+    "#: the API contract's error codes",
     `ApiErrorCode = ${literal(contract.errorCodes, "ApiErrorCode = ".length)}`,
+    "#: every ``error.code`` the API answers with (the server's lib/errors.ts), in its order",
+    "API_ERROR_CODES: tuple[ApiErrorCode, ...] = get_args(ApiErrorCode)",
     "",
     ...aliases,
     ...classes.flatMap((text) => ["", "", text.trimEnd()]),

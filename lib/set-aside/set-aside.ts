@@ -1,20 +1,12 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
-import { getDb } from "@/db/client";
 import { setAsides, users } from "@/db/schema";
-import { insertRows, untilWritten } from "@/db/write-batch";
-import { findBatchForReviewer } from "@/lib/access/find-for-caller";
+import { insertRows } from "@/db/write-batch";
 import { parseInput } from "@/lib/input/parse";
-import {
-  assembleBatchViews,
-  readBatchViewRows,
-  type BatchView,
-} from "@/lib/read-models/batch-run-views";
-import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
-import { stillReviewing } from "@/lib/claims/still-reviewing";
+import type { BatchView } from "@/lib/read-models/batch-run-views";
+import { requireReviewer, type Actor } from "@/lib/auth/actor";
+import { changeReviewerMark } from "@/lib/claims/reviewer-mark";
 import { ConflictError, ForbiddenError } from "@/lib/errors";
-import { eventRows } from "@/lib/events/append-event";
-import { commit } from "@/lib/events/commit";
 import { isoTime } from "@/lib/ids";
 import { DEFAULT_TIME_ZONE, TimeZoneName } from "@/lib/time/zone";
 import {
@@ -49,85 +41,73 @@ const CHOICE_WORDS: Record<SetAsideChoice, string> = {
  *
  * Who may: a member of the card's queue who may decide it (an agent key's owner, under
  * separation of duties, may not: they cannot decide it either). Reads, then one write batch
- * (db/write-batch.ts): the guard re-checks that the card is still pending, before its deadline,
+ * (lib/claims/reviewer-mark.ts): the guard re-checks that the card is still pending, before its deadline,
  * in the queue it was read in and the caller still a member, then the row and its
  * `batch.set_aside` event, which carries the batch so every tab of the caller's follows.
  */
 export async function setAside(actor: Actor, batchId: string, body: unknown): Promise<BatchView> {
   const reviewer = requireReviewer(actor);
   const input = parseInput(SetAsideInput, body ?? {});
-  return untilWritten(async () => {
-    const db = getDb();
-    const target = await findBatchForReviewer(db, reviewer, batchId);
-    const { batch } = target;
-    if (target.separationOfDuties && target.agentOwnerId === reviewer.id) {
-      throw new ForbiddenError(
-        "Your own agent asked for this card, and this queue separates duties: you cannot decide it, so there is nothing to set aside.",
-      );
-    }
-    const [rows, [person]] = await Promise.all([
-      readBatchViewRows(db, [batch.id]),
-      input.timeZone
-        ? [undefined]
-        : db.select({ timeZone: users.timeZone }).from(users).where(eq(users.id, reviewer.id)),
-    ]);
-    const now = Date.now();
-    const row = rows.batchRows[0]!;
-    const current = () => assembleBatchViews(rows, [batch.id])[0]!;
-    if (row.batch.status !== "pending" || row.batch.expiresAt <= now) {
-      throw new ConflictError(
-        "not_pending",
-        `This card is ${row.batch.status === "pending" ? "past its deadline" : row.batch.status}; there is nothing to set aside.`,
-        current(),
-      );
-    }
-    const comesBack = lastFifthBegins(row.batch);
-    if (comesBack <= now) {
-      throw new ConflictError(
-        "deadline_near",
-        `This card is in the last fifth of its time (its deadline is ${isoTime(row.batch.expiresAt)}): it stays in the queue.`,
-        current(),
-        { expiresAt: isoTime(row.batch.expiresAt) },
-      );
-    }
-    const timeZone = input.timeZone ?? person?.timeZone ?? DEFAULT_TIME_ZONE;
-    const until = setAsideUntil(input.for, now, timeZone);
-    const back = returnsAt(until, row.batch);
-
-    rows.batchRows[0] = {
-      ...row,
-      setAsides: [
-        ...row.setAsides.filter((s) => s.userId !== reviewer.id),
-        { userId: reviewer.id, name: reviewer.name, setAt: now, until },
-      ],
-    };
-    const view = assembleBatchViews(rows, [batch.id])[0]!;
-    await commit([
-      stillReviewing(batch, reviewer, now),
-      insertRows(
-        setAsides,
-        [{ batchId: batch.id, userId: reviewer.id, setAt: now, until }],
-        " on conflict (batch_id, user_id) do update set set_at = excluded.set_at, until = excluded.until",
-      ),
-      eventRows({
-        type: "batch.set_aside",
-        runId: batch.runId,
-        batchId: batch.id,
-        queueId: batch.queueId,
-        actor: actorRef(reviewer),
-        data: {
-          batch: view,
-          for: input.for,
-          choice: CHOICE_WORDS[input.for],
-          until: isoTime(until),
-          returnsAt: isoTime(back),
-          // it comes back before the chosen time: its deadline nears first
-          early: back < until,
-          ...(input.for === "tomorrow" && { timeZone }),
+  return changeReviewerMark(reviewer, batchId, {
+    read: async (db, target) => {
+      if (target.separationOfDuties && target.agentOwnerId === reviewer.id) {
+        throw new ForbiddenError(
+          "Your own agent asked for this card, and this queue separates duties: you cannot decide it, so there is nothing to set aside.",
+        );
+      }
+      if (input.timeZone) return input.timeZone;
+      const [person] = await db
+        .select({ timeZone: users.timeZone })
+        .from(users)
+        .where(eq(users.id, reviewer.id));
+      return person?.timeZone ?? DEFAULT_TIME_ZONE;
+    },
+    change: ({ target: { batch }, row, extra: timeZone, now, current }) => {
+      if (row.batch.status !== "pending" || row.batch.expiresAt <= now) {
+        throw new ConflictError(
+          "not_pending",
+          `This card is ${row.batch.status === "pending" ? "past its deadline" : row.batch.status}; there is nothing to set aside.`,
+          current(),
+        );
+      }
+      const comesBack = lastFifthBegins(row.batch);
+      if (comesBack <= now) {
+        throw new ConflictError(
+          "deadline_near",
+          `This card is in the last fifth of its time (its deadline is ${isoTime(row.batch.expiresAt)}): it stays in the queue.`,
+          current(),
+          { expiresAt: isoTime(row.batch.expiresAt) },
+        );
+      }
+      const until = setAsideUntil(input.for, now, timeZone);
+      const back = returnsAt(until, row.batch);
+      return {
+        row: {
+          ...row,
+          setAsides: [
+            ...row.setAsides.filter((s) => s.userId !== reviewer.id),
+            { userId: reviewer.id, name: reviewer.name, setAt: now, until },
+          ],
         },
-        at: now,
-      }),
-    ]);
-    return view;
+        write: insertRows(
+          setAsides,
+          [{ batchId: batch.id, userId: reviewer.id, setAt: now, until }],
+          " on conflict (batch_id, user_id) do update set set_at = excluded.set_at, until = excluded.until",
+        ),
+        whilePending: true,
+        event: {
+          type: "batch.set_aside",
+          data: {
+            for: input.for,
+            choice: CHOICE_WORDS[input.for],
+            until: isoTime(until),
+            returnsAt: isoTime(back),
+            // it comes back before the chosen time: its deadline nears first
+            early: back < until,
+            ...(input.for === "tomorrow" && { timeZone }),
+          },
+        },
+      };
+    },
   });
 }

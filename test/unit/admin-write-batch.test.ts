@@ -2,10 +2,13 @@ import { rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { closeDb, getDb } from "@/db/client";
-import { writeBatch } from "@/db/write-batch";
+import { StateMoved, statement, writeBatch } from "@/db/write-batch";
 import { authenticate, type AgentActor, type ReviewerActor } from "@/lib/auth/actor";
 import { claimReview } from "@/lib/claims/claim-review";
 import { releaseReview } from "@/lib/claims/release-review";
+import { changeReviewerMark } from "@/lib/claims/reviewer-mark";
+import { bringBack } from "@/lib/set-aside/bring-back";
+import { setAside } from "@/lib/set-aside/set-aside";
 import { ApiError } from "@/lib/errors";
 import { createPolicyRule } from "@/lib/policies/create-policy-rule";
 import { movePolicyRule } from "@/lib/policies/move-policy-rule";
@@ -373,7 +376,7 @@ describe("saved views", () => {
   });
 });
 
-describe("review claims", () => {
+describe("reviewer marks: review claims and set-asides", () => {
   let agent: AgentActor;
   let dana: ReviewerActor;
   let sam: ReviewerActor;
@@ -449,5 +452,72 @@ describe("review claims", () => {
     expect(outcomes).toEqual(["moved"]);
     expectApiError(late, 409, "not_pending");
     expect(await count("select count(*) from review_claims where batch_id = ?", batchId)).toBe(0);
+  });
+
+  // Set-asides are written like claims (lib/claims/reviewer-mark.ts): the same races, the same
+  // answers.
+  const marks = (batchId: string) =>
+    count("select count(*) from set_asides where batch_id = ?", batchId);
+
+  it("setting aside a card settled meanwhile is 409 not_pending and writes nothing", async () => {
+    const batchId = await pendingBatch();
+    const before = await eventCount();
+    const { late, outcomes } = await interleave(
+      () => setAside(dana, batchId, { for: "1h" }),
+      () =>
+        writeBatch([
+          { sql: "update batches set status = 'cancelled' where id = ?", args: [batchId] },
+        ]),
+    );
+    expect(outcomes).toEqual(["moved"]);
+    expectApiError(late, 409, "not_pending");
+    expect(await marks(batchId)).toBe(0);
+    expect(await eventCount()).toBe(before);
+  });
+
+  it("a bring-back racing a new choice in another tab removes the new one, logged once each", async () => {
+    const batchId = await pendingBatch();
+    await setAside(dana, batchId, { for: "15m" });
+    const before = await eventCount();
+    const { late, early, outcomes } = await interleave(
+      () => bringBack(dana, batchId),
+      () => setAside(dana, batchId, { for: "1h" }),
+    );
+    expect(early).toMatchObject({ setAside: [{ by: { id: dana.id } }] });
+    expect(outcomes).toEqual(["written", "moved", "written"]);
+    expect(late).toMatchObject({ setAside: [] });
+    expect(await marks(batchId)).toBe(0);
+    expect(await eventCount()).toBe(before + 2);
+  });
+
+  it("a mark's write that changes no row aborts its batch, event and all", async () => {
+    const batchId = await pendingBatch();
+    const before = await eventCount();
+    const attempt = changeReviewerMark(dana, batchId, {
+      read: async () => undefined,
+      change: ({ row }) => ({
+        row,
+        write: statement("delete from set_asides where batch_id = ? and 0", batchId),
+        whilePending: true,
+        event: { type: "batch.set_aside" },
+      }),
+    });
+    await expect(attempt).rejects.toBeInstanceOf(StateMoved);
+    expect(await eventCount()).toBe(before);
+  });
+
+  it("a mark's event carries the batch as its write leaves it", async () => {
+    const batchId = await pendingBatch();
+    const answer = await setAside(dana, batchId, { for: "1h" });
+    const [result] = await writeBatch([
+      {
+        sql: "select data from events where batch_id = ? and type = 'batch.set_aside'",
+        args: [batchId],
+      },
+    ]);
+    const data = JSON.parse(String(result!.rows[0]![0]));
+    expect(data.batch).toEqual(answer);
+    expect(data.batch.setAside).toMatchObject([{ by: { id: dana.id } }]);
+    expect(data).toMatchObject({ for: "1h", choice: "1 hour" });
   });
 });

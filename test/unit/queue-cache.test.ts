@@ -2,8 +2,10 @@ import { describe, expect, it } from "vitest";
 import {
   addSnapshotPage,
   applyEvents,
+  arrivalsFor,
   fromSnapshot,
   mergeBatches,
+  pendingCountText,
   queueView,
   type WireEvent,
 } from "@/components/queue/queue-cache";
@@ -225,12 +227,15 @@ describe("the queue cache", () => {
     const before = queueView(cache, { status: "pending" }, 0, at("10:20"));
     expect(before.cards.map((b) => b.id).sort()).toEqual(["plain", "sams"]);
     expect(before.setAsideByViewer.map((b) => b.id)).toEqual(["mine"]);
-    // still pending for the count: nothing was decided
+    // still pending (nothing was decided), but not in Dana's list: the header says so apart
     expect(before.pendingCount).toBe(3);
+    expect(before.setAsideCount).toBe(1);
+    expect(pendingCountText(before, { filtered: false })).toBe("2 pending, 1 set aside by you");
     // back at its returnsAt
     const after = queueView(cache, { status: "pending" }, 0, at("10:48"));
     expect(after.cards.map((b) => b.id).sort()).toEqual(["mine", "plain", "sams"]);
     expect(after.setAsideByViewer).toEqual([]);
+    expect(pendingCountText(after, { filtered: false })).toBe("3 pending");
     // Sam's own view: his card is away, Dana's is not his concern
     const sams = queueView(cache, { status: "pending" }, 0, { id: "sam", now: at("10:20").now });
     expect(sams.cards.map((b) => b.id).sort()).toEqual(["mine", "plain"]);
@@ -239,5 +244,61 @@ describe("the queue cache", () => {
     const marked = batch("plain", { setAside: [mark("dana", "2026-11-22T10:48:00.000Z")] });
     const applied = applyEvents(other, [event(2, "batch.set_aside", "plain", { batch: marked })]);
     expect(queueView(applied.cache, { status: "pending" }, 0, at("10:20")).cards).toEqual([]);
+  });
+});
+
+describe("the queue header's count", () => {
+  const away = (returnsAt: string) => ({
+    by: { id: "dana", name: "Dana" },
+    at: "2026-11-22T10:10:00.000Z",
+    until: "2026-11-22T11:10:00.000Z",
+    returnsAt,
+  });
+  const cache = fromSnapshot({
+    batches: [
+      batch("plan-away", { kind: "plan", setAside: [away("2026-11-22T10:48:00.000Z")] }),
+      batch("action-away", { setAside: [away("2026-11-22T10:48:00.000Z")] }),
+      batch("plan", { kind: "plan" }),
+      batch("action-1"),
+      batch("action-2"),
+      batch("done", { status: "decided", decidedAt: "2026-11-22T10:00:00.000Z" }),
+    ],
+    lastEventId: 1,
+    pendingTotal: 5,
+    nextCursor: null,
+  });
+  const dana = { id: "dana", now: Date.parse("2026-11-22T10:20:00.000Z") };
+
+  it("counts what waits in the reviewer's list, and the cards they set aside apart", () => {
+    const view = queueView(cache, { status: "pending" }, dana.now, dana);
+    expect(view.cards).toHaveLength(3);
+    expect(pendingCountText(view, { filtered: false })).toBe("3 pending, 2 set aside by you");
+  });
+
+  it("follows the filters in both counts, as the lists under it do", () => {
+    const plans = queueView(cache, { status: "pending", kind: "plan" }, dana.now, dana);
+    expect(plans.cards.map((b) => b.id)).toEqual(["plan"]);
+    expect(plans.setAsideByViewer.map((b) => b.id)).toEqual(["plan-away"]);
+    expect(pendingCountText(plans, { filtered: true })).toBe(
+      "1 of 3 pending match, 1 set aside by you",
+    );
+  });
+
+  it("leaves a card the reviewer set aside out of the arrivals the tab title counts", () => {
+    // an escalation brings a card Dana set aside into another queue of hers: no news to her
+    expect(arrivalsFor(cache, ["action-away", "action-1", "unknown"], dana)).toEqual([
+      "action-1",
+      "unknown",
+    ]);
+    expect(arrivalsFor(cache, ["action-away"], { ...dana, id: "sam" })).toEqual(["action-away"]);
+  });
+
+  it("says nothing of set-asides when there are none, and counts every card while loading", () => {
+    const someoneElse = queueView(cache, { status: "pending" }, dana.now, { ...dana, id: "sam" });
+    expect(pendingCountText(someoneElse, { filtered: false })).toBe("5 pending");
+    const view = queueView(cache, { status: "pending" }, dana.now, dana);
+    expect(pendingCountText(view, { filtered: false, loading: { total: 9 } })).toBe(
+      "5 of 9 pending loaded…",
+    );
   });
 });

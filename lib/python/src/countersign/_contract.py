@@ -4,41 +4,11 @@ the server's definitions and run the command again."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, get_args
 
 from typing_extensions import NotRequired
 
-#: every ``error.code`` the API answers with (the server's lib/errors.ts)
-API_ERROR_CODES = (
-    "invalid_request",
-    "invalid_json",
-    "unauthenticated",
-    "forbidden",
-    "not_found",
-    "already_decided",
-    "stale_revision",
-    "not_pending",
-    "already_claimed",
-    "claimed_by_other",
-    "not_ready",
-    "claim_lost",
-    "run_terminal",
-    "idempotency_conflict",
-    "already_exists",
-    "queue_archived",
-    "last_admin",
-    "plan_required",
-    "link_used",
-    "link_expired",
-    "key_revoked",
-    "deadline_near",
-    "payload_too_large",
-    "unsupported_media_type",
-    "rate_limited",
-    "method_not_allowed",
-    "unavailable",
-    "internal_error",
-)
+#: the API contract's error codes
 ApiErrorCode = Literal[
     "invalid_request",
     "invalid_json",
@@ -69,6 +39,8 @@ ApiErrorCode = Literal[
     "unavailable",
     "internal_error",
 ]
+#: every ``error.code`` the API answers with (the server's lib/errors.ts), in its order
+API_ERROR_CODES: tuple[ApiErrorCode, ...] = get_args(ApiErrorCode)
 
 RunStatus = Literal[
     "running",
