@@ -24,8 +24,8 @@ import type { Statement } from "@/db/write-batch";
 // position each hash covers is the position the row gets.
 //
 // Only `seq` and the previous hash come from the database: the content of every other column is
-// known before the write, so it is built here (`contentBytes`, the function `audit verify` checks
-// with) and sent as one more argument beside the column values. The statement then only adds the
+// known before the write, so it is built here (as `contentBytes`, with which `audit verify`
+// checks, builds it) and sent as one more argument beside the column values. The statement then only adds the
 // seq's part and hashes: its text was once 1.9 KB of casts and concatenations per row, which a
 // libSQL server parses twice (its own parser, then SQLite's) on every write.
 
@@ -87,10 +87,25 @@ export function chainedInsert(rows: InValue[][]): Statement {
     sql: text,
     args: rows.flatMap((row) => {
       const values = storedValues(row);
-      // bound as text: the bytes it is sent as are the bytes its columns are stored as
-      return [...values, contentBytes(values).toString("utf8")];
+      return [...values, contentText(values)];
     }),
   };
+}
+
+/**
+ * `contentBytes` of these values as text: sent as text beside the values themselves, it reaches
+ * the database as the same UTF-8 the values are stored as (and is cheaper to build than bytes).
+ */
+function contentText(values: readonly (string | number | null)[]): string {
+  let text = "";
+  for (const value of values) {
+    if (value === null) text += "-";
+    else {
+      const string = String(value);
+      text += `${Buffer.byteLength(string, "utf8")}:${string}`;
+    }
+  }
+  return text;
 }
 
 const columnList = `seq, ${VALUE_COLUMNS.join(", ")}, hash`;
