@@ -59,8 +59,10 @@ async function measure(label: string, n: number, work: (i: number) => Promise<vo
   reader.exec("commit");
   reader.close();
   const count = [...statements.values()].reduce((a, b) => a + b, 0);
+  // the SQL text a libSQL server parses (twice: its own parser, then SQLite's) per operation
+  const text = [...statements].reduce((sum, [sql, times]) => sum + sql.length * times, 0);
   console.log(
-    `${label}: ${(count / n).toFixed(1)} statements, ${frames.toFixed(1)} WAL frames, ${((used.user + used.system) / 1000 / n).toFixed(2)} ms CPU, ${(wall / n).toFixed(2)} ms wall each`,
+    `${label}: ${(count / n).toFixed(1)} statements (${(text / n / 1000).toFixed(1)} KB of SQL), ${frames.toFixed(1)} WAL frames, ${((used.user + used.system) / 1000 / n).toFixed(2)} ms CPU, ${(wall / n).toFixed(2)} ms wall each`,
   );
   if (process.argv.includes("--sql")) {
     for (const [sql, times] of statements)
