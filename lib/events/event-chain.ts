@@ -25,9 +25,9 @@ import type { Statement } from "@/db/write-batch";
 //
 // Only `seq` and the previous hash come from the database: the content of every other column is
 // known before the write, so it is built here (as `contentBytes`, with which `audit verify`
-// checks, builds it) and sent as one more argument beside the column values. The statement then only adds the
-// seq's part and hashes: its text was once 1.9 KB of casts and concatenations per row, which a
-// libSQL server parses twice (its own parser, then SQLite's) on every write.
+// checks, builds it) and sent as one more argument beside the column values. The statement then
+// only adds the seq's part and hashes: its text was once 1.9 KB of casts and concatenations per
+// row, which a libSQL server parses twice (its own parser, then SQLite's) on every write.
 
 /** The "previous hash" of the first row of the log. */
 export const GENESIS_HASH = "0".repeat(64);
@@ -54,7 +54,7 @@ const VALUE_COLUMNS = CHAINED_COLUMNS.slice(1);
 const HEAD_SQL = `select coalesce((select seq from events order by seq desc limit 1), 0) as seq,
   coalesce((select hash from events order by seq desc limit 1), '${GENESIS_HASH}') as hash`;
 
-/** SQL: the hash of the row at `seq` that follows `previousHash`, the rest of its content being `rest`. */
+/** SQL: the hash of the row at `seq` after `previousHash`, the rest of its content being `rest`. */
 const linkSql = (previousHash: string, seq: string, rest: string) =>
   `lower(hex(sha3(${previousHash} || length(cast(${seq} as blob)) || ':' || ${seq} || ${rest})))`;
 
@@ -112,8 +112,8 @@ const columnList = `seq, ${VALUE_COLUMNS.join(", ")}, hash`;
 const tuple = `(${[...VALUE_COLUMNS, "rest"].map(() => "?").join(", ")})`;
 
 function oneRowSql(): string {
-  // `at` is cast: a number may arrive as a float (its text "….0"), and would be stored as one
-  // while its content (storedValues) is the integer.
+  // `at` is cast: a number with a fraction would be stored as a float, while its content
+  // (storedValues) is the integer.
   const values = VALUE_COLUMNS.map((c) => (c === "at" ? "cast(? as integer)" : "?")).join(", ");
   return `insert into events (${columnList})
 select h.seq + 1, ${values}, ${linkSql("h.hash", "(h.seq + 1)", "?")} from (${HEAD_SQL}) h
