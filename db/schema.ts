@@ -350,15 +350,13 @@ export const batches = sqliteTable(
     index("batches_pending_deadline_idx")
       .on(t.expiresAt)
       .where(sql`${t.status} = 'pending'`),
-    // history lists a queue's settled batches newest decision first
-    index("batches_settled_idx")
-      .on(t.queueId, t.decidedAt, t.id)
-      .where(sql`${t.status} <> 'pending'`),
     // insights (lib/insights) count a queue's cards created in a period from the index alone
     index("batches_queue_created_idx").on(t.queueId, t.createdAt),
-    // … and its cards settled in a period, by status, wait and escalations, from the index alone
+    // A queue's settled batches by decision time, then id: history's keyset pages (newest decision
+    // first) and insights' counts of a period by status, wait and escalations, from the index
+    // alone. One index for both, so that settling a batch writes one index entry, not two.
     index("batches_insights_settled_idx")
-      .on(t.queueId, t.decidedAt, t.status, t.createdAt, t.escalations, t.runId, t.id)
+      .on(t.queueId, t.decidedAt, t.id, t.status, t.createdAt, t.escalations, t.runId)
       .where(sql`${t.status} <> 'pending'`),
   ],
 );
@@ -512,8 +510,10 @@ export type ActorKind = (typeof ACTOR_KINDS)[number];
 export const events = sqliteTable(
   "events",
   {
-    // Monotonic: SQLite commits one writer at a time, so seq order is commit order.
-    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    // Monotonic: SQLite commits one writer at a time, so seq order is commit order. Every row's
+    // seq is given by its INSERT, the last row's + 1 (lib/events/event-chain.ts), so AUTOINCREMENT
+    // would add nothing but a write of sqlite_sequence to every write batch (migration 0029).
+    seq: integer("seq").primaryKey(),
     type: text("type").notNull(),
     at: integer("at").notNull(),
     runId: text("run_id"),

@@ -125,9 +125,10 @@ export async function historyConditions(
   if (queueIds.length === 0) return null;
 
   const conditions: SQL[] = [
-    // Every status but pending is settled. Written as the partial index batches_settled_idx
-    // states it, a literal and not a bound value, so that SQLite walks that index (newest
-    // decision first per queue) rather than sorting the queue's whole history for each page.
+    // Every status but pending is settled. Written as the partial index
+    // batches_insights_settled_idx states it, a literal and not a bound value, so that SQLite
+    // walks that index (newest decision first per queue) rather than sorting the queue's whole
+    // history for each page.
     sql`${batches.status} <> 'pending'`,
   ];
   if (filters.status) conditions.push(eq(batches.status, filters.status));
@@ -167,7 +168,8 @@ const byDecisionDescending = (a: PageRow, b: PageRow) =>
 
 /**
  * One page of the filtered history's batch ids, newest decision first (ties broken by id, so
- * the cursor is exact): one walk of batches_settled_idx per queue, merged (see mergePages).
+ * the cursor is exact): one walk of batches_insights_settled_idx per queue, merged (see
+ * mergePages).
  */
 export async function historyPage(
   db: Executor,

@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -17,7 +17,10 @@ import { pauseBody } from "./targets";
 
 const require = createRequire(import.meta.url);
 // The native driver under @libsql/client: every statement goes through Database.prepare.
-const Database = require("libsql") as { prototype: { prepare: (sql: string) => unknown } };
+const Database = require("libsql") as {
+  new (path: string): { exec: (sql: string) => void; close: () => void };
+  prototype: { prepare: (sql: string) => unknown };
+};
 // Counted on top of the app's statement cache (db/statement-cache.ts): every statement run, compiled or not.
 cacheStatements();
 const statements = new Map<string, number>();
@@ -27,17 +30,39 @@ Database.prototype.prepare = function (this: unknown, sql: string) {
   return prepare.call(this, sql);
 };
 
+// WAL frames written per operation: a second connection holds a read snapshot open while the
+// operations run, so no checkpoint can restart the WAL and its growth counts every frame written.
+let databaseFile = "";
+const FRAME_HEADER = 24;
+const PAGE_SIZE = 4096;
+const walSize = () => {
+  try {
+    return statSync(`${databaseFile}-wal`).size;
+  } catch {
+    return 0;
+  }
+};
+
 async function measure(label: string, n: number, work: (i: number) => Promise<void>) {
   for (let i = 0; i < Math.min(50, n); i++) await work(i); // warm-up
   statements.clear();
+  const reader = new Database(databaseFile);
+  // emptied first: a WAL restarted from its start would not grow until it passed its old size
+  reader.exec("pragma wal_checkpoint(truncate); begin; select count(*) from sqlite_schema;");
+  const walBefore = walSize();
   const started = performance.now();
   const cpu = process.cpuUsage();
   for (let i = 0; i < n; i++) await work(i);
   const used = process.cpuUsage(cpu);
   const wall = performance.now() - started;
+  const frames = (walSize() - walBefore) / (PAGE_SIZE + FRAME_HEADER) / n;
+  reader.exec("commit");
+  reader.close();
   const count = [...statements.values()].reduce((a, b) => a + b, 0);
+  // the SQL text a libSQL server parses (twice: its own parser, then SQLite's) per operation
+  const text = [...statements].reduce((sum, [sql, times]) => sum + sql.length * times, 0);
   console.log(
-    `${label}: ${(count / n).toFixed(1)} statements, ${((used.user + used.system) / 1000 / n).toFixed(2)} ms CPU, ${(wall / n).toFixed(2)} ms wall each`,
+    `${label}: ${(count / n).toFixed(1)} statements (${(text / n / 1000).toFixed(1)} KB of SQL), ${frames.toFixed(1)} WAL frames, ${((used.user + used.system) / 1000 / n).toFixed(2)} ms CPU, ${(wall / n).toFixed(2)} ms wall each`,
   );
   if (process.argv.includes("--sql")) {
     for (const [sql, times] of statements)
@@ -49,7 +74,8 @@ let databaseDir: string | undefined;
 
 async function main() {
   const n = Number(process.argv[2]) || 300;
-  databaseDir = dirname((await freshDatabase("statements")).slice("file:".length));
+  databaseFile = (await freshDatabase("statements")).slice("file:".length);
+  databaseDir = dirname(databaseFile);
   const { agent, reviewer } = await makeTeam();
   const agentActor = await authenticate(
     getDb(),
