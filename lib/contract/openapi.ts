@@ -23,9 +23,6 @@ import { AddMemberInput } from "@/lib/queues/add-member";
 import { ChangeRoleInput } from "@/lib/queues/change-role";
 import { CreateQueueInput } from "@/lib/queues/create-queue";
 import { UpdateQueueInput } from "@/lib/queues/update-queue";
-import { SaveViewInput } from "@/lib/views/save-view";
-import { NotificationPreferenceInput } from "@/lib/notifications/preferences";
-import { UpdateMySettingsInput } from "@/lib/people/my-settings";
 import { AgentModeInput } from "@/lib/agents/agent-keys";
 import {
   PolicyRuleInput,
@@ -49,37 +46,17 @@ import { SsoSettingsInput } from "@/lib/sso/sso-settings";
 import { CreateMcpGatewayInput } from "@/lib/mcp-gateways/create-mcp-gateway";
 import { EditMcpGatewayInput } from "@/lib/mcp-gateways/edit-mcp-gateway";
 import { resourceSchemas } from "@/lib/read-models/resource-schemas";
+import { publicBaseUrl } from "@/lib/config/listen-address";
+import { definePublicEndpoint, paramNames, type AnyEndpoint, type Endpoint } from "./endpoint";
+import { ENDPOINTS } from "./endpoints";
+import { TAGS, type Tag } from "./tags";
 
 // The OpenAPI 3.1 document, built from the very zod schemas that validate requests.
-
-/** Operations are grouped by these tags, in this order, in the document and in generated clients. */
-const TAGS = {
-  Runs: "An agent's runs: start one, read it, claim it once approved, report tool results, complete it, roll it back.",
-  Batches: "Pauses: the tool calls (or the plan) an agent asks permission for.",
-  Reviews: "Reviewers' pending work and their decisions on calls and batches.",
-  History: "Settled batches, filtered, and their export.",
-  Streams: "Server-sent events of a run or of the reviewer's queues.",
-  Queues: "Queues, their settings and their members.",
-  Routing: "Rules that choose the queue of a batch that names none.",
-  Policies: "Rules (and agent modes) that settle calls before a reviewer sees them.",
-  Agents: "Agent keys: create, rotate, revoke, and set their mode.",
-  Access: "Reviewers' personal tokens and sessions.",
-  People: "Reviewers' accounts: invite, rename, deactivate, reset a password.",
-  Audit: "The trust changes in the event log.",
-  Insights: "How queues are doing over a period, for their leads and admins.",
-  Views: "Saved queue filters, shared with a queue's members.",
-  Notifications: "A reviewer's own notification preferences (email), per queue.",
-  SingleSignOn:
-    "Sign-in with the company's OpenID Connect identity provider (admins configure it).",
-  Me: "The caller's own settings: the time zone times are shown in.",
-  McpGateways:
-    "Hosted MCP gateways: upstream MCP servers Countersign serves at /api/mcp/gateways/{name} to the agent keys allowed on them, every tools/call gated (admins manage them).",
-};
 
 type Operation = {
   /** camelCase verb: generated clients name their methods after it */
   operationId: string;
-  tag: keyof typeof TAGS;
+  tag: Tag;
   summary: string;
   description?: string;
   /** "session": a signed-in reviewer's session cookie only, never a key or token (what leads to a
@@ -96,6 +73,7 @@ type Operation = {
 
 const id = (name: string) => ({ name, in: "path", required: true, schema: { type: "string" } });
 
+/** Endpoints not yet defined in lib/contract/endpoints: migrated group by group. */
 const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] }>> = {
   "/runs": {
     post: {
@@ -900,86 +878,6 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       errors: [400, 401, 403, 404, 413, 415],
     },
   },
-  "/views": {
-    get: {
-      operationId: "listViews",
-      tag: "Views",
-      summary: "The saved views of the reviewer's open queues, by queue then name",
-      auth: "reviewer",
-      ok: { status: 200, schema: "SavedViewList" },
-      errors: [401, 403],
-    },
-    post: {
-      operationId: "saveView",
-      tag: "Views",
-      summary: "Save a named filter in one of the reviewer's queues, shared with its members",
-      description:
-        "Any member may save. A name already used in that queue is 409 already_exists; a queue the caller is not in is 404; an archived queue is 409 queue_archived. Writes a view.saved event.",
-      auth: "reviewer",
-      body: SaveViewInput,
-      ok: { status: 201, schema: "SavedView" },
-      errors: [400, 401, 403, 404, 409, 413, 415],
-    },
-  },
-  "/views/{viewId}": {
-    delete: {
-      operationId: "deleteView",
-      tag: "Views",
-      summary: "Delete a saved view (whoever saved it, or a lead or admin of its queue)",
-      description: "Answers the view as it was. Writes a view.deleted event.",
-      auth: "reviewer",
-      params: ["viewId"],
-      ok: { status: 200, schema: "SavedView" },
-      errors: [401, 403, 404],
-    },
-  },
-  "/me": {
-    get: {
-      operationId: "getMySettings",
-      tag: "Me",
-      summary: "The caller's own settings",
-      auth: "reviewer",
-      ok: { status: 200, schema: "MySettings" },
-      errors: [401, 403],
-    },
-    patch: {
-      operationId: "updateMySettings",
-      tag: "Me",
-      summary: "Change the caller's own settings",
-      description:
-        "timeZone (an IANA name such as Europe/Berlin, or null to follow the browser) sets the zone every time is shown to the caller in: relative times, their tooltips, the history's day filters and notification emails. The API's own times stay ISO-8601 UTC. An unknown zone is 400 and changes nothing. shortcutsEnabled (default true) turns the queue's single-key shortcuts (a approves, r rejects, e edits, j/k move, z undoes, ? help) on or off for the caller (WCAG 2.1.4); buttons always work. Give either or both; a field left out is unchanged. Writes a person.settings_updated event naming what changed.",
-      auth: "reviewer",
-      body: UpdateMySettingsInput,
-      ok: { status: 200, schema: "MySettings" },
-      errors: [400, 401, 403, 413, 415],
-    },
-  },
-  "/me/notification-preferences": {
-    get: {
-      operationId: "listNotificationPreferences",
-      tag: "Notifications",
-      summary: "The caller's notification preferences, one per open queue of theirs",
-      description:
-        "A queue never saved answers the defaults: delivery off. emailConfigured says whether this server sends email at all.",
-      auth: "reviewer",
-      ok: { status: 200, schema: "NotificationPreferenceList" },
-      errors: [401, 403],
-    },
-  },
-  "/me/notification-preferences/{queueId}": {
-    put: {
-      operationId: "setNotificationPreference",
-      tag: "Notifications",
-      summary: "Replace the caller's notification preferences for one of their queues",
-      description:
-        "Emails are sent at once, or gathered into a digest every digestMinutes (5–1440), or not at all, for the events switched on. A queue the caller is not in is 404. Notifications honour the queue's visibility when they are sent: someone who left the queue gets nothing more. Writes a notifications.preferences_updated event.",
-      auth: "reviewer",
-      params: ["queueId"],
-      body: NotificationPreferenceInput,
-      ok: { status: 200, schema: "NotificationPreference" },
-      errors: [400, 401, 403, 404, 413, 415],
-    },
-  },
   "/sso": {
     get: {
       operationId: "getSsoSettings",
@@ -1226,6 +1124,19 @@ function baseDocument() {
   return (built ??= buildDocument());
 }
 
+/** Every documented operation: the endpoints' definitions, then what is still listed above. */
+function operations(): { path: string; method: string; op: Operation }[] {
+  const defined = ENDPOINTS.map((endpoint: Endpoint) => ({
+    path: endpoint.path,
+    method: endpoint.method.toLowerCase(),
+    op: endpoint,
+  }));
+  const listed = Object.entries(OPERATIONS).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ path, method, op })),
+  );
+  return [...defined, ...listed];
+}
+
 function buildDocument() {
   const schemas: Record<string, JsonSchema> = {};
   for (const [name, schema] of Object.entries(resourceSchemas)) {
@@ -1235,11 +1146,11 @@ function buildDocument() {
     if (root.$ref !== `#/components/schemas/${name}`) schemas[name] = root;
   }
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const [path, methods] of Object.entries(OPERATIONS)) {
-    paths[path] = {};
-    for (const [method, op] of Object.entries(methods)) {
+  for (const { path, method, op } of operations()) {
+    paths[path] ??= {};
+    {
       const parameters = [
-        ...(op.params ?? []).map(id),
+        ...paramNames(path).map(id),
         ...(op.idempotent
           ? [
               {
@@ -1341,3 +1252,21 @@ function buildDocument() {
     },
   };
 }
+
+/** `GET /api/v1/openapi.json`: this document, served to anyone. */
+export const openApiJson = definePublicEndpoint({
+  method: "GET",
+  path: "/openapi.json",
+  auth: "none",
+  summary: "This document; `?server=absolute` names the installation's address as the only server",
+  // Answered per request: that address (PUBLIC_URL) is read when the server runs, not when it is built.
+  handler: ({ request }) => {
+    const server = new URL(request.url).searchParams.get("server");
+    return Response.json(
+      openApiDocument(publicBaseUrl(), server === "absolute" ? "absolute" : "relative"),
+    );
+  },
+});
+
+/** Every endpoint under /api/v1: the documented ones and the document itself. */
+export const API_ENDPOINTS: readonly AnyEndpoint[] = [...ENDPOINTS, openApiJson];

@@ -1,6 +1,6 @@
 import * as health from "@/app/api/health/route";
+import { API_V1_ROUTES } from "@/app/api/v1/routes";
 import * as hostedMcpGateway from "@/app/api/mcp/gateways/[name]/route";
-import * as notAnEndpoint from "@/app/api/v1/[...path]/route";
 import * as agentRevoke from "@/app/api/v1/agents/[agentId]/revoke/route";
 import * as agentRotate from "@/app/api/v1/agents/[agentId]/rotate/route";
 import * as agent from "@/app/api/v1/agents/[agentId]/route";
@@ -17,13 +17,9 @@ import * as callDecision from "@/app/api/v1/calls/[callId]/decision/route";
 import * as historyExport from "@/app/api/v1/history/export/route";
 import * as history from "@/app/api/v1/history/route";
 import * as insights from "@/app/api/v1/insights/route";
-import * as myNotificationPreference from "@/app/api/v1/me/notification-preferences/[queueId]/route";
-import * as myNotificationPreferences from "@/app/api/v1/me/notification-preferences/route";
 import * as mcpGatewayDisable from "@/app/api/v1/mcp-gateways/[gatewayId]/disable/route";
 import * as mcpGateway from "@/app/api/v1/mcp-gateways/[gatewayId]/route";
 import * as mcpGateways from "@/app/api/v1/mcp-gateways/route";
-import * as me from "@/app/api/v1/me/route";
-import * as openApi from "@/app/api/v1/openapi.json/route";
 import * as personPasswordReset from "@/app/api/v1/people/[userId]/password-reset/route";
 import * as person from "@/app/api/v1/people/[userId]/route";
 import * as people from "@/app/api/v1/people/route";
@@ -61,14 +57,12 @@ import * as runs from "@/app/api/v1/runs/route";
 import * as sessionsRevokeAll from "@/app/api/v1/sessions/revoke-all/route";
 import * as sso from "@/app/api/v1/sso/route";
 import * as stream from "@/app/api/v1/stream/route";
-import * as view from "@/app/api/v1/views/[viewId]/route";
-import * as views from "@/app/api/v1/views/route";
 
-// The API route files the production server (lib/http/server.ts) calls itself, without Next.js's
-// routing and rendering pipeline, which cost several ms of CPU per request. The route files stay
-// the one definition of each endpoint (`next dev` serves them as usual); this table only says
-// where they are. test/unit/api-routes.test.ts fails when a route file under app/api/v1 is
-// missing here, so a new endpoint cannot silently go without it.
+// The API routes the production server (lib/http/server.ts) calls itself, without Next.js's
+// routing and rendering pipeline, which cost several ms of CPU per request: the endpoints'
+// definitions (lib/contract/endpoints, built into routes by app/api/v1/routes.ts, which Next's
+// catch-all route app/api/v1/[...path] serves from too) and the route files outside /api/v1.
+// test/unit/api-routes.test.ts fails when a route file under app/api is missing here.
 //
 // Left to Next.js: app/api/auth (better-auth's handler, which expects Next's request) and
 // app/api/mcp (the MCP transport); neither is on an agent's hot path. The hosted MCP gateways
@@ -99,7 +93,9 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/health": health,
   // hosted MCP gateways: MCP sessions, their streams written back as any API answer's body
   "/api/mcp/gateways/[name]": hostedMcpGateway,
-  "/api/v1/[...path]": notAnEndpoint,
+  // every endpoint defined in lib/contract/endpoints, and the 404 of what is none
+  ...API_V1_ROUTES,
+  // not yet moved to lib/contract/endpoints: route files of their own
   "/api/v1/agents": agents,
   "/api/v1/agents/[agentId]": agent,
   "/api/v1/agents/[agentId]/revoke": agentRevoke,
@@ -119,10 +115,6 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/mcp-gateways": mcpGateways,
   "/api/v1/mcp-gateways/[gatewayId]": mcpGateway,
   "/api/v1/mcp-gateways/[gatewayId]/disable": mcpGatewayDisable,
-  "/api/v1/me": me,
-  "/api/v1/me/notification-preferences": myNotificationPreferences,
-  "/api/v1/me/notification-preferences/[queueId]": myNotificationPreference,
-  "/api/v1/openapi.json": openApi,
   "/api/v1/policy-rules": policyRules,
   "/api/v1/policy-rules/try": policyTry,
   "/api/v1/policy-rules/backtest": policyBacktest,
@@ -160,8 +152,6 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/sessions/revoke-all": sessionsRevokeAll,
   "/api/v1/sso": sso,
   "/api/v1/stream": stream,
-  "/api/v1/views": views,
-  "/api/v1/views/[viewId]": view,
 };
 
 type Segment =

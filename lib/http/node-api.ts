@@ -90,7 +90,7 @@ type Handler = (
  * The route file's handler for `method`, completed as Next.js completes it: HEAD by GET, OPTIONS
  * by a 204 listing what the file exports, anything else by a bare 405.
  */
-function handlerFor(module: RouteModule, method: HttpMethod): Handler {
+export function handlerFor(module: RouteModule, method: HttpMethod): Handler {
   const own = module[method];
   if (own) return own;
   if (method === "HEAD" && module.GET) return module.GET;
