@@ -1,24 +1,13 @@
 import { z } from "zod";
 import { DecideBatchInput } from "@/lib/approvals/decide-batch";
 import { DecideCallInput } from "@/lib/approvals/decide-call";
-import { CreateBatchInput } from "@/lib/batches/batch-input";
-import { CancelBatchInput } from "@/lib/batches/cancel-batch";
 import { ClaimReviewInput } from "@/lib/claims/claim-review";
 import { SetAsideInput } from "@/lib/set-aside/set-aside";
 import { QueueSnapshotQuery } from "@/lib/batches/queue-snapshot";
 import { RoutingRuleInput, RoutingRuleMove, RoutingRuleUpdate } from "@/lib/routing/rule-input";
 import { ListQueueQuery } from "@/lib/batches/list-queue";
-import { ReadBatchQuery } from "@/lib/batches/read-batch";
 import { ExportHistoryQuery } from "@/lib/history/export-history";
 import { ListHistoryQuery } from "@/lib/history/list-history";
-import { ClaimRunInput } from "@/lib/runs/claim-run";
-import { CompleteRunInput } from "@/lib/runs/complete-run";
-import { CreateRunInput } from "@/lib/runs/create-run";
-import { HeartbeatInput } from "@/lib/runs/heartbeat";
-import { RecordToolEventInput } from "@/lib/runs/record-tool-event";
-import { RecordGatedCallInput } from "@/lib/gated-calls/record-gated-call";
-import { ReportGatedOutcomesInput } from "@/lib/gated-calls/report-gated-outcomes";
-import { RequestRollbackInput } from "@/lib/runs/request-rollback";
 import { AddMemberInput } from "@/lib/queues/add-member";
 import { ChangeRoleInput } from "@/lib/queues/change-role";
 import { CreateQueueInput } from "@/lib/queues/create-queue";
@@ -75,73 +64,6 @@ const id = (name: string) => ({ name, in: "path", required: true, schema: { type
 
 /** Endpoints not yet defined in lib/contract/endpoints: migrated group by group. */
 const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] }>> = {
-  "/runs": {
-    post: {
-      operationId: "createRun",
-      tag: "Runs",
-      summary: "Start a run (optionally paused at once with its first batch)",
-      auth: "agent",
-      body: CreateRunInput,
-      idempotent: true,
-      ok: {
-        status: 201,
-        schema: "Run",
-        description: "The run; 200 with the same run when an Idempotency-Key repeats",
-      },
-      errors: [400, 401, 403, 404, 409, 413, 415],
-    },
-  },
-  "/runs/{runId}": {
-    get: {
-      operationId: "getRun",
-      tag: "Runs",
-      summary: "A run with its batches",
-      auth: "either",
-      params: ["runId"],
-      ok: { status: 200, schema: "Run" },
-      errors: [401, 404],
-    },
-  },
-  "/runs/{runId}/batches": {
-    post: {
-      operationId: "createBatch",
-      tag: "Batches",
-      summary: "Pause the run with a batch of tool calls",
-      description:
-        "Each call first meets the policy rules of its queue and the agent's mode (see /policy-rules): allowed calls are approved at once (decision.source policy), blocked ones rejected at once (decision.policy.blocked, never shown to reviewers, must not run), remembered approvals settle theirs (source memory); the rest wait for reviewers. The run becomes waiting_approval, or ready at once when nothing is left to decide. A worker holding the claim passes its claimToken; the claim ends. 409 plan_required: the run was created with requirePlanApproval and no plan batch of it is approved yet. A plan batch's reviewer may edit only its summary (returned as decision.editedArgs.summary).",
-      auth: "agent",
-      params: ["runId"],
-      body: CreateBatchInput,
-      idempotent: true,
-      ok: { status: 201, schema: "Batch" },
-      errors: [400, 401, 403, 404, 409, 413, 415],
-    },
-  },
-  "/batches/{batchId}": {
-    get: {
-      operationId: "getBatch",
-      tag: "Batches",
-      summary:
-        "A batch; with wait=N (0-60 s) a pending batch is held until it settles or the wait ends",
-      auth: "either",
-      params: ["batchId"],
-      query: ReadBatchQuery,
-      ok: { status: 200, schema: "Batch" },
-      errors: [400, 401, 404],
-    },
-  },
-  "/batches/{batchId}/cancel": {
-    post: {
-      operationId: "cancelBatch",
-      tag: "Batches",
-      summary: "Withdraw a pending batch",
-      auth: "agent",
-      params: ["batchId"],
-      body: CancelBatchInput,
-      ok: { status: 200, schema: "Batch" },
-      errors: [400, 401, 403, 404, 409],
-    },
-  },
   "/batches/{batchId}/review-claim": {
     post: {
       operationId: "claimReview",
@@ -190,123 +112,6 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       params: ["batchId"],
       ok: { status: 200, schema: "Batch" },
       errors: [401, 403, 404],
-    },
-  },
-  "/runs/{runId}/claim": {
-    post: {
-      operationId: "claimRun",
-      tag: "Runs",
-      summary: "Claim a ready run (a lease with a token)",
-      description:
-        "Exactly one concurrent claimer wins; a lease that ran out can be taken over. `rollback` is null unless a rollback was requested.",
-      auth: "agent",
-      params: ["runId"],
-      body: ClaimRunInput,
-      ok: { status: 200, schema: "Claim" },
-      errors: [400, 401, 403, 404, 409],
-    },
-  },
-  "/runs/{runId}/heartbeat": {
-    post: {
-      operationId: "heartbeatRun",
-      tag: "Runs",
-      summary: "Extend the lease",
-      auth: "agent",
-      params: ["runId"],
-      body: HeartbeatInput,
-      ok: { status: 200, schema: "Lease" },
-      errors: [400, 401, 403, 404, 409],
-    },
-  },
-  "/runs/{runId}/events": {
-    post: {
-      operationId: "recordToolEvent",
-      tag: "Runs",
-      summary: "Report a tool result (or a reverted action)",
-      auth: "agent",
-      params: ["runId"],
-      body: RecordToolEventInput,
-      ok: { status: 201, schema: "Event" },
-      errors: [400, 401, 403, 404, 409],
-    },
-  },
-  "/runs/{runId}/gated-calls": {
-    post: {
-      operationId: "recordGatedCall",
-      tag: "Runs",
-      summary: "Record an MCP gateway's tool call and answer allow, deny or ask at once",
-      description:
-        "One request per governed call, for gateways (countersign-mcp-gateway): a batch of one call on the session's run, which must be running and stays so (calls never make it wait, so one waiting for a person holds up none of the others). Settled at once by policy, remembered approval or the agent's mode (allow / deny: 201, the decision used), or left for a person (ask: 201, wait on the batch). A call no rule settles first picks up the card of an earlier identical call (same tool and canonical arguments) of the same agent key and gateway whose decision nobody used: 200 with pickedUp, answered from that decision (used now, once) or, still waiting, ask on that card. A deny rule in force wins over an earlier approval.",
-      auth: "agent",
-      params: ["runId"],
-      body: RecordGatedCallInput,
-      ok: { status: 201, schema: "GatedCall" },
-      errors: [400, 401, 403, 404, 409],
-    },
-  },
-  "/runs/{runId}/gated-calls/{callId}/use": {
-    post: {
-      operationId: "useGatedDecision",
-      tag: "Runs",
-      summary: "Use the decision a gateway waited for (once)",
-      description:
-        "409 not_ready while the call waits, already_claimed when its decision was used already (a replay, or another gateway picked it up), not_pending when it was withdrawn.",
-      auth: "agent",
-      params: ["runId", "callId"],
-      ok: { status: 200, schema: "GatedCall" },
-      errors: [401, 403, 404, 409],
-    },
-  },
-  "/runs/{runId}/gated-calls/outcomes": {
-    post: {
-      operationId: "reportGatedOutcomes",
-      tag: "Runs",
-      summary: "Report what the tools of a gateway's approved calls answered",
-      description:
-        "tool.completed / tool.failed events on the run, once per call: a retried report of a call already reported changes nothing and is listed in alreadyReported.",
-      auth: "agent",
-      params: ["runId"],
-      body: ReportGatedOutcomesInput,
-      ok: { status: 201, schema: "GatedOutcomes" },
-      errors: [400, 401, 403, 404, 409],
-    },
-  },
-  "/runs/{runId}/complete": {
-    post: {
-      operationId: "completeRun",
-      tag: "Runs",
-      summary: "End the run",
-      auth: "agent",
-      params: ["runId"],
-      body: CompleteRunInput,
-      ok: { status: 200, schema: "Run" },
-      errors: [400, 401, 403, 404, 409],
-    },
-  },
-  "/runs/{runId}/rollback": {
-    post: {
-      operationId: "requestRollback",
-      tag: "Runs",
-      summary: "Ask for the run's reported actions to be reverted",
-      description:
-        "The next claim lists the reported actions that carry revert data, newest first; a finished run becomes ready so a worker can claim it. 409 run_terminal for a cancelled run, for a finished run whose every reported action was already reverted (nothing left to roll back), and, for a reviewer, where no worker could perform it (MCP run, revoked agent key, never claimed).",
-      auth: "either",
-      params: ["runId"],
-      body: RequestRollbackInput,
-      ok: { status: 202, schema: "Run" },
-      errors: [400, 401, 404, 409],
-    },
-  },
-  "/runs/{runId}/stream": {
-    get: {
-      operationId: "streamRun",
-      tag: "Streams",
-      summary: "Server-sent events of this run",
-      description: "Replays after Last-Event-ID (header or ?lastEventId=), then live.",
-      auth: "either",
-      params: ["runId"],
-      ok: { status: 200, schema: "EventStream" },
-      errors: [400, 401, 404],
     },
   },
   "/queue": {
@@ -946,16 +751,6 @@ const OPERATIONS: Record<string, Record<string, Operation & { params?: string[] 
       params: ["gatewayId"],
       ok: { status: 200, schema: "McpGatewayAnswer" },
       errors: [401, 403, 404],
-    },
-  },
-  "/stream": {
-    get: {
-      operationId: "streamQueues",
-      tag: "Streams",
-      summary: "Server-sent events of the reviewer's queues (?queue=ID repeatable)",
-      auth: "reviewer",
-      ok: { status: 200, schema: "EventStream" },
-      errors: [400, 401, 403, 404],
     },
   },
 };

@@ -8,10 +8,8 @@ import * as agents from "@/app/api/v1/agents/route";
 import * as audit from "@/app/api/v1/audit/route";
 import * as auditExport from "@/app/api/v1/audit/export/route";
 import * as auditPublicKey from "@/app/api/v1/audit/public-key/route";
-import * as batchCancel from "@/app/api/v1/batches/[batchId]/cancel/route";
 import * as batchDecision from "@/app/api/v1/batches/[batchId]/decision/route";
 import * as batchReviewClaim from "@/app/api/v1/batches/[batchId]/review-claim/route";
-import * as batch from "@/app/api/v1/batches/[batchId]/route";
 import * as batchSetAside from "@/app/api/v1/batches/[batchId]/set-aside/route";
 import * as callDecision from "@/app/api/v1/calls/[callId]/decision/route";
 import * as historyExport from "@/app/api/v1/history/export/route";
@@ -42,21 +40,8 @@ import * as reviewerTokens from "@/app/api/v1/reviewer-tokens/route";
 import * as routingRuleMove from "@/app/api/v1/routing-rules/[ruleId]/move/route";
 import * as routingRule from "@/app/api/v1/routing-rules/[ruleId]/route";
 import * as routingRules from "@/app/api/v1/routing-rules/route";
-import * as runBatches from "@/app/api/v1/runs/[runId]/batches/route";
-import * as runClaim from "@/app/api/v1/runs/[runId]/claim/route";
-import * as runComplete from "@/app/api/v1/runs/[runId]/complete/route";
-import * as runEvents from "@/app/api/v1/runs/[runId]/events/route";
-import * as runGatedCalls from "@/app/api/v1/runs/[runId]/gated-calls/route";
-import * as runGatedCallUse from "@/app/api/v1/runs/[runId]/gated-calls/[callId]/use/route";
-import * as runGatedOutcomes from "@/app/api/v1/runs/[runId]/gated-calls/outcomes/route";
-import * as runHeartbeat from "@/app/api/v1/runs/[runId]/heartbeat/route";
-import * as runRollback from "@/app/api/v1/runs/[runId]/rollback/route";
-import * as run from "@/app/api/v1/runs/[runId]/route";
-import * as runStream from "@/app/api/v1/runs/[runId]/stream/route";
-import * as runs from "@/app/api/v1/runs/route";
 import * as sessionsRevokeAll from "@/app/api/v1/sessions/revoke-all/route";
 import * as sso from "@/app/api/v1/sso/route";
-import * as stream from "@/app/api/v1/stream/route";
 
 // The API routes the production server (lib/http/server.ts) calls itself, without Next.js's
 // routing and rendering pipeline, which cost several ms of CPU per request: the endpoints'
@@ -103,8 +88,6 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/audit": audit,
   "/api/v1/audit/export": auditExport,
   "/api/v1/audit/public-key": auditPublicKey,
-  "/api/v1/batches/[batchId]": batch,
-  "/api/v1/batches/[batchId]/cancel": batchCancel,
   "/api/v1/batches/[batchId]/decision": batchDecision,
   "/api/v1/batches/[batchId]/review-claim": batchReviewClaim,
   "/api/v1/batches/[batchId]/set-aside": batchSetAside,
@@ -137,21 +120,8 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/routing-rules": routingRules,
   "/api/v1/routing-rules/[ruleId]": routingRule,
   "/api/v1/routing-rules/[ruleId]/move": routingRuleMove,
-  "/api/v1/runs": runs,
-  "/api/v1/runs/[runId]": run,
-  "/api/v1/runs/[runId]/batches": runBatches,
-  "/api/v1/runs/[runId]/claim": runClaim,
-  "/api/v1/runs/[runId]/complete": runComplete,
-  "/api/v1/runs/[runId]/events": runEvents,
-  "/api/v1/runs/[runId]/gated-calls": runGatedCalls,
-  "/api/v1/runs/[runId]/gated-calls/[callId]/use": runGatedCallUse,
-  "/api/v1/runs/[runId]/gated-calls/outcomes": runGatedOutcomes,
-  "/api/v1/runs/[runId]/heartbeat": runHeartbeat,
-  "/api/v1/runs/[runId]/rollback": runRollback,
-  "/api/v1/runs/[runId]/stream": runStream,
   "/api/v1/sessions/revoke-all": sessionsRevokeAll,
   "/api/v1/sso": sso,
-  "/api/v1/stream": stream,
 };
 
 type Segment =

@@ -1,12 +1,19 @@
 import type { Endpoint } from "../endpoint";
+import { batchEndpoints } from "./batches";
 import { meEndpoints } from "./me";
 import { notificationEndpoints } from "./notifications";
+import { runEndpoints } from "./runs";
+import { streamEndpoints } from "./streams";
 import { viewEndpoints } from "./views";
 
-// Every endpoint of the contract, grouped per resource (a file per tag of the OpenAPI document).
+// Every endpoint of the contract, grouped per resource: a file per tag of the OpenAPI document,
+// listed in the document's order of tags.
 
 export const ENDPOINTS: readonly Endpoint[] = [
+  ...runEndpoints,
+  ...batchEndpoints,
+  ...streamEndpoints,
   ...viewEndpoints,
-  ...meEndpoints,
   ...notificationEndpoints,
+  ...meEndpoints,
 ];
