@@ -8,12 +8,6 @@ import * as agents from "@/app/api/v1/agents/route";
 import * as audit from "@/app/api/v1/audit/route";
 import * as auditExport from "@/app/api/v1/audit/export/route";
 import * as auditPublicKey from "@/app/api/v1/audit/public-key/route";
-import * as batchDecision from "@/app/api/v1/batches/[batchId]/decision/route";
-import * as batchReviewClaim from "@/app/api/v1/batches/[batchId]/review-claim/route";
-import * as batchSetAside from "@/app/api/v1/batches/[batchId]/set-aside/route";
-import * as callDecision from "@/app/api/v1/calls/[callId]/decision/route";
-import * as historyExport from "@/app/api/v1/history/export/route";
-import * as history from "@/app/api/v1/history/route";
 import * as insights from "@/app/api/v1/insights/route";
 import * as mcpGatewayDisable from "@/app/api/v1/mcp-gateways/[gatewayId]/disable/route";
 import * as mcpGateway from "@/app/api/v1/mcp-gateways/[gatewayId]/route";
@@ -28,8 +22,6 @@ import * as policyTry from "@/app/api/v1/policy-rules/try/route";
 import * as policyBacktest from "@/app/api/v1/policy-rules/backtest/route";
 import * as policySuggestions from "@/app/api/v1/policy-suggestions/route";
 import * as policySuggestionDismiss from "@/app/api/v1/policy-suggestions/dismiss/route";
-import * as queueList from "@/app/api/v1/queue/route";
-import * as queueSnapshot from "@/app/api/v1/queue/snapshot/route";
 import * as queueArchive from "@/app/api/v1/queues/[queueId]/archive/route";
 import * as queueMember from "@/app/api/v1/queues/[queueId]/members/[userId]/route";
 import * as queueMembers from "@/app/api/v1/queues/[queueId]/members/route";
@@ -88,12 +80,6 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/audit": audit,
   "/api/v1/audit/export": auditExport,
   "/api/v1/audit/public-key": auditPublicKey,
-  "/api/v1/batches/[batchId]/decision": batchDecision,
-  "/api/v1/batches/[batchId]/review-claim": batchReviewClaim,
-  "/api/v1/batches/[batchId]/set-aside": batchSetAside,
-  "/api/v1/calls/[callId]/decision": callDecision,
-  "/api/v1/history": history,
-  "/api/v1/history/export": historyExport,
   "/api/v1/insights": insights,
   "/api/v1/mcp-gateways": mcpGateways,
   "/api/v1/mcp-gateways/[gatewayId]": mcpGateway,
@@ -105,8 +91,6 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/policy-rules/[ruleId]/move": policyRuleMove,
   "/api/v1/policy-suggestions": policySuggestions,
   "/api/v1/policy-suggestions/dismiss": policySuggestionDismiss,
-  "/api/v1/queue": queueList,
-  "/api/v1/queue/snapshot": queueSnapshot,
   "/api/v1/people": people,
   "/api/v1/people/[userId]": person,
   "/api/v1/people/[userId]/password-reset": personPasswordReset,

@@ -1,7 +1,9 @@
 import type { Endpoint } from "../endpoint";
 import { batchEndpoints } from "./batches";
+import { historyEndpoints } from "./history";
 import { meEndpoints } from "./me";
 import { notificationEndpoints } from "./notifications";
+import { reviewEndpoints } from "./reviews";
 import { runEndpoints } from "./runs";
 import { streamEndpoints } from "./streams";
 import { viewEndpoints } from "./views";
@@ -12,6 +14,8 @@ import { viewEndpoints } from "./views";
 export const ENDPOINTS: readonly Endpoint[] = [
   ...runEndpoints,
   ...batchEndpoints,
+  ...reviewEndpoints,
+  ...historyEndpoints,
   ...streamEndpoints,
   ...viewEndpoints,
   ...notificationEndpoints,
