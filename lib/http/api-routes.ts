@@ -15,23 +15,8 @@ import * as mcpGateways from "@/app/api/v1/mcp-gateways/route";
 import * as personPasswordReset from "@/app/api/v1/people/[userId]/password-reset/route";
 import * as person from "@/app/api/v1/people/[userId]/route";
 import * as people from "@/app/api/v1/people/route";
-import * as policyRuleMove from "@/app/api/v1/policy-rules/[ruleId]/move/route";
-import * as policyRule from "@/app/api/v1/policy-rules/[ruleId]/route";
-import * as policyRules from "@/app/api/v1/policy-rules/route";
-import * as policyTry from "@/app/api/v1/policy-rules/try/route";
-import * as policyBacktest from "@/app/api/v1/policy-rules/backtest/route";
-import * as policySuggestions from "@/app/api/v1/policy-suggestions/route";
-import * as policySuggestionDismiss from "@/app/api/v1/policy-suggestions/dismiss/route";
-import * as queueArchive from "@/app/api/v1/queues/[queueId]/archive/route";
-import * as queueMember from "@/app/api/v1/queues/[queueId]/members/[userId]/route";
-import * as queueMembers from "@/app/api/v1/queues/[queueId]/members/route";
-import * as queue from "@/app/api/v1/queues/[queueId]/route";
-import * as queues from "@/app/api/v1/queues/route";
 import * as reviewerTokenRevoke from "@/app/api/v1/reviewer-tokens/[tokenId]/revoke/route";
 import * as reviewerTokens from "@/app/api/v1/reviewer-tokens/route";
-import * as routingRuleMove from "@/app/api/v1/routing-rules/[ruleId]/move/route";
-import * as routingRule from "@/app/api/v1/routing-rules/[ruleId]/route";
-import * as routingRules from "@/app/api/v1/routing-rules/route";
 import * as sessionsRevokeAll from "@/app/api/v1/sessions/revoke-all/route";
 import * as sso from "@/app/api/v1/sso/route";
 
@@ -84,26 +69,11 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   "/api/v1/mcp-gateways": mcpGateways,
   "/api/v1/mcp-gateways/[gatewayId]": mcpGateway,
   "/api/v1/mcp-gateways/[gatewayId]/disable": mcpGatewayDisable,
-  "/api/v1/policy-rules": policyRules,
-  "/api/v1/policy-rules/try": policyTry,
-  "/api/v1/policy-rules/backtest": policyBacktest,
-  "/api/v1/policy-rules/[ruleId]": policyRule,
-  "/api/v1/policy-rules/[ruleId]/move": policyRuleMove,
-  "/api/v1/policy-suggestions": policySuggestions,
-  "/api/v1/policy-suggestions/dismiss": policySuggestionDismiss,
   "/api/v1/people": people,
   "/api/v1/people/[userId]": person,
   "/api/v1/people/[userId]/password-reset": personPasswordReset,
-  "/api/v1/queues": queues,
-  "/api/v1/queues/[queueId]": queue,
-  "/api/v1/queues/[queueId]/archive": queueArchive,
-  "/api/v1/queues/[queueId]/members": queueMembers,
-  "/api/v1/queues/[queueId]/members/[userId]": queueMember,
   "/api/v1/reviewer-tokens": reviewerTokens,
   "/api/v1/reviewer-tokens/[tokenId]/revoke": reviewerTokenRevoke,
-  "/api/v1/routing-rules": routingRules,
-  "/api/v1/routing-rules/[ruleId]": routingRule,
-  "/api/v1/routing-rules/[ruleId]/move": routingRuleMove,
   "/api/v1/sessions/revoke-all": sessionsRevokeAll,
   "/api/v1/sso": sso,
 };

@@ -3,7 +3,10 @@ import { batchEndpoints } from "./batches";
 import { historyEndpoints } from "./history";
 import { meEndpoints } from "./me";
 import { notificationEndpoints } from "./notifications";
+import { policyEndpoints } from "./policies";
+import { queueEndpoints } from "./queues";
 import { reviewEndpoints } from "./reviews";
+import { routingEndpoints } from "./routing";
 import { runEndpoints } from "./runs";
 import { streamEndpoints } from "./streams";
 import { viewEndpoints } from "./views";
@@ -17,6 +20,9 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...reviewEndpoints,
   ...historyEndpoints,
   ...streamEndpoints,
+  ...queueEndpoints,
+  ...routingEndpoints,
+  ...policyEndpoints,
   ...viewEndpoints,
   ...notificationEndpoints,
   ...meEndpoints,
