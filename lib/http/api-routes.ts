@@ -1,24 +1,6 @@
 import * as health from "@/app/api/health/route";
 import { API_V1_ROUTES } from "@/app/api/v1/routes";
 import * as hostedMcpGateway from "@/app/api/mcp/gateways/[name]/route";
-import * as agentRevoke from "@/app/api/v1/agents/[agentId]/revoke/route";
-import * as agentRotate from "@/app/api/v1/agents/[agentId]/rotate/route";
-import * as agent from "@/app/api/v1/agents/[agentId]/route";
-import * as agents from "@/app/api/v1/agents/route";
-import * as audit from "@/app/api/v1/audit/route";
-import * as auditExport from "@/app/api/v1/audit/export/route";
-import * as auditPublicKey from "@/app/api/v1/audit/public-key/route";
-import * as insights from "@/app/api/v1/insights/route";
-import * as mcpGatewayDisable from "@/app/api/v1/mcp-gateways/[gatewayId]/disable/route";
-import * as mcpGateway from "@/app/api/v1/mcp-gateways/[gatewayId]/route";
-import * as mcpGateways from "@/app/api/v1/mcp-gateways/route";
-import * as personPasswordReset from "@/app/api/v1/people/[userId]/password-reset/route";
-import * as person from "@/app/api/v1/people/[userId]/route";
-import * as people from "@/app/api/v1/people/route";
-import * as reviewerTokenRevoke from "@/app/api/v1/reviewer-tokens/[tokenId]/revoke/route";
-import * as reviewerTokens from "@/app/api/v1/reviewer-tokens/route";
-import * as sessionsRevokeAll from "@/app/api/v1/sessions/revoke-all/route";
-import * as sso from "@/app/api/v1/sso/route";
 
 // The API routes the production server (lib/http/server.ts) calls itself, without Next.js's
 // routing and rendering pipeline, which cost several ms of CPU per request: the endpoints'
@@ -58,24 +40,6 @@ export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
   // every endpoint defined in lib/contract/endpoints, and the 404 of what is none
   ...API_V1_ROUTES,
   // not yet moved to lib/contract/endpoints: route files of their own
-  "/api/v1/agents": agents,
-  "/api/v1/agents/[agentId]": agent,
-  "/api/v1/agents/[agentId]/revoke": agentRevoke,
-  "/api/v1/agents/[agentId]/rotate": agentRotate,
-  "/api/v1/audit": audit,
-  "/api/v1/audit/export": auditExport,
-  "/api/v1/audit/public-key": auditPublicKey,
-  "/api/v1/insights": insights,
-  "/api/v1/mcp-gateways": mcpGateways,
-  "/api/v1/mcp-gateways/[gatewayId]": mcpGateway,
-  "/api/v1/mcp-gateways/[gatewayId]/disable": mcpGatewayDisable,
-  "/api/v1/people": people,
-  "/api/v1/people/[userId]": person,
-  "/api/v1/people/[userId]/password-reset": personPasswordReset,
-  "/api/v1/reviewer-tokens": reviewerTokens,
-  "/api/v1/reviewer-tokens/[tokenId]/revoke": reviewerTokenRevoke,
-  "/api/v1/sessions/revoke-all": sessionsRevokeAll,
-  "/api/v1/sso": sso,
 };
 
 type Segment =
