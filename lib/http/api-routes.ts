@@ -3,14 +3,21 @@ import { API_V1_ROUTES } from "@/app/api/v1/routes";
 import * as hostedMcpGateway from "@/app/api/mcp/gateways/[name]/route";
 
 // The API routes the production server (lib/http/server.ts) calls itself, without Next.js's
-// routing and rendering pipeline, which cost several ms of CPU per request: the endpoints'
-// definitions (lib/contract/endpoints, built into routes by app/api/v1/routes.ts, which Next's
-// catch-all route app/api/v1/[...path] serves from too) and the route files outside /api/v1.
-// test/unit/api-routes.test.ts fails when a route file under app/api is missing here.
+// routing and rendering pipeline, which cost several ms of CPU per request: every endpoint under
+// /api/v1 (each defined once in lib/contract/endpoints; app/api/v1/routes.ts builds their routes,
+// which Next's catch-all app/api/v1/[...path] serves from under `next dev`) and the two route
+// files outside /api/v1 on an agent's path. Compiled once, when the server starts.
 //
-// Left to Next.js: app/api/auth (better-auth's handler, which expects Next's request) and
-// app/api/mcp (the MCP transport); neither is on an agent's hot path. The hosted MCP gateways
-// (app/api/mcp/gateways) are here: every tools/call of an agent behind one goes through it.
+// This file reaches into app/ (the one file of lib/ that does: test/unit/import-graph.test.ts):
+// the routes sit at the top of the import graph, above the verbs they call, and the server that
+// dispatches them is in lib/http, which the verbs' own folders import (lib/mcp-gateways calls the
+// API in-process through matchRoute below). Importing lib/contract from here would close a circle
+// among the folders of lib/; app/ is outside them.
+//
+// Left to Next.js: app/api/auth (better-auth's handler, which expects Next's request), app/api/mcp
+// (the MCP transport) and app/api/slack (Slack's callbacks); none is on an agent's hot path. The
+// hosted MCP gateways (app/api/mcp/gateways) are here: every tools/call of an agent behind one
+// goes through it.
 
 export type HttpMethod = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 
@@ -19,7 +26,7 @@ export type RouteContext = { params: Promise<Record<string, string>> };
 type Answer = Response | Promise<Response>;
 
 /**
- * What a route file exports: a handler per method it answers. Method signatures (which TypeScript
+ * A route's handlers: one per method it answers, as a route file exports them. Method signatures (which TypeScript
  * checks loosely), so a handler typed for its own params (`{ runId: string }`) fits.
  */
 export interface RouteModule {
@@ -32,14 +39,12 @@ export interface RouteModule {
   OPTIONS?(request: Request, context: RouteContext): Answer;
 }
 
-/** Pattern (the route file's folder under app/, as Next.js spells it) → the route file. */
+/** Pattern (as Next.js spells a route's folder under app/) → its handlers. */
 export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
+  ...API_V1_ROUTES,
   "/api/health": health,
   // hosted MCP gateways: MCP sessions, their streams written back as any API answer's body
   "/api/mcp/gateways/[name]": hostedMcpGateway,
-  // every endpoint defined in lib/contract/endpoints, and the 404 of what is none
-  ...API_V1_ROUTES,
-  // not yet moved to lib/contract/endpoints: route files of their own
 };
 
 type Segment =
