@@ -40,9 +40,7 @@ export const accessEndpoints = [
     body: CreateReviewerTokenInput,
     ok: { status: 201, schema: "CreatedReviewerToken" },
     errors: [400, 401, 403, 413, 415],
-    handler: async ({ actor, body }) => {
-      return json(await createReviewerToken(actor, body), 201);
-    },
+    handler: async ({ actor, body }) => json(await createReviewerToken(actor, body), 201),
   }),
   defineEndpoint({
     method: "POST",

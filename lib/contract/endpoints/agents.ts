@@ -31,9 +31,7 @@ export const agentEndpoints = [
     body: CreateAgentKeyInput,
     ok: { status: 201, schema: "CreatedAgentKey" },
     errors: [400, 401, 403, 413, 415],
-    handler: async ({ actor, body }) => {
-      return json(await createAgentKey(actor, body), 201);
-    },
+    handler: async ({ actor, body }) => json(await createAgentKey(actor, body), 201),
   }),
   defineEndpoint({
     method: "POST",
@@ -48,9 +46,8 @@ export const agentEndpoints = [
     body: RotateAgentKeyInput,
     ok: { status: 200, schema: "RotatedAgentKey" },
     errors: [400, 401, 403, 404, 409, 413, 415],
-    handler: async ({ actor, params, body }) => {
-      return json(await rotateAgentKey(actor, params.agentId, body));
-    },
+    handler: async ({ actor, params, body }) =>
+      json(await rotateAgentKey(actor, params.agentId, body)),
   }),
   defineEndpoint({
     method: "POST",

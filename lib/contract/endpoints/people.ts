@@ -32,9 +32,7 @@ export const peopleEndpoints = [
     body: InvitePersonInput,
     ok: { status: 201, schema: "InvitedPerson" },
     errors: [400, 401, 403, 409, 413, 415],
-    handler: async ({ body, actor }) => {
-      return json(await invitePerson(actor, body), 201);
-    },
+    handler: async ({ body, actor }) => json(await invitePerson(actor, body), 201),
   }),
   defineEndpoint({
     method: "PATCH",
@@ -64,8 +62,6 @@ export const peopleEndpoints = [
       "The link is in this answer only; it works once, for 24 hours, and replaces any earlier unused one. Using it ends every session of theirs and revokes every personal token of theirs. From a signed-in session only (a key or token is 403: it would mint its own successor). A lead may not reset an admin's password, nor that of someone who belongs to a queue the lead does not lead (403). Writes a person.password_reset_issued event.",
     ok: { status: 201, schema: "OneTimeLink" },
     errors: [401, 403, 404],
-    handler: async ({ actor, params }) => {
-      return json(await issuePasswordReset(actor, params.userId), 201);
-    },
+    handler: async ({ actor, params }) => json(await issuePasswordReset(actor, params.userId), 201),
   }),
 ];

@@ -30,8 +30,7 @@ export const ssoEndpoints = [
     body: SsoSettingsInput,
     ok: { status: 200, schema: "SsoSettings" },
     errors: [400, 401, 403, 413, 415],
-    handler: async ({ body, actor }) => {
-      return json({ configured: true, settings: await saveSsoSettings(actor, body) });
-    },
+    handler: async ({ body, actor }) =>
+      json({ configured: true, settings: await saveSsoSettings(actor, body) }),
   }),
 ];
