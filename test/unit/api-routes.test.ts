@@ -107,3 +107,32 @@ describe("matching a request to a route file", () => {
     expect(patternFor("TRACE", "/api/v1/runs")).toBeNull();
   });
 });
+
+describe("Next.js's catch-all route (next dev)", () => {
+  // Under `next dev` every /api/v1 request reaches app/api/v1/[...path]/route.ts, which serves it
+  // from the same table: the same refusals, options, document and 404 as the production server.
+  const call = async (method: string, path: string) => {
+    const route = await import("@/app/api/v1/[...path]/route");
+    const handler = route[method as "GET"];
+    return handler(new Request(`http://localhost${path}`, { method }));
+  };
+
+  it("serves the endpoints' methods, refuses the others and lists them", async () => {
+    const refused = await call("DELETE", "/api/v1/me");
+    expect(refused.status).toBe(405);
+    expect(refused.headers.get("allow")).toBe("GET, PATCH, HEAD, OPTIONS");
+    expect((await refused.json()).error.code).toBe("method_not_allowed");
+    const options = await call("OPTIONS", "/api/v1/runs/r1/claim");
+    expect([options.status, options.headers.get("allow")]).toEqual([204, "POST, OPTIONS"]);
+    const document = await call("GET", "/api/v1/openapi.json");
+    expect((await document.json()).openapi).toBe("3.1.0");
+  });
+
+  it("answers the contract's 404 for what is no endpoint, and for escapes that do not decode", async () => {
+    for (const path of ["/api/v1/nope", "/api/v1/runs/r1/batches/extra", "/api/v1/runs/%E0%A4%A"]) {
+      const answer = await call("GET", path);
+      expect(answer.status, path).toBe(404);
+      expect((await answer.json()).error.code).toBe("not_found");
+    }
+  });
+});
