@@ -1,78 +1,23 @@
 import * as health from "@/app/api/health/route";
+import { API_V1_ROUTES } from "@/app/api/v1/routes";
 import * as hostedMcpGateway from "@/app/api/mcp/gateways/[name]/route";
-import * as notAnEndpoint from "@/app/api/v1/[...path]/route";
-import * as agentRevoke from "@/app/api/v1/agents/[agentId]/revoke/route";
-import * as agentRotate from "@/app/api/v1/agents/[agentId]/rotate/route";
-import * as agent from "@/app/api/v1/agents/[agentId]/route";
-import * as agents from "@/app/api/v1/agents/route";
-import * as audit from "@/app/api/v1/audit/route";
-import * as auditExport from "@/app/api/v1/audit/export/route";
-import * as auditPublicKey from "@/app/api/v1/audit/public-key/route";
-import * as batchCancel from "@/app/api/v1/batches/[batchId]/cancel/route";
-import * as batchDecision from "@/app/api/v1/batches/[batchId]/decision/route";
-import * as batchReviewClaim from "@/app/api/v1/batches/[batchId]/review-claim/route";
-import * as batch from "@/app/api/v1/batches/[batchId]/route";
-import * as batchSetAside from "@/app/api/v1/batches/[batchId]/set-aside/route";
-import * as callDecision from "@/app/api/v1/calls/[callId]/decision/route";
-import * as historyExport from "@/app/api/v1/history/export/route";
-import * as history from "@/app/api/v1/history/route";
-import * as insights from "@/app/api/v1/insights/route";
-import * as myNotificationPreference from "@/app/api/v1/me/notification-preferences/[queueId]/route";
-import * as myNotificationPreferences from "@/app/api/v1/me/notification-preferences/route";
-import * as mcpGatewayDisable from "@/app/api/v1/mcp-gateways/[gatewayId]/disable/route";
-import * as mcpGateway from "@/app/api/v1/mcp-gateways/[gatewayId]/route";
-import * as mcpGateways from "@/app/api/v1/mcp-gateways/route";
-import * as me from "@/app/api/v1/me/route";
-import * as openApi from "@/app/api/v1/openapi.json/route";
-import * as personPasswordReset from "@/app/api/v1/people/[userId]/password-reset/route";
-import * as person from "@/app/api/v1/people/[userId]/route";
-import * as people from "@/app/api/v1/people/route";
-import * as policyRuleMove from "@/app/api/v1/policy-rules/[ruleId]/move/route";
-import * as policyRule from "@/app/api/v1/policy-rules/[ruleId]/route";
-import * as policyRules from "@/app/api/v1/policy-rules/route";
-import * as policyTry from "@/app/api/v1/policy-rules/try/route";
-import * as policyBacktest from "@/app/api/v1/policy-rules/backtest/route";
-import * as policySuggestions from "@/app/api/v1/policy-suggestions/route";
-import * as policySuggestionDismiss from "@/app/api/v1/policy-suggestions/dismiss/route";
-import * as queueList from "@/app/api/v1/queue/route";
-import * as queueSnapshot from "@/app/api/v1/queue/snapshot/route";
-import * as queueArchive from "@/app/api/v1/queues/[queueId]/archive/route";
-import * as queueMember from "@/app/api/v1/queues/[queueId]/members/[userId]/route";
-import * as queueMembers from "@/app/api/v1/queues/[queueId]/members/route";
-import * as queue from "@/app/api/v1/queues/[queueId]/route";
-import * as queues from "@/app/api/v1/queues/route";
-import * as reviewerTokenRevoke from "@/app/api/v1/reviewer-tokens/[tokenId]/revoke/route";
-import * as reviewerTokens from "@/app/api/v1/reviewer-tokens/route";
-import * as routingRuleMove from "@/app/api/v1/routing-rules/[ruleId]/move/route";
-import * as routingRule from "@/app/api/v1/routing-rules/[ruleId]/route";
-import * as routingRules from "@/app/api/v1/routing-rules/route";
-import * as runBatches from "@/app/api/v1/runs/[runId]/batches/route";
-import * as runClaim from "@/app/api/v1/runs/[runId]/claim/route";
-import * as runComplete from "@/app/api/v1/runs/[runId]/complete/route";
-import * as runEvents from "@/app/api/v1/runs/[runId]/events/route";
-import * as runGatedCalls from "@/app/api/v1/runs/[runId]/gated-calls/route";
-import * as runGatedCallUse from "@/app/api/v1/runs/[runId]/gated-calls/[callId]/use/route";
-import * as runGatedOutcomes from "@/app/api/v1/runs/[runId]/gated-calls/outcomes/route";
-import * as runHeartbeat from "@/app/api/v1/runs/[runId]/heartbeat/route";
-import * as runRollback from "@/app/api/v1/runs/[runId]/rollback/route";
-import * as run from "@/app/api/v1/runs/[runId]/route";
-import * as runStream from "@/app/api/v1/runs/[runId]/stream/route";
-import * as runs from "@/app/api/v1/runs/route";
-import * as sessionsRevokeAll from "@/app/api/v1/sessions/revoke-all/route";
-import * as sso from "@/app/api/v1/sso/route";
-import * as stream from "@/app/api/v1/stream/route";
-import * as view from "@/app/api/v1/views/[viewId]/route";
-import * as views from "@/app/api/v1/views/route";
 
-// The API route files the production server (lib/http/server.ts) calls itself, without Next.js's
-// routing and rendering pipeline, which cost several ms of CPU per request. The route files stay
-// the one definition of each endpoint (`next dev` serves them as usual); this table only says
-// where they are. test/unit/api-routes.test.ts fails when a route file under app/api/v1 is
-// missing here, so a new endpoint cannot silently go without it.
+// The API routes the production server (lib/http/server.ts) calls itself, without Next.js's
+// routing and rendering pipeline, which cost several ms of CPU per request: every endpoint under
+// /api/v1 (each defined once in lib/contract/endpoints; app/api/v1/routes.ts builds their routes,
+// which Next's catch-all app/api/v1/[...path] serves from under `next dev`) and the two route
+// files outside /api/v1 on an agent's path. Compiled once, when the server starts.
 //
-// Left to Next.js: app/api/auth (better-auth's handler, which expects Next's request) and
-// app/api/mcp (the MCP transport); neither is on an agent's hot path. The hosted MCP gateways
-// (app/api/mcp/gateways) are here: every tools/call of an agent behind one goes through it.
+// This file reaches into app/ (the one file of lib/ that does: test/unit/import-graph.test.ts):
+// the routes sit at the top of the import graph, above the verbs they call, and the server that
+// dispatches them is in lib/http, which the verbs' own folders import (lib/mcp-gateways calls the
+// API in-process through matchRoute below). Importing lib/contract from here would close a circle
+// among the folders of lib/; app/ is outside them.
+//
+// Left to Next.js: app/api/auth (better-auth's handler, which expects Next's request), app/api/mcp
+// (the MCP transport) and app/api/slack (Slack's callbacks); none is on an agent's hot path. The
+// hosted MCP gateways (app/api/mcp/gateways) are here: every tools/call of an agent behind one
+// goes through it.
 
 export type HttpMethod = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 
@@ -81,7 +26,7 @@ export type RouteContext = { params: Promise<Record<string, string>> };
 type Answer = Response | Promise<Response>;
 
 /**
- * What a route file exports: a handler per method it answers. Method signatures (which TypeScript
+ * A route's handlers: one per method it answers, as a route file exports them. Method signatures (which TypeScript
  * checks loosely), so a handler typed for its own params (`{ runId: string }`) fits.
  */
 export interface RouteModule {
@@ -94,74 +39,12 @@ export interface RouteModule {
   OPTIONS?(request: Request, context: RouteContext): Answer;
 }
 
-/** Pattern (the route file's folder under app/, as Next.js spells it) → the route file. */
+/** Pattern (as Next.js spells a route's folder under app/) → its handlers. */
 export const API_ROUTES: Readonly<Record<string, RouteModule>> = {
+  ...API_V1_ROUTES,
   "/api/health": health,
   // hosted MCP gateways: MCP sessions, their streams written back as any API answer's body
   "/api/mcp/gateways/[name]": hostedMcpGateway,
-  "/api/v1/[...path]": notAnEndpoint,
-  "/api/v1/agents": agents,
-  "/api/v1/agents/[agentId]": agent,
-  "/api/v1/agents/[agentId]/revoke": agentRevoke,
-  "/api/v1/agents/[agentId]/rotate": agentRotate,
-  "/api/v1/audit": audit,
-  "/api/v1/audit/export": auditExport,
-  "/api/v1/audit/public-key": auditPublicKey,
-  "/api/v1/batches/[batchId]": batch,
-  "/api/v1/batches/[batchId]/cancel": batchCancel,
-  "/api/v1/batches/[batchId]/decision": batchDecision,
-  "/api/v1/batches/[batchId]/review-claim": batchReviewClaim,
-  "/api/v1/batches/[batchId]/set-aside": batchSetAside,
-  "/api/v1/calls/[callId]/decision": callDecision,
-  "/api/v1/history": history,
-  "/api/v1/history/export": historyExport,
-  "/api/v1/insights": insights,
-  "/api/v1/mcp-gateways": mcpGateways,
-  "/api/v1/mcp-gateways/[gatewayId]": mcpGateway,
-  "/api/v1/mcp-gateways/[gatewayId]/disable": mcpGatewayDisable,
-  "/api/v1/me": me,
-  "/api/v1/me/notification-preferences": myNotificationPreferences,
-  "/api/v1/me/notification-preferences/[queueId]": myNotificationPreference,
-  "/api/v1/openapi.json": openApi,
-  "/api/v1/policy-rules": policyRules,
-  "/api/v1/policy-rules/try": policyTry,
-  "/api/v1/policy-rules/backtest": policyBacktest,
-  "/api/v1/policy-rules/[ruleId]": policyRule,
-  "/api/v1/policy-rules/[ruleId]/move": policyRuleMove,
-  "/api/v1/policy-suggestions": policySuggestions,
-  "/api/v1/policy-suggestions/dismiss": policySuggestionDismiss,
-  "/api/v1/queue": queueList,
-  "/api/v1/queue/snapshot": queueSnapshot,
-  "/api/v1/people": people,
-  "/api/v1/people/[userId]": person,
-  "/api/v1/people/[userId]/password-reset": personPasswordReset,
-  "/api/v1/queues": queues,
-  "/api/v1/queues/[queueId]": queue,
-  "/api/v1/queues/[queueId]/archive": queueArchive,
-  "/api/v1/queues/[queueId]/members": queueMembers,
-  "/api/v1/queues/[queueId]/members/[userId]": queueMember,
-  "/api/v1/reviewer-tokens": reviewerTokens,
-  "/api/v1/reviewer-tokens/[tokenId]/revoke": reviewerTokenRevoke,
-  "/api/v1/routing-rules": routingRules,
-  "/api/v1/routing-rules/[ruleId]": routingRule,
-  "/api/v1/routing-rules/[ruleId]/move": routingRuleMove,
-  "/api/v1/runs": runs,
-  "/api/v1/runs/[runId]": run,
-  "/api/v1/runs/[runId]/batches": runBatches,
-  "/api/v1/runs/[runId]/claim": runClaim,
-  "/api/v1/runs/[runId]/complete": runComplete,
-  "/api/v1/runs/[runId]/events": runEvents,
-  "/api/v1/runs/[runId]/gated-calls": runGatedCalls,
-  "/api/v1/runs/[runId]/gated-calls/[callId]/use": runGatedCallUse,
-  "/api/v1/runs/[runId]/gated-calls/outcomes": runGatedOutcomes,
-  "/api/v1/runs/[runId]/heartbeat": runHeartbeat,
-  "/api/v1/runs/[runId]/rollback": runRollback,
-  "/api/v1/runs/[runId]/stream": runStream,
-  "/api/v1/sessions/revoke-all": sessionsRevokeAll,
-  "/api/v1/sso": sso,
-  "/api/v1/stream": stream,
-  "/api/v1/views": views,
-  "/api/v1/views/[viewId]": view,
 };
 
 type Segment =

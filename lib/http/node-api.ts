@@ -7,8 +7,8 @@ import { log } from "@/lib/log/logger";
 
 // The API route handlers called straight from Node's http server (lib/http/server.ts), with what
 // Next.js does around them re-done here, and only that: the headers next.config.ts gives /api/,
-// proxy.ts's 404 for a path that does not decode, and Next's HEAD and OPTIONS for route files that
-// do not export them. Anything Next.js would redirect or treat specially (a trailing slash,
+// proxy.ts's 404 for a path that does not decode, and Next's HEAD and OPTIONS for routes that do
+// not serve them. Anything Next.js would redirect or treat specially (a trailing slash,
 // repeated slashes, backslashes, dot segments, an unusual method) is left to Next.js, so it is
 // answered exactly as before.
 
@@ -26,7 +26,7 @@ const UNDECODABLE = "undecodable";
 
 export type ApiDispatch = RouteMatch | typeof UNDECODABLE;
 
-/** The route file that answers this request (or the 404 for an undecodable path), or null for Next.js. */
+/** The route that answers this request (or the 404 for an undecodable path), or null for Next.js. */
 export function matchApiRequest(request: IncomingMessage): ApiDispatch | null {
   const url = request.url;
   if (!url?.startsWith("/api/") || !METHODS.has(request.method!)) return null;
@@ -47,7 +47,7 @@ export function matchApiRequest(request: IncomingMessage): ApiDispatch | null {
   return matchRoute(raw, decoded);
 }
 
-/** Serves a request `matchApiRequest` matched: the route file's handler, its answer written back. */
+/** Serves a request `matchApiRequest` matched: the route's handler, its answer written back. */
 export async function serveApiRequest(
   request: IncomingMessage,
   response: ServerResponse,
@@ -87,10 +87,10 @@ type Handler = (
 ) => Response | Promise<Response>;
 
 /**
- * The route file's handler for `method`, completed as Next.js completes it: HEAD by GET, OPTIONS
+ * The route's handler for `method`, completed as Next.js completes it: HEAD by GET, OPTIONS
  * by a 204 listing what the file exports, anything else by a bare 405.
  */
-function handlerFor(module: RouteModule, method: HttpMethod): Handler {
+export function handlerFor(module: RouteModule, method: HttpMethod): Handler {
   const own = module[method];
   if (own) return own;
   if (method === "HEAD" && module.GET) return module.GET;

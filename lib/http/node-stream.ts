@@ -17,10 +17,10 @@ import { API_HEADERS, webHeaders, writeResponse } from "./node-api";
 // The two event streams served straight on Node's http server (lib/http/server.ts), not through a
 // Next.js route handler: Next's web-stream pipe and per-request bookkeeping cost each open stream
 // ~80 KiB and each event ~60 µs per stream, ten times a plain ServerResponse (test/bench/fanout.ts).
-// Same contract as app/api/v1/stream and app/api/v1/runs/[runId]/stream (which still serve
-// `next dev`): the same authentication, filters, errors and headers. Only GET is taken here;
-// every other method goes on to the route files (lib/http/node-api.ts), which answer it (405 or
-// OPTIONS).
+// Same contract as GET /stream and GET /runs/{runId}/stream as lib/contract/endpoints/streams.ts
+// defines them (which still serve `next dev`): the same authentication, filters, errors and
+// headers. Only GET is taken here; every other method goes on to the API's routes
+// (lib/http/node-api.ts), which answer it (405 or OPTIONS).
 
 /** A typical event's SSE message, for counting a backlog of bytes in messages (open-stream.ts). */
 const QUEUED_MESSAGE_BYTES = 512;

@@ -15,7 +15,7 @@ import { matchStreamRoute, serveStream } from "./node-stream";
 // request handler behind a plain node:http server that serves the two event streams itself
 // (lib/http/node-stream.ts says why) and calls the API's route handlers itself, skipping Next's
 // routing and rendering pipeline and its several ms of CPU per request (lib/http/node-api.ts;
-// the table of route files is lib/http/api-routes.ts). `next dev` serves all of them through
+// the table of routes is lib/http/api-routes.ts). `next dev` serves all of them through
 // Next.js as usual.
 //
 // A custom server runs Next.js's production server in this process: `app.prepare()` loads the

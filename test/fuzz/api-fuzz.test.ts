@@ -1,4 +1,5 @@
 import { readdirSync } from "node:fs";
+import { API_ENDPOINTS } from "@/lib/contract/openapi";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
@@ -510,9 +511,9 @@ describe("fuzzing methods the document does not list", () => {
   }, 120_000);
 });
 
-describe("every route file answers every method in the contract's shape", () => {
-  // Walks app/api rather than the OpenAPI document, so health, auth, MCP and the document itself
-  // are held to it too, and a new route file that forgets its refusals fails here. The auth
+describe("every route answers every method in the contract's shape", () => {
+  // Walks app/api's route files and every defined endpoint (lib/contract/endpoints) rather than
+  // the OpenAPI document, so health, auth, MCP and the document itself are held to it too. The auth
   // catch-all is probed at a path better-auth does not serve: its own endpoints answer in
   // better-auth's shape (POST /api/auth/get-session is its own 405), not the API contract's.
   const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
@@ -523,6 +524,11 @@ describe("every route file answers every method in the contract's shape", () => 
       `/api/${path.dirname(file)}`
         .replace(/\[\.\.\.\w+\]/g, "no-such-endpoint")
         .replace(/\[\w+\]/g, "no-such-id"),
+    )
+    .concat(
+      [...new Set(API_ENDPOINTS.map((endpoint) => endpoint.path))].map(
+        (path) => `/api/v1${path.replace(/\{\w+\}/g, "no-such-id")}`,
+      ),
     );
 
   it("405 method_not_allowed with Allow for a method not served, and OPTIONS agrees", async () => {

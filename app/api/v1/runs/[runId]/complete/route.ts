@@ -1,9 +1,0 @@
-import { apiRoute, json } from "@/lib/http/api-route";
-import { completeRun } from "@/lib/runs/complete-run";
-import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
-
-export const POST = apiRoute<{ runId: string }>(async ({ params, body, actor }) =>
-  json(await completeRun(actor, params.runId, body)),
-);
-
-export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = refuseOtherMethods("POST");

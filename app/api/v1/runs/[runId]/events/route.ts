@@ -1,9 +1,0 @@
-import { apiRoute, json } from "@/lib/http/api-route";
-import { recordToolEvent } from "@/lib/runs/record-tool-event";
-import { refuseOtherMethods } from "@/lib/http/method-not-allowed";
-
-export const POST = apiRoute<{ runId: string }>(async ({ params, body, actor }) =>
-  json(await recordToolEvent(actor, params.runId, body), 201),
-);
-
-export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = refuseOtherMethods("POST");
