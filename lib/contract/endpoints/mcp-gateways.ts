@@ -26,7 +26,7 @@ export const mcpGatewayEndpoints = [
     tag: "McpGateways",
     summary: "Register an upstream MCP server (admins)",
     description:
-      "url is checked as webhook targets are (public http(s) addresses, unless the operator allows the host in CALLBACK_ALLOWED_HOSTS), when saved and again when each session connects. headers (the upstream's own token) are write-only: stored sealed, never returned, never given to agents. agents are agent key ids. 409 already_exists for a taken name. Writes an mcp_gateway.created event (header names only).",
+      "url is checked as webhook targets are (public http(s) addresses, unless the operator allows the host in CALLBACK_ALLOWED_HOSTS), when saved and again when each session connects; it may carry no userinfo and no credential-like query parameter (token, api_key, sig, X-Amz-Signature…: tokens belong in headers). headers are refused (400) over plain http:// unless the host is loopback or listed in MCP_GATEWAY_PLAIN_HTTP_HOSTS. headers (the upstream's own token) are write-only: stored sealed, never returned, never given to agents. agents are agent key ids. 409 already_exists for a taken name. Writes an mcp_gateway.created event (header names only).",
     body: CreateMcpGatewayInput,
     ok: { status: 201, schema: "McpGatewayAnswer" },
     errors: [400, 401, 403, 409, 413, 415],
@@ -40,7 +40,7 @@ export const mcpGatewayEndpoints = [
     tag: "McpGateways",
     summary: "Edit a hosted MCP gateway (admins), compare-and-swapped on expectedRevision",
     description:
-      "Only the fields given change; headers replace every header (omit to keep them). A url on another origin needs the headers again. status: enabled turns a disabled gateway back on. Sessions open on the old settings end at their next request. 409 stale_revision or already_exists with current. Writes an mcp_gateway.updated event naming what changed.",
+      "Only the fields given change; headers replace every header (omit to keep them). A url on another origin needs the headers again; the url and headers rules of createMcpGateway apply. status: enabled turns a disabled gateway back on. Sessions open on the old settings end at their next request. 409 stale_revision or already_exists with current. Writes an mcp_gateway.updated event naming what changed.",
     body: EditMcpGatewayInput,
     ok: { status: 200, schema: "McpGatewayAnswer" },
     errors: [400, 401, 403, 404, 409, 413, 415],
