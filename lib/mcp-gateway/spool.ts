@@ -1,10 +1,13 @@
 import { createHash, randomBytes } from "node:crypto";
 import {
   closeSync,
+  constants,
+  fstatSync,
   fsync,
   fsyncSync,
   ftruncateSync,
   futimesSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -38,6 +41,12 @@ import type { Outcome } from "./outcome-reports.js";
 //   one), read (a line that does not parse is skipped with a warning: a torn last write), and
 //   their live reports queued here; the claimed file is removed once they are in this one's.
 // - Bounded: reports over MAX_LIVE_BYTES are kept in memory only (with a warning), as before.
+// - Private: the folder must be this user's alone (0700), and files are opened without following
+//   links. A folder another user can write is refused (the gateway runs without a spool, with a
+//   warning): what they planted there would be sent under this agent key.
+// - A process whose file was taken while it was paused (a closed laptop: its heartbeat late) sees
+//   its file unlinked at its next write and writes its live reports into a new one; the reports
+//   the other process took are then sent twice, which Countersign answers once.
 
 export type SpooledReport = { runId: string; outcome: Outcome };
 
@@ -85,9 +94,9 @@ type Line = { r?: unknown; o?: unknown; d?: unknown };
 
 export class OutcomeSpool {
   private fd: number | null = null;
-  private readonly file: string;
-  /** live reports by call id, with their line's size */
-  private readonly live = new Map<string, number>();
+  private file: string;
+  /** live reports by call id: their line in the file */
+  private readonly live = new Map<string, string>();
   private liveBytes = 0;
   private fileBytes = 0;
   private syncing = false;
@@ -101,7 +110,7 @@ export class OutcomeSpool {
     readonly dir: string,
     private readonly warn: (line: string) => void,
   ) {
-    this.file = join(dir, `${process.pid}-${randomBytes(4).toString("hex")}.jsonl`);
+    this.file = ownFileName(dir);
   }
 
   /**
@@ -117,22 +126,30 @@ export class OutcomeSpool {
     } catch {
       return []; // no spool yet
     }
+    try {
+      checkPrivate(this.dir);
+    } catch (error) {
+      this.fail(error);
+      return [];
+    }
     const found: SpooledReport[] = [];
     for (const name of names) {
       const path = join(this.dir, name);
       if (path === this.file || !/^\d+-[0-9a-f]+\.(jsonl|claim)$/.test(name)) continue;
-      if (ownerAlive(name, path)) continue;
+      if (!ownRegularFile(path) || ownerAlive(name, path)) continue;
       const claimed = join(this.dir, `${process.pid}-${randomBytes(4).toString("hex")}.claim`);
       try {
         renameSync(path, claimed); // atomic: another starting gateway took it if this fails
       } catch {
         continue;
       }
-      const reports = this.parse(readFileSync(claimed, "utf8"), name);
+      const reports = this.parse(readNoFollow(claimed), name);
       const fresh = reports.filter((report) => !this.live.has(report.outcome.callId));
-      if (this.append(fresh) !== fresh.length) continue; // not all kept here: leave the claim
-      if (this.fd !== null) fsyncSync(this.fd);
+      // All are sent from memory; the claimed file goes only once all are in this one's (else it
+      // stays, and a restart sends them again: harmless).
       found.push(...fresh);
+      if (this.append(fresh) !== fresh.length) continue;
+      if (this.fd !== null) fsyncSync(this.fd);
       unlinkSync(claimed);
     }
     return found;
@@ -155,7 +172,7 @@ export class OutcomeSpool {
         continue;
       }
       if (this.live.has(report.outcome.callId)) continue;
-      this.live.set(report.outcome.callId, bytes);
+      this.live.set(report.outcome.callId, line);
       this.liveBytes += bytes;
       text += line;
       count++;
@@ -170,7 +187,7 @@ export class OutcomeSpool {
     const ended = callIds.filter((id) => this.live.has(id));
     if (ended.length === 0 || this.fd === null) return;
     for (const id of ended) {
-      this.liveBytes -= this.live.get(id)!;
+      this.liveBytes -= Buffer.byteLength(this.live.get(id)!);
       this.live.delete(id);
     }
     try {
@@ -178,7 +195,7 @@ export class OutcomeSpool {
         ftruncateSync(this.fd, 0);
         this.fileBytes = 0;
       } else if (this.fileBytes > COMPACT_MIN_BYTES && this.fileBytes > 4 * this.liveBytes) {
-        this.compact(ended);
+        this.compact();
       } else {
         this.write(`${JSON.stringify({ d: ended })}\n`);
       }
@@ -208,6 +225,7 @@ export class OutcomeSpool {
   private write(text: string): boolean {
     try {
       if (this.fd === null) this.openFile();
+      else if (fstatSync(this.fd).nlink === 0) this.reopen(); // taken while this one was paused
       writeSync(this.fd!, text);
       this.fileBytes += Buffer.byteLength(text);
       return true;
@@ -219,25 +237,37 @@ export class OutcomeSpool {
 
   private openFile() {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    this.fd = openSync(this.file, "a", 0o600);
+    checkPrivate(this.dir);
+    this.fd = openSync(this.file, CREATE_NEW, 0o600);
     this.fileBytes = 0;
     // A live process keeps its file fresh, so a reused pid cannot keep it from recovery forever.
-    this.heartbeat = setInterval(() => {
+    this.heartbeat ??= setInterval(() => {
       try {
-        if (this.fd !== null) futimesSync(this.fd, new Date(), new Date());
-      } catch {
-        // a missing file is recovered by no one: nothing to keep fresh
+        if (this.fd === null) return;
+        if (fstatSync(this.fd).nlink === 0) this.reopen();
+        else futimesSync(this.fd, new Date(), new Date());
+      } catch (error) {
+        this.fail(error);
       }
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
   }
 
+  /** Another gateway took this file (it looked abandoned): the live reports go to a new one. */
+  private reopen() {
+    closeSync(this.fd!);
+    this.file = ownFileName(this.dir);
+    this.openFile();
+    const text = [...this.live.values()].join("");
+    writeSync(this.fd!, text);
+    this.fileBytes = Buffer.byteLength(text);
+  }
+
   /** Rewrites the file with the live reports only: a temporary file, fsync, rename. */
-  private compact(ended: string[]) {
-    const current = this.parse(readFileSync(this.file, "utf8"), this.file, ended);
-    const text = current.map((r) => `${JSON.stringify({ r: r.runId, o: r.outcome })}\n`).join("");
-    const temporary = `${this.file}.tmp`;
-    const fd = openSync(temporary, "w", 0o600);
+  private compact() {
+    const text = [...this.live.values()].join("");
+    const temporary = `${this.file}.${randomBytes(4).toString("hex")}.tmp`;
+    const fd = openSync(temporary, CREATE_NEW, 0o600);
     try {
       writeSync(fd, text);
       fsyncSync(fd);
@@ -246,7 +276,7 @@ export class OutcomeSpool {
     }
     renameSync(temporary, this.file);
     closeSync(this.fd!);
-    this.fd = openSync(this.file, "a", 0o600);
+    this.fd = openSync(this.file, APPEND_EXISTING);
     this.fileBytes = Buffer.byteLength(text);
   }
 
@@ -279,7 +309,7 @@ export class OutcomeSpool {
   }
 
   /** The live reports of a spool file's text; lines that do not parse are skipped, with a warning. */
-  private parse(text: string, name: string, alsoDone: string[] = []): SpooledReport[] {
+  private parse(text: string, name: string): SpooledReport[] {
     const reports = new Map<string, SpooledReport>();
     let skipped = 0;
     for (const raw of text.split("\n")) {
@@ -308,7 +338,6 @@ export class OutcomeSpool {
       }
       reports.set(outcome.callId, { runId: line.r, outcome });
     }
-    for (const id of alsoDone) reports.delete(id);
     if (skipped > 0)
       this.warn(`skipped ${skipped} unreadable line(s) of the outcome spool file ${name}`);
     return [...reports.values()];
@@ -320,6 +349,46 @@ export class OutcomeSpool {
         `the outcome spool ${this.dir} cannot be written (${error instanceof Error ? error.message : String(error)}): reports are kept in memory only`,
       );
     this.broken = true;
+  }
+}
+
+const NO_FOLLOW = constants.O_NOFOLLOW ?? 0; // not on Windows
+/** a file of our own making: never one planted (or linked) there before */
+const CREATE_NEW =
+  constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW;
+const APPEND_EXISTING = constants.O_WRONLY | constants.O_APPEND | NO_FOLLOW;
+
+const ownFileName = (dir: string) =>
+  join(dir, `${process.pid}-${randomBytes(4).toString("hex")}.jsonl`);
+
+/** Refuses a spool folder that is a link, another user's, or open to others (POSIX). */
+function checkPrivate(dir: string): void {
+  const stat = lstatSync(dir);
+  if (!stat.isDirectory()) throw new Error(`${dir} is not a directory`);
+  if (process.platform === "win32") return;
+  if (stat.uid !== process.getuid!()) throw new Error(`${dir} belongs to another user`);
+  if ((stat.mode & 0o077) !== 0)
+    throw new Error(
+      `${dir} is open to other users (mode ${(stat.mode & 0o777).toString(8)}): chmod 700 it`,
+    );
+}
+
+/** A regular file of this user's (not a link, a FIFO or another user's file). */
+function ownRegularFile(path: string): boolean {
+  try {
+    const stat = lstatSync(path);
+    return stat.isFile() && (process.platform === "win32" || stat.uid === process.getuid!());
+  } catch {
+    return false;
+  }
+}
+
+function readNoFollow(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | NO_FOLLOW | (constants.O_NONBLOCK ?? 0));
+  try {
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,9 +1,13 @@
 import { Countersign } from "@countersign/sdk";
+import { execFileSync } from "node:child_process";
 import {
+  chmodSync,
+  chownSync,
   existsSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
@@ -127,6 +131,67 @@ describe("OutcomeSpool", () => {
         .spool.recover()
         .map((r) => r.outcome.callId),
     ).toEqual(["keep"]);
+  });
+
+  it("refuses a folder other users can write or own: what they planted is never sent", () => {
+    const { dir } = spoolIn();
+    const planted = join(dir, "999999999-deadbeef.jsonl");
+    writeFileSync(planted, `${JSON.stringify({ r: "run-x", o: outcome("forged") })}\n`);
+    chmodSync(dir, 0o777);
+    const next = spoolIn(dir);
+    expect(next.spool.recover()).toEqual([]);
+    expect(next.warnings).toEqual([expect.stringMatching(/open to other users/)]);
+    expect(next.spool.append([{ runId: "run-1", outcome: outcome("a") }])).toBe(0); // memory only
+    expect(existsSync(planted)).toBe(true);
+    if (process.getuid?.() === 0) {
+      chmodSync(dir, 0o700);
+      chownSync(dir, 65534, 65534);
+      const again = spoolIn(dir);
+      expect(again.spool.recover()).toEqual([]);
+      expect(again.warnings).toEqual([expect.stringMatching(/belongs to another user/)]);
+    }
+  });
+
+  it("follows no link and opens no FIFO left in its folder", () => {
+    const { dir } = spoolIn();
+    const elsewhere = join(mkdtempSync(join(tmpdir(), "countersign-elsewhere-")), "victim");
+    writeFileSync(elsewhere, `${JSON.stringify({ r: "run-x", o: outcome("linked") })}\n`);
+    symlinkSync(elsewhere, join(dir, "999999999-0000aaaa.jsonl"));
+    execFileSync("mkfifo", [join(dir, "999999999-0000bbbb.jsonl")]);
+    const next = spoolIn(dir);
+    expect(next.spool.recover()).toEqual([]); // and it did not hang on the FIFO
+    expect(readFileSync(elsewhere, "utf8")).toContain("linked");
+  });
+
+  it("a process whose file was taken while it was paused writes its live reports anew", () => {
+    const { dir, spool } = spoolIn();
+    spool.append([{ runId: "run-1", outcome: outcome("a") }]);
+    // Another gateway took the file as abandoned (here: the same pid, which recovery treats so).
+    expect(
+      spoolIn(dir)
+        .spool.recover()
+        .map((r) => r.outcome.callId),
+    ).toEqual(["a"]);
+    spool.append([{ runId: "run-1", outcome: outcome("b") }]);
+    const all = spoolIn(dir)
+      .spool.recover()
+      .map((r) => r.outcome.callId);
+    expect(all.sort()).toEqual(["a", "b"]);
+  });
+
+  it("sends every report of a claimed file, also those past its own bound, and keeps the claim", () => {
+    const { dir } = spoolIn();
+    const big = "x".repeat(30_000);
+    writeFileSync(
+      join(dir, "999999999-0000cccc.jsonl"),
+      Array.from(
+        { length: 200 },
+        (_, i) => `${JSON.stringify({ r: "run-1", o: outcome(`c${i}`, big) })}\n`,
+      ).join(""),
+    );
+    const next = spoolIn(dir);
+    expect(next.spool.recover()).toHaveLength(200);
+    expect(files(dir).some((name) => name.endsWith(".claim"))).toBe(true);
   });
 
   it("lives under the OS's state directory, one folder per gateway name and key", () => {
