@@ -55,8 +55,11 @@ import { pinnedFetch, plainHttpCredentialProblem, resolveUpstreamTarget } from "
 //   decision, once; still pending → it waits on that card, no second one);
 // - a call whose client stopped listening (its request's stream closed: the client left, or
 //   moved to another instance) stops waiting at once and leaves its decision unused (Relay's
-//   `abandon`), so this instance never uses a decision for an answer nobody reads while the
+//   `abandon`), so this instance does not use a decision for an answer nobody reads while the
 //   client's identical call waits elsewhere; a call already forwarded runs on and is reported.
+//   One race is left: a client that leaves while its decision is being taken into use (the
+//   `/use` request in flight) — that call is forwarded and reported, its answer read by no one,
+//   and the identical call elsewhere gets a new card (nothing used twice, nothing lost).
 // Routing by the Mcp-Session-Id header keeps sessions whole (and saves the re-initialize), but
 // correctness does not depend on it (test/mcp-gateways/instances.test.ts: two servers, one
 // database).
@@ -329,7 +332,11 @@ async function openSession(
     );
   const headers = openHeaders(gateway);
   // Saved before the rule (or the operator's list changed since): the credential stays home.
-  const plain = plainHttpCredentialProblem(gateway.url, Object.keys(headers).length);
+  const plain = plainHttpCredentialProblem(
+    gateway.url,
+    Object.keys(headers).length,
+    target.addresses,
+  );
   if (plain)
     throw new UnavailableError(
       `The upstream of MCP gateway '${gateway.name}' cannot be reached: ${plain}`,

@@ -44,7 +44,8 @@ export function upstreamUrlProblem(raw: string): string | null {
 /**
  * Query parameter names that carry credentials: any containing one of these (`access_token`,
  * `x-api-key`, `client_secret`, `X-Amz-Signature` …), or with one of the short words as a part
- * (`key`, `auth`, `sig`, `code` …, so `author` or `oauth_version` pass).
+ * (`key`, `auth`, `sig`, `code` …, so `author` or `oauth_version` pass); parts are split at
+ * punctuation and camelCase (`accessKey`, `AWSAccessKeyId`, `api key`, `key[]`).
  */
 const CREDENTIAL_PART = /token|secret|passw|apikey|credential|signature|bearer|jwt/;
 const CREDENTIAL_WORDS = new Set([
@@ -60,11 +61,20 @@ const CREDENTIAL_WORDS = new Set([
   "sid",
 ]);
 
+/** keys written as one lower-case word (`accesskey`, `subscriptionkey`); `monkey` passes */
+const KIND_OF_KEY =
+  /(access|secret|private|api|app|auth|session|subscription|signing|client|master|account|license)key(id)?$/;
+
 function credentialLike(name: string): boolean {
-  const lower = name.toLowerCase();
+  // words split at punctuation and camelCase: accessKey, AWSAccessKeyId, api key, key[]
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
   return (
-    CREDENTIAL_PART.test(lower.replace(/[-_.]/g, "")) ||
-    lower.split(/[-_.]/).some((word) => CREDENTIAL_WORDS.has(word))
+    CREDENTIAL_PART.test(words.join("")) ||
+    words.some((word) => CREDENTIAL_WORDS.has(word) || KIND_OF_KEY.test(word))
   );
 }
 
@@ -74,7 +84,12 @@ function credentialLike(name: string): boolean {
  * host, or to one the operator names in MCP_GATEWAY_PLAIN_HTTP_HOSTS. A URL without headers may
  * be plain http.
  */
-export function plainHttpCredentialProblem(raw: string, headerCount: number): string | null {
+export function plainHttpCredentialProblem(
+  raw: string,
+  headerCount: number,
+  /** at connect: the addresses the name resolved to (a loopback *name* must resolve to loopback) */
+  resolved?: readonly { address: string }[],
+): string | null {
   if (headerCount === 0) return null;
   let url: URL;
   try {
@@ -85,8 +100,10 @@ export function plainHttpCredentialProblem(raw: string, headerCount: number): st
   if (url.protocol !== "http:") return null;
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
   const port = url.port ? Number(url.port) : 80;
-  const loopback =
-    host === "localhost" || host.endsWith(".localhost") || forbiddenAddress(host) === "loopback";
+  const loopback = resolved
+    ? resolved.length > 0 &&
+      resolved.every(({ address }) => forbiddenAddress(address) === "loopback")
+    : host === "localhost" || host.endsWith(".localhost") || forbiddenAddress(host) === "loopback";
   if (loopback || allowListHas(configuredPlainHttpHosts(), host, port)) return null;
   return `headers (the upstream's credential) are sent only over https, or over plain http to a loopback host or one the operator allows in MCP_GATEWAY_PLAIN_HTTP_HOSTS: use an https:// URL`;
 }

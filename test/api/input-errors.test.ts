@@ -344,6 +344,17 @@ describe("400 invalid_json", () => {
   });
 });
 
+describe("400 invalid_request on a query", () => {
+  it("GET /reviewer-tokens?user= longer than any id", async () => {
+    const answer = await apiClient(server.baseUrl, mine.reviewer.token).get(
+      `/reviewer-tokens?user=${"x".repeat(201)}`,
+    );
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe("invalid_request");
+    expect(answer.body.error.issues[0].path).toBe("user");
+  });
+});
+
 describe("413 payload_too_large", () => {
   /** A POST /runs body of exactly `size` bytes. */
   function runBodyOf(size: number): string {

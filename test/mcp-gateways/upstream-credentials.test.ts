@@ -60,8 +60,26 @@ describe("credentials in the URL", () => {
     "https://mcp.example.com/mcp?client_secret=abc",
     "https://mcp.example.com/mcp?key=abc",
     "https://mcp.example.com/mcp?x-api-key=abc",
+    "https://mcp.example.com/mcp?accessKey=abc",
+    "https://mcp.example.com/mcp?AWSAccessKeyId=abc",
+    "https://mcp.example.com/mcp?privateKey=abc",
+    "https://mcp.example.com/mcp?subscriptionkey=abc",
+    "https://mcp.example.com/mcp?api%20key=abc",
+    "https://mcp.example.com/mcp?key[]=abc",
   ])("are refused: %s", (url) => {
     expect(upstreamUrlProblem(url)).toMatch(/credential in its query/);
+  });
+
+  it("a loopback name lets headers travel over plain http only when it resolves to loopback", () => {
+    const url = "http://tools.localhost:8080/mcp";
+    expect(plainHttpCredentialProblem(url, 1)).toBeNull(); // at save: by name
+    expect(plainHttpCredentialProblem(url, 1, [{ address: "127.0.0.1" }])).toBeNull();
+    expect(plainHttpCredentialProblem(url, 1, [{ address: "93.184.216.34" }])).toMatch(
+      /only over https/,
+    );
+    expect(
+      plainHttpCredentialProblem(url, 1, [{ address: "127.0.0.1" }, { address: "93.184.216.34" }]),
+    ).toMatch(/only over https/);
   });
 
   it("other query parameters are fine", () => {

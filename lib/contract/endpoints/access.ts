@@ -5,9 +5,13 @@ import {
 } from "@/lib/reviewer-tokens/create-reviewer-token";
 import { listReviewerTokens } from "@/lib/reviewer-tokens/reviewer-tokens";
 import { json } from "@/lib/http/api-route";
+import { Id } from "@/lib/ids";
+import { parseInput } from "@/lib/input/parse";
 import { revokeReviewerToken } from "@/lib/reviewer-tokens/revoke-reviewer-token";
 import { SignOutEverywhereInput, signOutEverywhere } from "@/lib/sessions/sign-out-everywhere";
 import { defineEndpoint } from "../endpoint";
+
+const ReviewerTokensQuery = z.object({ user: Id.optional() });
 
 export const accessEndpoints = [
   defineEndpoint({
@@ -18,12 +22,12 @@ export const accessEndpoints = [
     tag: "Access",
     summary:
       "Personal tokens by prefix: the caller's own (admins: everyone's, ?user=ID for one person's)",
-    query: z.object({ user: z.string().optional() }),
+    query: ReviewerTokensQuery,
     ok: { status: 200, schema: "ReviewerTokenList" },
-    errors: [401, 403],
-    handler: async ({ actor, request }) => {
-      const userId = new URL(request.url).searchParams.get("user") ?? undefined;
-      return json({ tokens: await listReviewerTokens(actor, { userId }) });
+    errors: [400, 401, 403],
+    handler: async ({ actor, query }) => {
+      const { user } = parseInput(ReviewerTokensQuery, query);
+      return json({ tokens: await listReviewerTokens(actor, { userId: user }) });
     },
   }),
   defineEndpoint({
