@@ -29,7 +29,7 @@ type DatabaseHandle = {
   writeLock: Mutex;
   /** for code that writes outside writeTransaction (better-auth): its writes wait for the lock */
   lockedDb: Database;
-  /** the embedded file's write batches, committed in groups (db/group-commit.ts); null over a server */
+  /** write batches, committed in groups (db/group-commit.ts); null for an in-memory database */
   groupCommit: GroupCommit | null;
 };
 
@@ -68,7 +68,7 @@ function open(): DatabaseHandle {
     : created;
   const writeLock = new Mutex();
   // An in-memory database has one connection, which a group's transaction would hold from reads.
-  const grouped = url.startsWith("file:") && !/^file::memory:|[?&]mode=memory/.test(url);
+  const grouped = client !== created || !/^file::memory:|[?&]mode=memory/.test(url);
   return {
     client,
     db: drizzle(client, { schema }),
@@ -200,9 +200,9 @@ export function runWrite<T>(write: (client: Client) => Promise<T>): Promise<T> {
 }
 
 /**
- * One write batch (db/write-batch.ts), all or nothing: on the embedded file committed together
- * with the batches that are waiting beside it (db/group-commit.ts: one transaction, each batch in
- * its savepoint, one fsync); over a libSQL server one request of its own, through runWrite.
+ * One write batch (db/write-batch.ts), all or nothing, committed together with the batches that
+ * are waiting beside it (db/group-commit.ts: one transaction, each batch in its savepoint; one
+ * fsync on the embedded file, one request over a libSQL server).
  */
 export function runWriteBatch(statements: Statement[]): Promise<ResultSet[]> {
   const { groupCommit } = handle();
@@ -210,7 +210,7 @@ export function runWriteBatch(statements: Statement[]): Promise<ResultSet[]> {
   return runWrite((client) => client.batch(statements, "write"));
 }
 
-/** The embedded file's group commit counts (tests, the bench); null over a libSQL server. */
+/** The group commit's counts (tests, the bench); null for an in-memory database. */
 export function groupCommitStats(): GroupCommit["stats"] | null {
   return handle().groupCommit?.stats ?? null;
 }

@@ -1,4 +1,5 @@
 import type { Client, ResultSet } from "@libsql/client";
+import { canGroupBatches } from "./remote-streams";
 import type { Statement } from "./write-batch";
 
 // Group commit for the embedded database file (db/write-batch.ts sends every write batch here when
@@ -28,7 +29,9 @@ import type { Statement } from "./write-batch";
 // become visible together at its COMMIT, so a tailer still never skips one (invariant 3). A caller
 // is answered only after the COMMIT that made its batch durable.
 //
-// Over a libSQL server every batch stays one request of its own (db/write-batch.ts).
+// Over a libSQL server a group is ONE request: a Hrana batch whose steps are conditioned the same
+// way (db/remote-streams.ts runGroupBatch), so a group costs one round trip and one transaction
+// on the server instead of one per batch.
 
 type Pending = {
   statements: Statement[];
@@ -96,7 +99,7 @@ export class GroupCommit {
 
   /** Commits `group` (one transaction), settling every batch of it; never throws. */
   private async commitGroup(group: Pending[]): Promise<void> {
-    for (let pause = 5; group.length > 0; pause = Math.min(pause * 2, 100)) {
+    for (let pause = 5, idleRounds = 0; group.length > 0; pause = Math.min(pause * 2, 100)) {
       let settled: Settled[];
       try {
         settled = await this.runGroup(group);
@@ -126,13 +129,32 @@ export class GroupCommit {
         else if ("results" in outcome) pending.resolve(outcome.results);
         else pending.reject(outcome.error);
       });
+      // every round settles at least one batch; should one not, the group fails rather than spin
+      if (again.length === group.length && ++idleRounds >= 3) {
+        const error = new Error("The write could not be committed (its transaction kept ending).");
+        for (const pending of again) pending.reject(error);
+        return;
+      }
       group = again;
     }
   }
 
+  private count(batches: number) {
+    this.stats.groups++;
+    this.stats.batches += batches;
+    this.stats.largest = Math.max(this.stats.largest, batches);
+  }
+
   /** One transaction: each batch in its savepoint, then COMMIT. Throws when the group failed whole. */
   private async runGroup(group: Pending[]): Promise<Settled[]> {
-    const tx = await this.deps.client().transaction("write"); // BEGIN IMMEDIATE
+    const client = this.deps.client();
+    if (canGroupBatches(client)) {
+      // a libSQL server: the whole group is one request (throws when the group failed whole)
+      const settled = await client.groupBatch(group.map((pending) => pending.statements));
+      this.count(group.length);
+      return settled;
+    }
+    const tx = await client.transaction("write"); // BEGIN IMMEDIATE
     try {
       const settled: Settled[] = [];
       for (let i = 0; i < group.length; i++) {
@@ -153,9 +175,7 @@ export class GroupCommit {
         }
       }
       await tx.commit();
-      this.stats.groups++;
-      this.stats.batches += group.length;
-      this.stats.largest = Math.max(this.stats.largest, group.length);
+      this.count(group.length);
       return settled;
     } finally {
       tx.close();

@@ -3,31 +3,29 @@ import { dirname } from "node:path";
 import { createClient, LibsqlError } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeDb, getClient, groupCommitStats } from "@/db/client";
+import { migrateDatabase } from "@/db/migrate";
 import { changedRow, guard, StateMoved, statement, writeBatch } from "@/db/write-batch";
 import { chainRows, verifyChain } from "@/lib/audit/verify-chain";
 import { SYSTEM_ACTOR, eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/commit";
+import { startSqld, sqldBinary, type Sqld } from "../bench/sqld-server";
 import { freshDatabase } from "../support/database";
 
 // Group commit (db/group-commit.ts): write batches asked for at the same time on the embedded
 // file share one transaction and one fsync, each in its own savepoint. Each batch must keep
 // exactly the outcome it has alone: all or nothing, its guards checked against every batch
-// committed before it (those of its own group included), its own error and no one else's.
+// committed before it (those of its own group included), its own error and no one else's. Over
+// a libSQL server (sqld) a group is one request (db/remote-streams.ts runGroupBatch): the same
+// tests run there.
 
-let databaseUrl: string;
-
-beforeAll(async () => {
-  databaseUrl = await freshDatabase("group-commit");
-  await writeBatch([
-    statement("create table scratch (id text primary key, n int not null)"),
-    statement("insert into scratch values ('counter', 0)"),
-  ]);
-});
-
-afterAll(() => {
-  closeDb();
-  rmSync(dirname(databaseUrl.slice("file:".length)), { recursive: true, force: true });
-});
+const sqldAvailable = (() => {
+  try {
+    sqldBinary();
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 const rows = async (sql: string) => (await getClient().execute(sql)).rows.map((r) => r[0]);
 const stats = () => ({ ...groupCommitStats()! });
@@ -40,7 +38,66 @@ async function atOnce<T>(...writes: (() => Promise<T>)[]) {
   return { settled, groups: after.groups - before.groups, batches: after.batches - before.batches };
 }
 
-describe("group commit", () => {
+function createScratch() {
+  return writeBatch([
+    statement("create table scratch (id text primary key, n int not null)"),
+    statement("insert into scratch values ('counter', 0)"),
+  ]);
+}
+
+describe("group commit on the embedded file", () => {
+  let databaseUrl: string;
+  beforeAll(async () => {
+    databaseUrl = await freshDatabase("group-commit");
+    await createScratch();
+  });
+  afterAll(() => {
+    closeDb();
+    rmSync(dirname(databaseUrl.slice("file:".length)), { recursive: true, force: true });
+  });
+
+  groupCommitTests();
+
+  it("waits out another process's write lock, then commits what queued meanwhile", async () => {
+    const other = createClient({ url: databaseUrl });
+    const held = await other.transaction("write");
+    await held.execute("insert into scratch values ('other', 1)");
+    const writes = Promise.all(
+      ["e1", "e2", "e3"].map((id) =>
+        writeBatch([statement("insert into scratch values (?, 1)", id)]),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await held.commit();
+    other.close();
+    await writes;
+    expect(
+      await rows("select id from scratch where id in ('other', 'e1', 'e2', 'e3') order by id"),
+    ).toEqual(["e1", "e2", "e3", "other"]);
+  });
+});
+
+describe.skipIf(!sqldAvailable).each(["ws", "http"])("group commit over sqld (%s)", (scheme) => {
+  let sqld: Sqld;
+  const previousUrl = process.env.DATABASE_URL;
+  beforeAll(async () => {
+    sqld = await startSqld();
+    closeDb();
+    process.env.DATABASE_URL = sqld.url.replace(/^http/, scheme);
+    await migrateDatabase();
+    await createScratch();
+  });
+  afterAll(async () => {
+    closeDb();
+    await sqld?.stop();
+    if (previousUrl === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = previousUrl;
+  });
+
+  groupCommitTests();
+});
+
+function groupCommitTests() {
   it("commits batches asked for together in one transaction; a guard aborts only its own batch", async () => {
     const { settled, groups, batches } = await atOnce(
       () => writeBatch([statement("insert into scratch values ('a1', 1)")]),
@@ -128,22 +185,4 @@ describe("group commit", () => {
     const verdict = await verifyChain(chainRows(getClient()));
     expect(verdict.ok).toBe(true);
   });
-
-  it("waits out another process's write lock, then commits what queued meanwhile", async () => {
-    const other = createClient({ url: databaseUrl });
-    const held = await other.transaction("write");
-    await held.execute("insert into scratch values ('other', 1)");
-    const writes = Promise.all(
-      ["e1", "e2", "e3"].map((id) =>
-        writeBatch([statement("insert into scratch values (?, 1)", id)]),
-      ),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    await held.commit();
-    other.close();
-    await writes;
-    expect(
-      await rows("select id from scratch where id in ('other', 'e1', 'e2', 'e3') order by id"),
-    ).toEqual(["e1", "e2", "e3", "other"]);
-  });
-});
+}
