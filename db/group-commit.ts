@@ -148,6 +148,18 @@ export class GroupCommit {
   /** One transaction: each batch in its savepoint, then COMMIT. Throws when the group failed whole. */
   private async runGroup(group: Pending[]): Promise<Settled[]> {
     const client = this.deps.client();
+    if (group.length === 1) {
+      // Alone: sent as a batch of its own, exactly as without grouping (no savepoint statements,
+      // which over a libSQL server cost its parser and its thread hand-offs per step).
+      try {
+        const results = await client.batch(group[0]!.statements, "write");
+        this.count(1);
+        return [{ results }];
+      } catch (error) {
+        if (this.deps.isBusy(error)) throw error;
+        return [{ error }];
+      }
+    }
     if (canGroupBatches(client)) {
       // a libSQL server: the whole group is one request (throws when the group failed whole)
       const settled = await client.groupBatch(group.map((pending) => pending.statements));
