@@ -1,11 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { createClient, type Client } from "@libsql/client";
+import { createClient, type Client, type ResultSet } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "./schema";
 import { sqliteCodeOf } from "./sqlite-error";
 import { reuseStreams } from "./remote-streams";
 import { cacheStatements, forgetStatements } from "./statement-cache";
+import { GroupCommit } from "./group-commit";
+import type { Statement } from "./write-batch";
 import { setting } from "@/lib/config/settings";
 
 export type Database = LibSQLDatabase<typeof schema>;
@@ -27,6 +29,8 @@ type DatabaseHandle = {
   writeLock: Mutex;
   /** for code that writes outside writeTransaction (better-auth): its writes wait for the lock */
   lockedDb: Database;
+  /** write batches, committed in groups (db/group-commit.ts); null for an in-memory database */
+  groupCommit: GroupCommit | null;
 };
 
 // Next.js bundles route handlers and instrumentation separately: a module-level singleton would
@@ -63,12 +67,26 @@ function open(): DatabaseHandle {
     ? reuseStreams(created, { url, authToken })
     : created;
   const writeLock = new Mutex();
+  // An in-memory database has one connection, which a group's transaction would hold from reads.
+  const grouped = client !== created || !/^file::memory:|[?&]mode=memory/.test(url);
   return {
     client,
     db: drizzle(client, { schema }),
     url,
     writeLock,
     lockedDb: drizzle(writesTakeTheLock(client, writeLock), { schema }),
+    groupCommit: grouped
+      ? new GroupCommit({
+          client: () => handle().client,
+          locked: (work) => writeLock.run(work),
+          isBusy,
+          afterBusy: async () => {
+            forgetStatements();
+            await handle().client.reconnect();
+          },
+          waitMs: WRITE_WAIT_MS,
+        })
+      : null,
   };
 }
 
@@ -179,6 +197,22 @@ export function runWrite<T>(write: (client: Client) => Promise<T>): Promise<T> {
   const { client, writeLock } = handle();
   const attempt = retryWhileBusy(() => write(client));
   return writeLock.run(attempt);
+}
+
+/**
+ * One write batch (db/write-batch.ts), all or nothing, committed together with the batches that
+ * are waiting beside it (db/group-commit.ts: one transaction, each batch in its savepoint; one
+ * fsync on the embedded file, one request over a libSQL server).
+ */
+export function runWriteBatch(statements: Statement[]): Promise<ResultSet[]> {
+  const { groupCommit } = handle();
+  if (groupCommit) return groupCommit.write(statements);
+  return runWrite((client) => client.batch(statements, "write"));
+}
+
+/** The group commit's counts (tests, the bench); null for an in-memory database. */
+export function groupCommitStats(): GroupCommit["stats"] | null {
+  return handle().groupCommit?.stats ?? null;
 }
 
 /**

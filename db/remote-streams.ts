@@ -133,10 +133,29 @@ export function reuseStreams(
       return runBatch(stream, version, mode, statements.map(normalize).map(toHrana));
     });
 
+  const groupBatch = (batches: InStatement[][]) =>
+    onStream(async (stream) => {
+      const version = await stream.client().getVersion();
+      const statements = batches.map((b) => b.map((s) => toHrana(normalize(s))));
+      if (version >= 3) return runGroupBatch(stream, statements);
+      // Without the protocol's autocommit condition a group cannot tell a transaction that ended
+      // early: each batch goes alone (one request each).
+      const value: GroupedOutcome[] = [];
+      for (const b of statements)
+        value.push(
+          await runBatch(stream, version, "write", b).then(
+            ({ value: results }) => ({ results }),
+            (error: unknown) => ({ error }),
+          ),
+        );
+      return { value, reusable: false };
+    });
+
   return new Proxy(client, {
     get(target, property, receiver) {
       if (property === "execute") return execute;
       if (property === "batch") return batch;
+      if (property === "groupBatch") return groupBatch;
       if (property === "close")
         return () => {
           dropStreams();
@@ -229,6 +248,131 @@ async function runBatch(
     value.push(resultSet(rows));
   }
   await committed;
+  return { value, reusable: true };
+}
+
+/** What happened to one batch of a group: committed, failed alone, or to be sent again. */
+export type GroupedOutcome = { results: ResultSet[] } | { error: unknown } | "again";
+
+/** A client that can send several write batches as one transaction (db/group-commit.ts). */
+export type GroupBatchClient = Client & {
+  groupBatch(batches: InStatement[][]): Promise<GroupedOutcome[]>;
+};
+
+export function canGroupBatches(client: Client): client is GroupBatchClient {
+  return typeof (client as Partial<GroupBatchClient>).groupBatch === "function";
+}
+
+/**
+ * Several write batches as ONE request and one transaction (group commit over a libSQL server,
+ * db/group-commit.ts): BEGIN IMMEDIATE; for each batch a SAVEPOINT, its statements (each only if
+ * the one before succeeded), RELEASE when all did, else ROLLBACK TO and RELEASE (that batch wrote
+ * nothing, the next one goes on); COMMIT when the last batch is settled and the transaction is
+ * still open; ROLLBACK otherwise. A failed batch gets the error a batch of its own would give;
+ * when the transaction ended early (nothing committed), the others are to be sent again.
+ */
+async function runGroupBatch(
+  stream: hrana.Stream,
+  batches: hrana.Stmt[][],
+): Promise<{ value: GroupedOutcome[]; reusable: boolean }> {
+  const batch = stream.batch(true);
+  const open = () => hrana.BatchCond.not(hrana.BatchCond.isAutocommit(batch));
+  const begin = batch.step();
+  const began = begin.run(transactionModeToBegin("write"));
+  let settled: hrana.BatchCond = hrana.BatchCond.ok(begin);
+  const pending: Promise<unknown>[] = [began];
+  const members = batches.map((statements) => {
+    const savepoint = batch.step().condition(settled).condition(open());
+    const saved = savepoint.run("savepoint countersign_batch");
+    let last = savepoint;
+    const results = statements.map((statement) => {
+      const step = batch.step().condition(hrana.BatchCond.ok(last)).condition(open());
+      last = step;
+      return step.query(statement);
+    });
+    const release = batch.step().condition(hrana.BatchCond.ok(last)).condition(open());
+    const released = release.run("release countersign_batch");
+    const undo = batch
+      .step()
+      .condition(hrana.BatchCond.ok(savepoint))
+      .condition(hrana.BatchCond.not(hrana.BatchCond.ok(release)))
+      .condition(open());
+    const undone = undo.run("rollback to countersign_batch");
+    const releaseUndone = batch.step().condition(hrana.BatchCond.ok(undo));
+    const releasedUndone = releaseUndone.run("release countersign_batch");
+    settled = hrana.BatchCond.or(batch, [
+      hrana.BatchCond.ok(release),
+      hrana.BatchCond.ok(releaseUndone),
+    ]);
+    pending.push(saved, released, undone, releasedUndone, ...results);
+    return { saved, results, released };
+  });
+  const commit = batch.step().condition(settled).condition(open());
+  const committed = commit.run("COMMIT");
+  const rollback = batch.step().condition(hrana.BatchCond.not(hrana.BatchCond.ok(commit)));
+  const rolledBack = rollback.run("ROLLBACK");
+  // every step's promise settles with the batch; the ones that fail are read below
+  for (const step of [...pending, committed, rolledBack]) step.catch(() => undefined);
+  await batch.execute();
+  await began.catch((error: unknown) => {
+    throw mapHranaError(error);
+  });
+  const ranCommit = await committed.then(
+    (result) => result !== undefined,
+    (error: unknown) => {
+      throw mapHranaError(error);
+    },
+  );
+  const value: GroupedOutcome[] = [];
+  for (const member of members) {
+    if ((await member.saved.catch(() => undefined)) === undefined) {
+      value.push("again");
+      continue;
+    }
+    let outcome: GroupedOutcome | null = null;
+    const sets: ResultSet[] = [];
+    for (let i = 0; i < member.results.length && !outcome; i++) {
+      try {
+        const rows = await member.results[i];
+        if (rows === undefined)
+          outcome = {
+            error: new LibsqlBatchError(
+              "Statement in a batch was not executed, probably because the transaction has been rolled back",
+              i,
+              "TRANSACTION_CLOSED",
+            ),
+          };
+        else sets.push(resultSet(rows));
+      } catch (error) {
+        const mapped = mapHranaError(error);
+        outcome = {
+          error:
+            mapped instanceof LibsqlError
+              ? new LibsqlBatchError(
+                  mapped.message,
+                  i,
+                  mapped.code,
+                  mapped.extendedCode,
+                  mapped.rawCode,
+                  mapped.cause instanceof Error ? mapped.cause : undefined,
+                )
+              : mapped,
+        };
+      }
+    }
+    if (!outcome && (await member.released.catch(() => undefined)) === undefined)
+      outcome = { error: new LibsqlError("The batch's savepoint was not released", "UNKNOWN") };
+    value.push(outcome ?? { results: sets });
+  }
+  // Committed: every batch is settled. Not committed (the transaction ended early): nothing was
+  // written; a batch that failed keeps its error, every other one is sent again.
+  if (!ranCommit)
+    return {
+      value: value.map((outcome) =>
+        outcome !== "again" && "error" in outcome ? outcome : "again",
+      ),
+      reusable: (await rolledBack.catch(() => undefined)) !== undefined,
+    };
   return { value, reusable: true };
 }
 

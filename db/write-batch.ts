@@ -1,6 +1,6 @@
 import type { InValue, ResultSet } from "@libsql/client";
 import { getTableColumns, getTableName, type Table } from "drizzle-orm";
-import { runWrite } from "./client";
+import { runWriteBatch } from "./client";
 import { forgetStatements } from "./statement-cache";
 import { writeMetrics as metrics } from "./write-metrics";
 
@@ -42,12 +42,17 @@ export class StateMoved extends Error {
   }
 }
 
-/** Runs the statements as one atomic write batch: one round trip, all or nothing. */
+/**
+ * Runs the statements as one atomic write batch: one round trip, all or nothing. On the embedded
+ * file, batches asked for at the same time share one transaction and one fsync, each in a
+ * savepoint of its own (group commit: db/group-commit.ts), with the same outcome and the same
+ * errors for each as if it had been committed alone.
+ */
 export async function writeBatch(statements: Statement[]): Promise<ResultSet[]> {
   // the write-latency histogram of /metrics (lib/metrics/metrics.ts), lock wait included
   const endTimer = metrics().writeDuration.startTimer();
   try {
-    const results = await runWrite((client) => client.batch(statements, "write"));
+    const results = await runWriteBatch(statements);
     endTimer({ result: "committed" });
     return results;
   } catch (error) {

@@ -9,7 +9,15 @@ import { closeDb, getDb } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { policyRules } from "@/db/schema";
 import { newId } from "@/lib/ids";
-import { cpuMeter, now, summarize, waitIdle, type Summary } from "./load";
+import {
+  cpuMeter,
+  now,
+  summarize,
+  threadMeter,
+  waitIdle,
+  type Summary,
+  type ThreadTime,
+} from "./load";
 import { startSqld, type Sqld } from "./sqld-server";
 import { startCountersign, type Target } from "./targets";
 
@@ -56,6 +64,8 @@ export type PathRow = {
   serverMs: number;
   gatewayMs: number;
   sqldMs: number;
+  /** how long, per call, the server's main thread was runnable but waiting for a CPU */
+  serverWaitingMs: number;
 };
 
 export type GatewayThroughput = {
@@ -65,6 +75,8 @@ export type GatewayThroughput = {
   latency: Summary;
   serverMs: number;
   sqldMs: number;
+  /** the server's main thread during the loop: running, waiting for a CPU, asleep (ms per s) */
+  serverThread: ThreadTime;
 };
 
 export type GatewayDatabaseResult = {
@@ -169,39 +181,67 @@ async function call(client: Client, name: "echo" | "hang", expectError: boolean)
     throw new Error(`${name}: unexpected answer ${JSON.stringify(result).slice(0, 300)}`);
 }
 
+/** A path measured one call at a time: its calls, and the meters to read around each block. */
+type TimedPath = { path: PathName; s: Session; work: () => Promise<void>; serverPid?: number };
+
+/**
+ * Times the paths' calls one at a time, `options.sequential` each, in alternating blocks of
+ * BLOCK calls (a, b, a, b, …): on a shared machine whose load drifts from minute to minute, paths
+ * compared with each other (allowed and denied) see the same load. CPU is read around each block.
+ */
 async function timed(
-  path: PathName,
-  s: Session,
-  work: () => Promise<void>,
+  paths: TimedPath[],
   options: GatewayBenchOptions,
-  serverPid: number | undefined,
   sqldPid: number | undefined,
-): Promise<PathRow> {
-  for (let i = 0; i < 30; i++) await work(); // warm-up (JIT, connections, the tools/list lookup)
-  await waitIdle(serverPid, 10_000);
-  const server = cpuMeter(serverPid);
-  const own = cpuMeter(s.pid);
-  const sqld = cpuMeter(sqldPid);
-  const samples: number[] = [];
-  for (let i = 0; i < options.sequential; i++) {
-    const start = now();
-    await work();
-    samples.push(now() - start);
+): Promise<PathRow[]> {
+  const BLOCK = 50;
+  for (const p of paths) for (let i = 0; i < 30; i++) await p.work(); // warm-up (JIT, connections, the tools/list lookup)
+  const acc = paths.map(() => ({
+    samples: [] as number[],
+    server: 0,
+    own: 0,
+    sqld: 0,
+    waiting: 0,
+  }));
+  for (let done = 0; done < options.sequential; done += BLOCK) {
+    const n = Math.min(BLOCK, options.sequential - done);
+    for (const [k, p] of paths.entries()) {
+      await waitIdle(p.serverPid, 10_000);
+      const server = cpuMeter(p.serverPid);
+      const own = cpuMeter(p.s.pid);
+      const sqld = cpuMeter(p.serverPid === undefined ? undefined : sqldPid);
+      const thread = threadMeter(p.serverPid);
+      const blockStart = now();
+      for (let i = 0; i < n; i++) {
+        const start = now();
+        await p.work();
+        acc[k]!.samples.push(now() - start);
+      }
+      const seconds = (now() - blockStart) / 1000;
+      // the outcome reports that follow the last calls are part of their cost
+      await waitIdle(p.serverPid, 5_000);
+      acc[k]!.server += server().serverMs;
+      acc[k]!.own += own().serverMs;
+      acc[k]!.sqld += sqld().serverMs;
+      acc[k]!.waiting += thread().waitingForCpuMs * seconds;
+    }
   }
-  // the outcome reports that follow the last calls are part of their cost
-  await waitIdle(serverPid, 5_000);
-  const per = (ms: number) => (Number.isNaN(ms) ? NaN : ms / options.sequential);
-  const row = {
-    path,
-    latency: summarize(samples),
-    serverMs: serverPid === undefined ? NaN : per(server().serverMs),
-    gatewayMs: per(own().serverMs),
-    sqldMs: sqldPid === undefined ? NaN : per(sqld().serverMs),
-  };
-  log(
-    `  ${path}: p50 ${row.latency.p50.toFixed(2)} ms, p99 ${row.latency.p99.toFixed(2)} ms; CPU/call server ${row.serverMs.toFixed(2)} ms, gateway ${row.gatewayMs.toFixed(2)} ms`,
-  );
-  return row;
+  return paths.map((p, k) => {
+    const a = acc[k]!;
+    const per = (ms: number) => (Number.isNaN(ms) ? NaN : ms / options.sequential);
+    const row: PathRow = {
+      path: p.path,
+      latency: summarize(a.samples),
+      serverMs: p.serverPid === undefined ? NaN : per(a.server),
+      gatewayMs: per(a.own),
+      sqldMs: p.serverPid === undefined || sqldPid === undefined ? NaN : per(a.sqld),
+      serverWaitingMs: p.serverPid === undefined ? NaN : per(a.waiting),
+    };
+    log(
+      `  ${p.path}: p50 ${row.latency.p50.toFixed(2)} ms, p99 ${row.latency.p99.toFixed(2)} ms; CPU/call server ${row.serverMs.toFixed(2)} ms, gateway ${row.gatewayMs.toFixed(2)} ms; server waited for a CPU ${row.serverWaitingMs.toFixed(2)} ms/call`,
+    );
+    return row;
+  });
 }
 
 async function throughput(
@@ -221,9 +261,11 @@ async function throughput(
     const end = measureFrom + options.durationMs;
     let server = cpuMeter(serverPid);
     let sqld = cpuMeter(sqldPid);
+    let thread = threadMeter(serverPid);
     const warm = setTimeout(() => {
       server = cpuMeter(serverPid);
       sqld = cpuMeter(sqldPid);
+      thread = threadMeter(serverPid);
     }, options.warmupMs);
     const samples: number[] = [];
     await Promise.all(
@@ -237,6 +279,7 @@ async function throughput(
       }),
     );
     clearTimeout(warm);
+    const serverThread = thread();
     const serverMs = server().serverMs;
     const sqldMs = sqld().serverMs;
     const n = samples.length;
@@ -247,8 +290,11 @@ async function throughput(
       latency: summarize(samples),
       serverMs: serverPid === undefined || n === 0 ? NaN : serverMs / n,
       sqldMs: sqldPid === undefined || n === 0 ? NaN : sqldMs / n,
+      serverThread,
     };
-    log(`  ${path}: ${row.perSecond.toFixed(0)} calls/s from ${options.sessions} sessions`);
+    log(
+      `  ${path}: ${row.perSecond.toFixed(0)} calls/s from ${options.sessions} sessions; server main thread per s: running ${serverThread.runningMs.toFixed(0)} ms, waiting for a CPU ${serverThread.waitingForCpuMs.toFixed(0)} ms, asleep ${serverThread.asleepMs.toFixed(0)} ms`,
+    );
     return row;
   } finally {
     await Promise.all(sessions.map((s) => s.close().catch(() => {})));
@@ -295,16 +341,21 @@ async function measure(
     const g = await gateway(target);
     sessions.push(g);
     rows.push(
-      await timed("direct", d, () => call(d.client, "echo", false), options, undefined, undefined),
-    );
-    rows.push(
-      await timed("floor", f, () => call(f.client, "echo", false), options, undefined, undefined),
-    );
-    rows.push(
-      await timed("allowed", g, () => call(g.client, "echo", false), options, target.pid, sqldPid),
-    );
-    rows.push(
-      await timed("denied", g, () => call(g.client, "hang", true), options, target.pid, sqldPid),
+      ...(await timed(
+        [
+          { path: "direct", s: d, work: () => call(d.client, "echo", false) },
+          { path: "floor", s: f, work: () => call(f.client, "echo", false) },
+          {
+            path: "allowed",
+            s: g,
+            work: () => call(g.client, "echo", false),
+            serverPid: target.pid,
+          },
+          { path: "denied", s: g, work: () => call(g.client, "hang", true), serverPid: target.pid },
+        ],
+        options,
+        sqldPid,
+      )),
     );
   } finally {
     await Promise.all(sessions.map((s) => s.close().catch(() => {})));
@@ -319,13 +370,15 @@ async function measure(
 export async function gatewayScenario(
   options: GatewayBenchOptions,
   databases: ("embedded" | "sqld")[] = ["embedded", "sqld"],
+  /** runs the Countersign server under `node --cpu-prof`, its profiles written here */
+  profileDir?: string,
 ): Promise<GatewayResult> {
   const results: GatewayDatabaseResult[] = [];
   let floorOfCommits: CommitFloor | undefined;
   if (databases.includes("embedded")) {
     log("bench: MCP gateway, embedded database");
     floorOfCommits = await commitFloor(options);
-    const target = await startCountersign();
+    const target = await startCountersign({ profileDir });
     try {
       results.push(await measure("embedded", target, options, undefined));
     } finally {
@@ -342,7 +395,10 @@ export async function gatewayScenario(
       closeDb();
       process.env.DATABASE_URL = sqld.url;
       await migrateDatabase();
-      target = await startCountersign({ sharedDatabaseUrl: sqld.url.replace(/^http:/, "ws:") });
+      target = await startCountersign({
+        sharedDatabaseUrl: sqld.url.replace(/^http:/, "ws:"),
+        profileDir,
+      });
       results.push(await measure("sqld", target, options, sqld.pid));
     } finally {
       await target?.stop();
@@ -364,10 +420,10 @@ export function gatewayReport(result: GatewayResult): string[] {
   const lines = [
     "### MCP gateway",
     "",
-    `One MCP session, ${options.sequential} \`tools/call\`s at a time of one per path (after 30 warm-up calls), a fast upstream tool (\`echo\` of test/mcp-gateway/faulty-server.mjs) over stdio. "added" is over calling the upstream directly; CPU is per call, from /proc (the Countersign server, the process in front of the upstream, and sqld).`,
+    `One MCP session per path, ${options.sequential} \`tools/call\`s one at a time per path (after 30 warm-up calls), the paths taking turns in blocks of 50 so that each sees the same load; a fast upstream tool (\`echo\` of test/mcp-gateway/faulty-server.mjs) over stdio. "added" is over calling the upstream directly; CPU is per call, from /proc (the Countersign server, the process in front of the upstream, and sqld); "server waited for a CPU" is how long per call the server's main thread was runnable but not running (/proc/PID/task/PID/schedstat): the machine's other work, not the gateway's.`,
     "",
-    "| database | path | p50 / p99 ms | added p50 / p99 ms | goal | server CPU / call | gateway CPU / call | sqld CPU / call |",
-    "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: |",
+    "| database | path | p50 / p99 ms | added p50 / p99 ms | goal | server CPU / call | gateway CPU / call | sqld CPU / call | server waited for a CPU / call |",
+    "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
   ];
   for (const r of result.results) {
     const directRow = r.rows.find((row) => row.path === "direct");
@@ -379,10 +435,10 @@ export function gatewayReport(result: GatewayResult): string[] {
         row.path === "allowed"
           ? `≤ 5 / 15 ms — ${addedP50 <= 5 && addedP99 <= 15 ? "met" : "**missed**"}`
           : row.path === "denied" && allowed
-            ? `as allowed: ${f(row.latency.p50 / allowed.latency.p50, 2)}× its p50`
+            ? `as allowed: ${f(row.latency.p50 / allowed.latency.p50, 2)}× its p50, ${f(row.latency.p99 / allowed.latency.p99, 2)}× its p99`
             : "";
       lines.push(
-        `| ${r.database} | ${row.path} | ${f(row.latency.p50, 2)} / ${f(row.latency.p99, 2)} | ${row.path === "direct" ? "–" : `${f(addedP50, 2)} / ${f(addedP99, 2)}`} | ${goal} | ${f(row.serverMs, 2)} ms | ${row.path === "direct" ? "–" : `${f(row.gatewayMs, 2)} ms`} | ${f(row.sqldMs, 2)} ms |`,
+        `| ${r.database} | ${row.path} | ${f(row.latency.p50, 2)} / ${f(row.latency.p99, 2)} | ${row.path === "direct" ? "–" : `${f(addedP50, 2)} / ${f(addedP99, 2)}`} | ${goal} | ${f(row.serverMs, 2)} ms | ${row.path === "direct" ? "–" : `${f(row.gatewayMs, 2)} ms`} | ${f(row.sqldMs, 2)} ms | ${f(row.serverWaitingMs, 2)} ms |`,
       );
     }
   }
@@ -390,17 +446,19 @@ export function gatewayReport(result: GatewayResult): string[] {
     "",
     `Throughput: a closed loop of ${options.sessions} MCP sessions (each its own gateway process and upstream), ${options.warmupMs / 1000} s warm-up + ${options.durationMs / 1000} s measured, every call allowed.`,
     "",
-    "| database | path | calls/s | p50 / p99 ms | server CPU / call | sqld CPU / call |",
-    "| --- | --- | ---: | ---: | ---: | ---: |",
+    'The server\'s main thread during the loop, per second of wall time (/proc/PID/task/PID/schedstat): "running" on a CPU, "waiting" runnable for a CPU the machine\'s other processes held, "asleep" neither (no work in the event loop, or blocked in a synchronous fsync).',
+    "",
+    "| database | path | calls/s | p50 / p99 ms | server CPU / call | sqld CPU / call | server main thread running / waiting for a CPU / asleep, ms per s |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
   );
   if (result.commitFloor)
     lines.push(
-      `| embedded | commit floor: a bare one-INSERT write batch, fsync'd (the disk, no app) | ${f(result.commitFloor.perSecond, 0)} from ${options.sessions} writers | ${f(result.commitFloor.latency.p50, 2)} / ${f(result.commitFloor.latency.p99, 2)} one at a time | – | – |`,
+      `| embedded | commit floor: a bare one-INSERT write batch, fsync'd (the disk, no app) | ${f(result.commitFloor.perSecond, 0)} from ${options.sessions} writers | ${f(result.commitFloor.latency.p50, 2)} / ${f(result.commitFloor.latency.p99, 2)} one at a time | – | – | – |`,
     );
   for (const r of result.results)
     for (const t of r.throughput)
       lines.push(
-        `| ${r.database} | ${t.path === "floor" ? "floor (proxy only)" : "allowed"} | ${f(t.perSecond, 0)} | ${f(t.latency.p50)} / ${f(t.latency.p99)} | ${f(t.serverMs, 2)} ms | ${f(t.sqldMs, 2)} ms |`,
+        `| ${r.database} | ${t.path === "floor" ? "floor (proxy only)" : "allowed"} | ${f(t.perSecond, 0)} | ${f(t.latency.p50)} / ${f(t.latency.p99)} | ${f(t.serverMs, 2)} ms | ${f(t.sqldMs, 2)} ms | ${t.path === "floor" ? "–" : `${f(t.serverThread.runningMs, 0)} / ${f(t.serverThread.waitingForCpuMs, 0)} / ${f(t.serverThread.asleepMs, 0)}`} |`,
       );
   return lines;
 }

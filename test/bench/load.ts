@@ -623,3 +623,48 @@ export function cpuMeter(serverPid?: number | (number | undefined)[]): () => Cpu
     return { oursPct: (100 * ours) / total, otherPct: (100 * (busy - ours)) / total, serverMs };
   };
 }
+
+/** Where the wall-clock time of a process's main thread went, in ms per second of wall time. */
+export type ThreadTime = {
+  /** on a CPU */
+  runningMs: number;
+  /** runnable, waiting for a CPU the machine's other processes held (the run queue) */
+  waitingForCpuMs: number;
+  /** neither: asleep in the event loop's poll (no work), or blocked (a synchronous fsync, the disk) */
+  asleepMs: number;
+};
+
+/**
+ * Meters a process's main thread from /proc/<pid>/task/<pid>/schedstat (time on a CPU, time
+ * runnable on a run queue): tells a server starved of CPU by the machine from one that waits on
+ * something (a lock, the disk) from one that has nothing to do. NaN where /proc is not there.
+ */
+export function threadMeter(pid: number | undefined): () => ThreadTime {
+  const read = (): [number, number] | null => {
+    if (pid === undefined) return null;
+    try {
+      const [run, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8")
+        .trim()
+        .split(/\s+/)
+        .map(Number);
+      return [run! / 1e6, wait! / 1e6];
+    } catch {
+      return null;
+    }
+  };
+  const start = read();
+  const startedAt = now();
+  return () => {
+    const end = read();
+    const seconds = (now() - startedAt) / 1000;
+    if (!start || !end || seconds <= 0)
+      return { runningMs: NaN, waitingForCpuMs: NaN, asleepMs: NaN };
+    const runningMs = (end[0] - start[0]) / seconds;
+    const waitingForCpuMs = (end[1] - start[1]) / seconds;
+    return {
+      runningMs,
+      waitingForCpuMs,
+      asleepMs: Math.max(0, 1000 - runningMs - waitingForCpuMs),
+    };
+  };
+}

@@ -659,7 +659,11 @@ async function main(): Promise<number> {
       });
     if (scenarios.has("gateway"))
       await standaloneScenario("gateway", async () => {
-        standalone.gateway = await gatewayScenario(quick ? GATEWAY_QUICK : GATEWAY_DEFAULTS);
+        standalone.gateway = await gatewayScenario(
+          quick ? GATEWAY_QUICK : GATEWAY_DEFAULTS,
+          undefined,
+          profileDir,
+        );
       });
     if (scenarios.has("growth"))
       await standaloneScenario("growth", async () => {
