@@ -149,6 +149,59 @@ export function batchTargetOf(rows: Awaited<ReturnType<typeof batchTargetQuery>>
   return target;
 }
 
+/**
+ * The columns a reviewer's decision adds to its batch's row (batchViewQueries in
+ * lib/read-models/batch-run-views.ts), so that who may decide is read in the same statement as
+ * the batch: the row already has its run's agent key, its queue's claim mode and its live claim.
+ */
+export function decisionTargetColumns(reviewerId: Param<string>) {
+  return {
+    separationOfDuties: queues.separationOfDuties,
+    agentOwnerId: agentKeys.ownerUserId,
+    conversationId: runs.conversationId,
+    isMember: sql<number>`exists (select 1 from ${queueMembers} where ${queueMembers.queueId} = ${batches.queueId} and ${queueMembers.userId} = ${reviewerId})`,
+  };
+}
+
+/** A batch's row read with decisionTargetColumns. */
+type DecisionTargetRow = {
+  batch: Batch;
+  agentId: string;
+  claimMode: "mark" | "lock";
+  claimUserId: string | null;
+  separationOfDuties: boolean;
+  agentOwnerId: string | null;
+  conversationId: string | null;
+  isMember: number;
+};
+
+/**
+ * Who may decide `row`'s batch, as findCallForReviewer (the call `of.call`, undefined when the
+ * batch has no such call) or findBatchForReviewer (`of.call` absent) would have found it: the same
+ * checks, the same `404`s.
+ */
+export function decisionTargetOfRow(
+  row: DecisionTargetRow | undefined,
+  of: { call: Call | undefined } | { batch: true },
+): DecisionTarget {
+  if ("call" in of) {
+    if (!row || !row.isMember || !of.call || of.call.decisionPolicy?.blocked) {
+      throw new NotFoundError("Call");
+    }
+  } else if (!row || !row.isMember || row.batch.hiddenFromReviewers) {
+    throw new NotFoundError("Batch");
+  }
+  return {
+    batch: row.batch,
+    separationOfDuties: row.separationOfDuties,
+    agentOwnerId: row.agentOwnerId,
+    agentKeyId: row.agentId,
+    conversationId: row.conversationId,
+    claimMode: row.claimMode,
+    claimedBy: row.claimUserId,
+  };
+}
+
 /** A reviewer may decide only the batches of their queues. */
 export async function findBatchForReviewer(
   db: Executor,

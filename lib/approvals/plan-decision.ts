@@ -1,7 +1,8 @@
 import { z } from "zod";
 import type { InValue } from "@libsql/client";
-import { sql } from "drizzle-orm";
+import { sql, type Placeholder, type SQL } from "drizzle-orm";
 import { calls, rememberedApprovals, votes, type Call } from "@/db/schema";
+import type { Database } from "@/db/client";
 import { preparedRead, readTogether } from "@/db/prepared-read";
 import {
   changedRow,
@@ -12,10 +13,8 @@ import {
   type Statement,
 } from "@/db/write-batch";
 import {
-  batchTargetOf,
-  batchTargetQuery,
-  callTargetOf,
-  callTargetQuery,
+  decisionTargetColumns,
+  decisionTargetOfRow,
   type DecisionTarget,
 } from "@/lib/access/find-for-caller";
 import { schemaViolations } from "@/lib/input/json-schema";
@@ -56,66 +55,43 @@ export type DecisionState = {
 };
 
 /**
- * Reads what a reviewer's decision needs, in one read batch (one round trip): who may decide the
- * call's (or batch's) batch, and the batch's rows. A call or batch outside the reviewer's queues
- * is reported as missing.
+ * Reads what a reviewer's decision needs, in one read batch (one round trip) of three statements:
+ * the batch's row with who may decide it (decisionTargetColumns), its calls, and their votes. A
+ * call or batch outside the reviewer's queues is reported as missing.
  */
 export async function readDecisionState(
   reviewer: ReviewerActor,
   of: { callId: string } | { batchId: string },
 ): Promise<DecisionState> {
   const now = Date.now();
-  if ("callId" in of) {
-    const [targetRows, ...rows] = await readTogether(readsByCall(), {
-      reviewerId: reviewer.id,
-      callId: of.callId,
-      now,
-    });
-    return decisionState(reviewer, callTargetOf(targetRows).target, rows, now);
-  }
-  const [targetRows, ...rows] = await readTogether(readsByBatch(), {
-    reviewerId: reviewer.id,
-    batchId: of.batchId,
-    now,
-  });
-  return decisionState(reviewer, batchTargetOf(targetRows), rows, now);
+  const byCall = "callId" in of;
+  const [batchRows, callRows, voteRows] = byCall
+    ? await readTogether(readsByCall(), { reviewerId: reviewer.id, callId: of.callId, now })
+    : await readTogether(readsByBatch(), { reviewerId: reviewer.id, batchId: of.batchId, now });
+  const target = decisionTargetOfRow(
+    batchRows[0],
+    byCall ? { call: callRows.find((r) => r.call.id === of.callId)?.call } : { batch: true },
+  );
+  return { reviewer, target, rows: { batchRows, callRows, voteRows }, now, writes: [] };
 }
 
-// The reads of a decision, prepared once (db/prepared-read.ts): who may decide, and the batch.
+// The reads of a decision, prepared once (db/prepared-read.ts): the batch with who may decide it,
+// its calls and their votes.
 const readsByCall = preparedRead((db) => {
   const callId = sql.placeholder("callId");
   const batchOfCall = sql`(select ${calls.batchId} from ${calls} where ${calls.id} = ${callId})`;
-  const [batchRows, callRows, voteRows] = batchViewQueries(db, batchOfCall, sql.placeholder("now"));
-  return [
-    callTargetQuery(db, sql.placeholder("reviewerId"), callId, sql.placeholder("now")).prepare(),
-    batchRows.prepare(),
-    callRows.prepare(),
-    voteRows.prepare(),
-  ] as const;
+  return prepareReads(db, batchOfCall);
 });
-const readsByBatch = preparedRead((db) => {
-  const batchId = sql.placeholder("batchId");
-  const [batchRows, callRows, voteRows] = batchViewQueries(db, batchId, sql.placeholder("now"));
-  return [
-    batchTargetQuery(db, sql.placeholder("reviewerId"), batchId, sql.placeholder("now")).prepare(),
-    batchRows.prepare(),
-    callRows.prepare(),
-    voteRows.prepare(),
-  ] as const;
-});
+const readsByBatch = preparedRead((db) => prepareReads(db, sql.placeholder("batchId")));
 
-function decisionState(
-  reviewer: ReviewerActor,
-  target: DecisionTarget,
-  [batchRows, callRows, voteRows]: [
-    BatchViewRows["batchRows"],
-    BatchViewRows["callRows"],
-    BatchViewRows["voteRows"],
-  ],
-  now: number,
-): DecisionState {
-  if (batchRows.length === 0) throw new NotFoundError("Batch");
-  return { reviewer, target, rows: { batchRows, callRows, voteRows }, now, writes: [] };
+function prepareReads(db: Database, batch: SQL | Placeholder) {
+  const [batchRows, callRows, voteRows] = batchViewQueries(
+    db,
+    batch,
+    sql.placeholder("now"),
+    decisionTargetColumns(sql.placeholder("reviewerId")),
+  );
+  return [batchRows.prepare(), callRows.prepare(), voteRows.prepare()] as const;
 }
 
 /** The batch as reviewers see it in `state` (after the decisions planned so far). */

@@ -1,4 +1,5 @@
 import { and, asc, eq, gt, inArray, sql, type Placeholder, type SQL } from "drizzle-orm";
+import type { SelectedFields } from "drizzle-orm/sqlite-core";
 import type { z } from "zod";
 import type { Executor } from "@/db/client";
 import {
@@ -97,16 +98,20 @@ export type BatchViewRows = Awaited<ReturnType<typeof readBatchViewRows>>;
  * The three reads behind batch views: of the batches `ids`, or of the batch an SQL expression
  * names (e.g. the batch of a call), so they can join another read in one read batch.
  */
-export function batchViewQueries(
+export function batchViewQueries<Extra extends SelectedFields = Record<never, never>>(
   db: Executor,
   ids: string[] | SQL | Placeholder,
   now: number | Placeholder = Date.now(),
+  /** more columns of the batch's row, its queue, run or agent key (a reviewer's decision reads
+   * who may decide in the same statement: lib/approvals/plan-decision.ts) */
+  extra: Extra = {} as Extra,
 ) {
   const inBatches = (column: typeof batches.id | typeof calls.batchId) =>
     Array.isArray(ids) ? inArray(column, ids) : eq(column, ids);
   return [
     db
       .select({
+        ...extra,
         batch: batches,
         queueName: queues.name,
         agentId: runs.agentKeyId,

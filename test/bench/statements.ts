@@ -66,7 +66,9 @@ async function measure(label: string, n: number, work: (i: number) => Promise<vo
   );
   if (process.argv.includes("--sql")) {
     for (const [sql, times] of statements)
-      console.log(`  ${(times / n).toFixed(1)}× ${sql.slice(0, 140)}`);
+      console.log(
+        `  ${(times / n).toFixed(1)}× ${process.argv.includes("--full") ? sql : sql.slice(0, 140)}`,
+      );
   }
 }
 
