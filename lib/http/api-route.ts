@@ -45,6 +45,22 @@ export function json(data: unknown, status = 200): Response {
   return jsonText(JSON.stringify(data), status, { "cache-control": "no-store" });
 }
 
+/** A file to download (an export): never cached, never sniffed into something the browser runs. */
+export function download(
+  file: { body: BodyInit; contentType: string; filename: string },
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(file.body, {
+    headers: {
+      "content-type": file.contentType,
+      "content-disposition": `attachment; filename="${file.filename}"`,
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+      ...headers,
+    },
+  });
+}
+
 /**
  * Exactly when authenticate() falls back to the session cookie: no Bearer credential. Testing for
  * "no Authorization header" let `Authorization: Basic …` plus a victim's cookie act cross-site.

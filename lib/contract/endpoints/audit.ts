@@ -1,5 +1,5 @@
 import { AuditQuery, listAuditEvents } from "@/lib/audit/list-audit";
-import { json } from "@/lib/http/api-route";
+import { download, json } from "@/lib/http/api-route";
 import { ExportAuditQuery, exportAudit } from "@/lib/audit/export-audit";
 import { auditPublicKey } from "@/lib/audit/signing-key";
 import { defineEndpoint } from "../endpoint";
@@ -36,15 +36,7 @@ export const auditEndpoints = [
     },
     errors: [400, 401, 403],
     handler: async ({ actor, query }) => {
-      const file = await exportAudit(actor, query);
-      return new Response(file.body, {
-        headers: {
-          "content-type": file.contentType,
-          "content-disposition": `attachment; filename="${file.filename}"`,
-          "cache-control": "no-store",
-          "x-content-type-options": "nosniff",
-        },
-      });
+      return download(await exportAudit(actor, query));
     },
   }),
   defineEndpoint({

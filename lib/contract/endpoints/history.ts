@@ -1,5 +1,5 @@
 import { ListHistoryQuery, listHistory } from "@/lib/history/list-history";
-import { json } from "@/lib/http/api-route";
+import { download, json } from "@/lib/http/api-route";
 import { ExportHistoryQuery, exportHistory } from "@/lib/history/export-history";
 import { defineEndpoint } from "../endpoint";
 
@@ -48,17 +48,11 @@ export const historyEndpoints = [
     errors: [400, 401, 403, 404],
     handler: async ({ actor, query }) => {
       const file = await exportHistory(actor, query);
-      return new Response(file.body, {
-        headers: {
-          "content-type": file.contentType,
-          "content-disposition": `attachment; filename="${file.filename}"`,
-          "cache-control": "no-store",
-          "x-content-type-options": "nosniff",
-          // The export stops after this many calls (whole batches); truncated says it did.
-          "x-countersign-export-limit": String(file.callLimit),
-          "x-countersign-export-truncated": String(file.truncated),
-          "x-countersign-matching-calls": String(file.matchingCalls),
-        },
+      return download(file, {
+        // The export stops after this many calls (whole batches); truncated says it did.
+        "x-countersign-export-limit": String(file.callLimit),
+        "x-countersign-export-truncated": String(file.truncated),
+        "x-countersign-matching-calls": String(file.matchingCalls),
       });
     },
   }),
