@@ -143,6 +143,10 @@ const log = (message: string) => console.error(message);
 const UPSTREAM = join(process.cwd(), "test/mcp-gateway/faulty-server.mjs");
 const FLOOR = join(process.cwd(), "test/bench/gateway-floor.mjs");
 const GATEWAY_BIN = join(process.cwd(), "node_modules", ".bin", "countersign-mcp-gateway");
+// The gateways' outcome spool (lib/mcp-gateway/spool.ts: part of an allowed call's cost) in a
+// folder of the bench's own, not the user's state directory; removed when the bench exits.
+const SPOOL = mkdtempSync(join(tmpdir(), "countersign-bench-spool-"));
+process.once("exit", () => rmSync(SPOOL, { recursive: true, force: true }));
 
 type Session = { client: Client; pid: number | undefined; close: () => Promise<void> };
 
@@ -169,6 +173,8 @@ const gateway = (target: Target) =>
     target.agentKey,
     "--name",
     "bench",
+    "--spool",
+    SPOOL,
     "--",
     process.execPath,
     UPSTREAM,

@@ -5,7 +5,7 @@ import {
   type ClientCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
 import { pathToFileURL } from "node:url";
-import { mkdtempSync, realpathSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -23,8 +23,12 @@ export const FILESYSTEM_SERVER = join(
   "index.js",
 );
 
-/** Where test gateways keep their outcome spool (lib/mcp-gateway/spool.ts): never the real home. */
-export const TEST_STATE_HOME = mkdtempSync(join(tmpdir(), "countersign-gateway-state-"));
+/**
+ * Where test gateways keep their outcome spool (lib/mcp-gateway/spool.ts): never the real home.
+ * One folder for every run: each gateway removes its own spool in it at a clean exit.
+ */
+export const TEST_STATE_HOME = join(tmpdir(), "countersign-test-gateway-state");
+mkdirSync(TEST_STATE_HOME, { recursive: true, mode: 0o700 });
 
 /** A fresh directory for server-filesystem to serve (its real path: the server resolves links). */
 export function filesystemRoot(): string {
