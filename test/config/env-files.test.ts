@@ -97,7 +97,8 @@ it("the server and the admin CLI read the same .env: one database, and its port"
   server.stdout!.on("data", (chunk) => (output += chunk));
   server.stderr!.on("data", (chunk) => (output += chunk));
   const deadline = Date.now() + 30_000;
-  while (!output.includes("Ready in")) {
+  // "Ready" is logged as the server listens; the database line follows once start-up work ran.
+  while (!output.includes("The database is migrated.")) {
     if (server.exitCode !== null || Date.now() > deadline) throw new Error(`no start:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
