@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
-import { closeDb, getClient, getDb } from "@/db/client";
+import { closeDb, getClient } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { decideCall } from "@/lib/approvals/decide-call";
 import { readDecisionState } from "@/lib/approvals/plan-decision";
-import { authenticate, requireAgent, requireReviewer } from "@/lib/auth/actor";
+import { requireAgent, requireReviewer } from "@/lib/auth/actor";
 import { readPauseContext } from "@/lib/batches/open-batch";
 import { createRun } from "@/lib/runs/create-run";
-import { makeTeam } from "../support/factories";
+import { teamActors } from "./team-actors";
 import { startSqld } from "./sqld-server";
 import { pauseBody, stopAllChildren } from "./targets";
 
@@ -31,15 +31,7 @@ async function main() {
     closeDb();
     process.env.DATABASE_URL = url;
     await migrateDatabase();
-    const { agent, reviewer } = await makeTeam();
-    const agentActor = await authenticate(
-      getDb(),
-      new Headers({ authorization: `Bearer ${agent.key}` }),
-    );
-    const reviewerActor = await authenticate(
-      getDb(),
-      new Headers({ authorization: `Bearer ${reviewer.token}` }),
-    );
+    const { agentActor, reviewerActor } = await teamActors();
     const pid = sqld.pid!;
     const measure = async (label: string, work: (i: number) => Promise<unknown>) => {
       for (let i = 0; i < Math.min(50, n); i++) await work(-1 - i);

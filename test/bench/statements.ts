@@ -8,7 +8,7 @@ import { decideCall } from "@/lib/approvals/decide-call";
 import { authenticate } from "@/lib/auth/actor";
 import { createRun } from "@/lib/runs/create-run";
 import { freshDatabase } from "../support/database";
-import { makeTeam } from "../support/factories";
+import { teamActors } from "./team-actors";
 import { pauseBody } from "./targets";
 
 // `npx tsx test/bench/statements.ts [N] [--sql]`: the domain verbs behind a pause and a decision,
@@ -78,15 +78,7 @@ async function main() {
   const n = Number(process.argv[2]) || 300;
   databaseFile = (await freshDatabase("statements")).slice("file:".length);
   databaseDir = dirname(databaseFile);
-  const { agent, reviewer } = await makeTeam();
-  const agentActor = await authenticate(
-    getDb(),
-    new Headers({ authorization: `Bearer ${agent.key}` }),
-  );
-  const reviewerActor = await authenticate(
-    getDb(),
-    new Headers({ authorization: `Bearer ${reviewer.token}` }),
-  );
+  const { agent, agentActor, reviewerActor } = await teamActors();
   const pending: { callId: string; revision: number }[] = [];
   const pause = async (i: number) => {
     const { run } = await createRun(agentActor, pauseBody(`statements-${i}-${pending.length}`));

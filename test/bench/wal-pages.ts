@@ -1,12 +1,11 @@
 import { readFileSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
-import { closeDb, getDb } from "@/db/client";
+import { closeDb } from "@/db/client";
 import { decideCall } from "@/lib/approvals/decide-call";
-import { authenticate } from "@/lib/auth/actor";
 import { createRun } from "@/lib/runs/create-run";
 import { freshDatabase } from "../support/database";
-import { makeTeam } from "../support/factories";
+import { teamActors } from "./team-actors";
 import { pauseBody } from "./targets";
 
 // `npx tsx test/bench/wal-pages.ts [N]`: which b-trees (tables, indexes) the WAL frames of a
@@ -38,15 +37,7 @@ function framePages(file: string, from: number, pageSize: number): number[] {
 async function main() {
   const n = Number(process.argv[2]) || 200;
   const file = (await freshDatabase("wal-pages")).slice("file:".length);
-  const { agent, reviewer } = await makeTeam();
-  const agentActor = await authenticate(
-    getDb(),
-    new Headers({ authorization: `Bearer ${agent.key}` }),
-  );
-  const reviewerActor = await authenticate(
-    getDb(),
-    new Headers({ authorization: `Bearer ${reviewer.token}` }),
-  );
+  const { agentActor, reviewerActor } = await teamActors();
   const pending: { callId: string; revision: number }[] = [];
   const pause = async (i: number) => {
     const { run } = await createRun(agentActor, pauseBody(`pages-${i}`));
