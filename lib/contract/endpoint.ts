@@ -59,9 +59,10 @@ type Described<Path extends string> = {
 /**
  * Who may call it. "session": a signed-in reviewer's session cookie only, never a key or token
  * (what leads to a new credential: lib/auth/require-session.ts); `signedIn` names the act in the
- * 403 (`"Agent keys are created"`). The verbs check the kind of caller (agent or reviewer) and
- * their access as before; the endpoint matrix (test/auth/endpoint-matrix.test.ts) checks that
- * each kind the document names is accepted and the others are refused.
+ * 403 (`"Agent keys are created"`). The dispatch refuses a caller of another kind than `auth`
+ * names before the handler runs (app/api/v1/routes.ts); the verbs check the kind too, and the
+ * caller's access; the endpoint matrix (test/auth/endpoint-matrix.test.ts) checks that each kind
+ * the document names is accepted and the others are refused.
  */
 type Authenticated =
   | { auth: "agent" | "reviewer" | "either"; signedIn?: never }

@@ -1,3 +1,4 @@
+import { requireAgent, requireReviewer } from "@/lib/auth/actor";
 import { requireSignedIn } from "@/lib/auth/require-session";
 import type { AnyEndpoint, Method } from "@/lib/contract/endpoint";
 import { API_ENDPOINTS } from "@/lib/contract/openapi";
@@ -23,13 +24,17 @@ const ORDER: Method[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
 type Handler = (request: Request, context: RouteContext) => Promise<Response>;
 
-function handlerOf(endpoint: AnyEndpoint): Handler {
+/** The endpoint's handler behind the edge: the caller's kind is checked here, as its definition
+ * states it, before the handler runs (the verbs check it too, and check access). */
+export function handlerOf(endpoint: AnyEndpoint): Handler {
   if (endpoint.auth === "none") {
     return async (request, context) =>
       endpoint.handler({ request, params: (await context.params) as never });
   }
   return apiRoute(async ({ request, params, body, actor, credential }) => {
     if (endpoint.auth === "session") requireSignedIn(credential, endpoint.signedIn);
+    else if (endpoint.auth === "agent") requireAgent(actor);
+    else if (endpoint.auth === "reviewer") requireReviewer(actor);
     return endpoint.handler({
       request,
       params: params as never,
