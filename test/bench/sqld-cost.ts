@@ -12,20 +12,22 @@ import { teamActors } from "./team-actors";
 import { startSqld, type Sqld } from "./sqld-server";
 import { pauseBody, stopAllChildren } from "./targets";
 
-// `npx tsx test/bench/sqld-cost.ts [N] [--ws] [--rounds=R]`: where a libSQL server's CPU goes for
-// the two hot writes. Starts sqld, calls the domain verbs in this process (no app server, so no
-// background polling reaches sqld), and prints sqld's CPU per operation — a whole pause and
-// decision, their read batches alone, and bare batches of INSERTs for scale — as the median and
-// the range of R rounds, each round measuring every operation N/R times in turn, so that what the
-// machine (or sqld) did meanwhile lands on all of them alike instead of on whichever ran then.
+// `npx tsx test/bench/sqld-cost.ts [N] [--ws] [--rounds=R] [--compactions=C]`: where a libSQL
+// server's CPU goes for the two hot writes. Starts sqld, calls the domain verbs in this process
+// (no app server, so no background polling reaches sqld), and prints sqld's CPU per operation —
+// a whole pause and decision, their read batches alone, and bare batches of INSERTs for scale —
+// as the median and the range of R rounds, each round measuring every operation N/R times in
+// turn, so that what the machine (or sqld) did meanwhile lands on all of them alike instead of
+// on whichever ran then.
 //
 // sqld keeps a replication log of every WAL frame written (its `wallog`, ~4 KB per frame) and,
 // once it exceeds --max-log-size (200 MB by default), compacts it into a snapshot on a background
 // thread: about a second of CPU, which used to land on whatever this bench measured at that
 // moment (the decision's read batch, right after ~2,000 pauses). The operations are measured on
-// a sqld whose log is never compacted (so each figure is steady state), then compaction is
-// measured alone on a second sqld with a small log, and each operation's share of it (its log
-// bytes × compaction's CPU per byte) is printed beside it and added to the total.
+// a sqld whose log is never compacted (so each figure is steady state); then compaction is
+// measured alone, C times (the median kept), on a second sqld with the default limit; each
+// operation's share of it (its log bytes × compaction's CPU per byte) is printed beside it and
+// added to the total.
 
 /** sqld's own default for --max-log-size, in MB */
 const SQLD_DEFAULT_MAX_LOG_MB = 200;
@@ -49,6 +51,14 @@ function cpuMs(pid: number): { ms: number; threads: string } {
   }
   return { ms: ns / 1e6, threads: tasks.join(",") };
 }
+
+/** sqld's CPU time so far in ms, from /proc/…/stat (10 ms ticks; exited threads included). */
+function cpuTicksMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+const TICKS_PER_SECOND = 100;
 
 /** The directory of sqld's default database (its `wallog` lives there). */
 function databaseDir(pid: number): string {
@@ -78,6 +88,8 @@ async function main() {
   const n = Number(process.argv.find((a) => /^\d+$/.test(a))) || 1000;
   const ws = process.argv.includes("--ws");
   const rounds = Number(process.argv.find((a) => a.startsWith("--rounds="))?.slice(9)) || 5;
+  const compactions =
+    Number(process.argv.find((a) => a.startsWith("--compactions="))?.slice(14)) || 3;
   const perRound = Math.max(1, Math.round(n / rounds));
   const load = () =>
     loadavg()
@@ -175,34 +187,43 @@ async function main() {
   }
 
   // Compaction alone: a sqld with its default log limit, filled with pauses until it compacts,
-  // then left idle until the snapshot is written; its CPU meanwhile is the compaction's.
+  // then left idle until the snapshot is written; its CPU meanwhile is the compaction's. Several
+  // times: one compaction's CPU moves with the machine's load more than the operations' do.
   const small = await startWith(SQLD_DEFAULT_MAX_LOG_MB, ws);
   try {
     const pid = small.pid!;
     const dir = databaseDir(pid);
+    const snapshots = () =>
+      existsSync(join(dir, "snapshots")) ? readdirSync(join(dir, "snapshots")).sort().join() : "";
     const { agentActor } = await teamActors();
-    let logged = 0;
-    let last = fileSize(join(dir, "wallog"));
-    for (let i = 0; ; i++) {
-      await createRun(agentActor, pauseBody(`fill-${i}`));
-      const now = fileSize(join(dir, "wallog"));
-      if (now < last) break;
-      logged += now - last;
-      last = now;
+    const perMb: number[] = [];
+    let made = 0;
+    for (let compaction = 0; compaction < compactions; compaction++) {
+      let logged = 0;
+      let last = fileSize(join(dir, "wallog"));
+      for (;;) {
+        await createRun(agentActor, pauseBody(`fill-${made++}`));
+        const now = fileSize(join(dir, "wallog"));
+        if (now < last) break;
+        logged += now - last;
+        last = now;
+      }
+      const seen = snapshots();
+      // the process's ticks, not its threads' schedstat: they keep the time of threads that exited
+      const before = cpuTicksMs(pid);
+      const deadline = performance.now() + 30_000;
+      while (snapshots() === seen) {
+        if (performance.now() > deadline) throw new Error("sqld wrote no snapshot in 30 s");
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const compactionMs = cpuTicksMs(pid) - before;
+      perMb.push(compactionMs / (logged / 1e6));
+      console.log(
+        `compaction of a ${(logged / 1e6).toFixed(0)} MB replication log: sqld ${compactionMs.toFixed(0)} ms CPU, ${perMb.at(-1)!.toFixed(2)} ms per MB logged`,
+      );
     }
-    const before = cpuMs(pid).ms;
-    const snapshots = join(dir, "snapshots");
-    const deadline = performance.now() + 20_000;
-    while (!(existsSync(snapshots) && readdirSync(snapshots).length > 0)) {
-      if (performance.now() > deadline) throw new Error("sqld wrote no snapshot in 20 s");
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const compactionMs = cpuMs(pid).ms - before;
-    compactionMsPerMb = compactionMs / (logged / 1e6);
-    console.log(
-      `compaction of a ${(logged / 1e6).toFixed(0)} MB replication log: sqld ${compactionMs.toFixed(0)} ms CPU, ${compactionMsPerMb.toFixed(2)} ms per MB logged`,
-    );
+    compactionMsPerMb = median(perMb);
   } finally {
     closeDb();
     await small.stop();
