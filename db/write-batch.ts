@@ -30,6 +30,14 @@ export function changedRow(): Statement {
   return { sql: "insert into write_guards (reason) select 1 where changes() = 0", args: [] };
 }
 
+/**
+ * SQL that holds only when the statement just before changed a row (SQLite's `changes()` is the
+ * count of the last *finished* statement). A conditional write or a `guard` that requires it stands
+ * in for the `changedRow()` of the write just before it: its own guard then covers both, one
+ * statement fewer.
+ */
+export const PREVIOUS_CHANGED = "changes() > 0";
+
 /** Aborts the batch unless `condition` (SQL, with its own `?` arguments) holds at this point. */
 export function guard(condition: string, ...args: InValue[]): Statement {
   return { sql: `insert into write_guards (reason) select 1 where not (${condition})`, args };

@@ -8,6 +8,7 @@ import {
   changedRow,
   guard,
   insertRows,
+  PREVIOUS_CHANGED,
   statement,
   updateRow,
   type Statement,
@@ -183,9 +184,11 @@ export function planDecision(state: DecisionState, callId: string, decision: Dec
     }
   }
 
-  // The compare-and-swap condition of every write to the call.
-  const stillOpen = (revision: number) => ({
+  // The compare-and-swap condition of every write to the call. Right after this reviewer's vote
+  // it also requires the vote to have been inserted (PREVIOUS_CHANGED): see castVote.
+  const stillOpen = (revision: number, afterVote = false) => ({
     sql:
+      (afterVote ? `${PREVIOUS_CHANGED} and ` : "") +
       "id = ? and status = 'pending' and revision = ?" +
       " and exists (select 1 from batches b join queue_members m on m.queue_id = b.queue_id" +
       " where b.id = ? and b.status = 'pending' and b.expires_at > ? and m.user_id = ?)" +
@@ -201,8 +204,14 @@ export function planDecision(state: DecisionState, callId: string, decision: Dec
       ...(lockMode ? [batch.id, reviewer.id, now] : []),
     ],
   });
-  const update = (revision: number, fields: Partial<Call>, extra = "", ...extraArgs: InValue[]) => {
-    const condition = stillOpen(revision);
+  const update = (
+    revision: number,
+    fields: Partial<Call>,
+    afterVote: boolean,
+    extra = "",
+    ...extraArgs: InValue[]
+  ) => {
+    const condition = stillOpen(revision, afterVote);
     writes.push(
       updateRow(calls, fields, condition.sql + extra, ...condition.args, ...extraArgs),
       changedRow(),
@@ -254,8 +263,10 @@ export function planDecision(state: DecisionState, callId: string, decision: Dec
       reviewerEmail: reviewer.email,
       createdAt: now,
     };
-    // A vote of this reviewer cast meanwhile (another tab) makes this insert a no-op: the guard aborts.
-    writes.push(insertRows(votes, [vote], " on conflict do nothing"), changedRow());
+    // A vote of this reviewer cast meanwhile (another tab) makes this insert a no-op. The statement
+    // that follows it in every branch below (the call's update, or the quorum's guard) requires
+    // PREVIOUS_CHANGED, so that no-op aborts the batch as a changedRow() here would, one fewer.
+    writes.push(insertRows(votes, [vote], " on conflict do nothing"));
     state.rows.voteRows.push({ vote, reviewerName: reviewer.name });
   };
   const approvalsAt = (revision: number) =>
@@ -270,7 +281,7 @@ export function planDecision(state: DecisionState, callId: string, decision: Dec
   if (decision.outcome === "reject") {
     // One rejection rejects, whatever the quorum.
     castVote(call.revision, call.actionHash, "rejected");
-    update(call.revision, decided("rejected"));
+    update(call.revision, decided("rejected"), true);
     callRow.deciderName = reviewer.name;
     writes.push(
       eventRows({
@@ -295,7 +306,7 @@ export function planDecision(state: DecisionState, callId: string, decision: Dec
     revision = call.revision + 1;
     hash = actionHash(call.toolName, editedArgs);
     // An edit is a new revision: approvals of the old args no longer count toward the quorum.
-    update(call.revision, { revision, editedArgs });
+    update(call.revision, { revision, editedArgs }, false);
     writes.push(eventRows({ ...base, type: "call.edited", data: { revision, editedArgs } }));
   }
 
@@ -303,7 +314,7 @@ export function planDecision(state: DecisionState, callId: string, decision: Dec
   const approvals = approvalsAt(revision);
   if (approvals < call.requiredApprovals) {
     // Still waiting for others; the vote is the change, guarded by the same conditions.
-    const condition = stillOpen(revision);
+    const condition = stillOpen(revision, true);
     writes.push(
       guard(
         `exists (select 1 from calls where ${condition.sql}${quorumCondition})`,
@@ -329,6 +340,7 @@ export function planDecision(state: DecisionState, callId: string, decision: Dec
   update(
     revision,
     { ...decided("approved"), decisionScope: decision.scope ?? "once" },
+    true,
     quorumCondition,
     call.id,
     revision,

@@ -196,6 +196,31 @@ describe("a decision built on a stale read", () => {
     ).toBe(1);
   });
 
+  it("counts one reviewer's vote once when two of their tabs vote from the same read", async () => {
+    const batch = await pause(quorumAgent, ["deploy"]);
+    const callId = batch.calls[0]!.id;
+    // Both tabs see no vote yet; the second one's vote is a no-op that must abort its batch.
+    const first = await readFor(dana, callId);
+    const second = await readFor(dana, callId);
+    const third = await readFor(dana, callId);
+    planDecision(first, callId, { outcome: "approve", expectedRevision: 1 });
+    await commit(writesOf(first, dana));
+    planDecision(second, callId, { outcome: "approve", expectedRevision: 1 });
+    await expect(commit(writesOf(second, dana))).rejects.toBeInstanceOf(StateMoved);
+    // a rejection from the same stale read would decide the call on a vote that was not cast
+    planDecision(third, callId, { outcome: "reject", expectedRevision: 1, reason: "second tab" });
+    await expect(commit(writesOf(third, dana))).rejects.toBeInstanceOf(StateMoved);
+
+    expect(await count("select count(*) from votes where call_id = ?", callId)).toBe(1);
+    expect(
+      await count("select count(*) from events where call_id = ? and type = 'call.voted'", callId),
+    ).toBe(1);
+    expect(await value("select status from calls where id = ?", callId)).toBe("pending");
+    await expect(
+      decideCall(dana, callId, { outcome: "approve", expectedRevision: 1 }),
+    ).rejects.toMatchObject({ code: "already_decided" });
+  });
+
   it("counts a quorum's votes as they are when the batch runs", async () => {
     const batch = await pause(quorumAgent, ["deploy"]);
     const callId = batch.calls[0]!.id;
