@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 
 // `npx tsx test/bench/perf-layers.ts FILE.data [REQUESTS] [--top=N]`: where the server's CPU went
 // in a `perf record` that test/bench/request-cpu.ts `--perf=DIR` wrote, by layer of the request
@@ -9,6 +9,12 @@ import { readFileSync } from "node:fs";
 // code that called it); V8's helper threads (the optimizing compiler, the GC's helpers) are
 // counted apart. The production bundle (dist/server.js) names its modules in `// lib/…` comment
 // lines, by which a JavaScript frame's line is mapped back to its source file.
+//
+// V8's /tmp/perf-<pid>.map (--perf-basic-prof) only ever grows: code freed by the GC leaves its
+// line, and new code at the same address adds another, which perf may resolve to the old name (a
+// module's start-up code named for a hot function). Before reading, the map is rewritten with the
+// newest line winning wherever two overlap (the original kept as .orig): right for code that lives
+// through the measured loops, which run last.
 
 type Layer = string;
 
@@ -108,6 +114,39 @@ function layerOf(symbol: string, dso: string): Layer | null {
   return `Node internals (${where.replace(/^node:(internal\/)?/, "")})`;
 }
 
+/** Rewrites the process's perf map so that, where entries overlap, only the newest remains. */
+function newestMapEntries(path: string): void {
+  const pid = execFileSync("perf", ["script", "-i", path, "-F", "pid"], {
+    encoding: "utf8",
+    maxBuffer: 1 << 30,
+    stdio: ["ignore", "pipe", "ignore"],
+  })
+    .trim()
+    .split(/\s+/, 1)[0];
+  const map = `/tmp/perf-${pid}.map`;
+  if (!pid || !existsSync(map)) return;
+  if (!existsSync(`${map}.orig`)) copyFileSync(map, `${map}.orig`);
+  const lines = readFileSync(`${map}.orig`, "utf8").split("\n").filter(Boolean);
+  const kept: { start: number; end: number; line: string }[] = []; // sorted by start, disjoint
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const [startHex, sizeHex] = lines[i]!.split(" ", 2);
+    const start = parseInt(startHex!, 16);
+    const end = start + parseInt(sizeHex!, 16);
+    let low = 0;
+    let high = kept.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (kept[middle]!.start < start) low = middle + 1;
+      else high = middle;
+    }
+    const before = kept[low - 1];
+    const after = kept[low];
+    if ((before && before.end > start) || (after && after.start < end)) continue; // a newer one
+    kept.splice(low, 0, { start, end, line: lines[i]! });
+  }
+  writeFileSync(map, kept.map((entry) => entry.line).join("\n") + "\n");
+}
+
 type Sample = { tid: number; frames: { symbol: string; dso: string }[] };
 
 function* samples(path: string): Generator<Sample> {
@@ -133,6 +172,7 @@ function* samples(path: string): Generator<Sample> {
   if (current) yield current;
 }
 
+newestMapEntries(file);
 const all = [...samples(file)];
 const byThread = new Map<number, number>();
 for (const sample of all) byThread.set(sample.tid, (byThread.get(sample.tid) ?? 0) + 1);
