@@ -12,15 +12,17 @@ import { pauseBody, startFloor } from "./targets";
 // `npx tsx test/bench/request-cpu.ts [N]`: the production server's CPU time per request (its
 // utime + stime in /proc/<pid>/stat, before and after), for N sequential pauses (POST /api/v1/runs
 // with a one-call batch) and N decisions (POST /api/v1/calls/{id}/decision) over one keep-alive
-// connection, after a warm-up (`--warmup=N` of each, default 100; the bench's `writes` scenario
-// measures its one-at-a-time writes with none). `--floor`: the same loops against the floor
-// (test/bench/floor-server.ts) instead. Needs `npm run build` first, and Linux. `--profile=DIR` writes the
-// server's V8 CPU profile there (its whole life, start-up included; V8 samples wall time, so a
-// commit's fsync wait or the server waiting for a core shows as time in whatever was running).
-// `--perf=DIR` (Linux perf, root): `perf record -e cpu-clock -g` of the server during each measured
-// loop only (DIR/pause.data, DIR/decision.data; JavaScript named through --perf-basic-prof), which
-// samples CPU time alone; read with `perf report -i DIR/pause.data --no-children --sort dso,sym`.
-// Figures taken with either option carry the profiler's own cost: measure without them.
+// connection, once the server is idle after a warm-up (`--warmup=W` of each, default 100; 0
+// measures the JIT compiling the request path too, a few thousand a warm server; the bench's
+// `writes` scenario warms up for 3 s of mixed requests). `--floor`: the same loops against the
+// floor (test/bench/floor-server.ts) instead. Needs `npm run build` first, and Linux.
+// `--profile=DIR` writes the server's V8 CPU profile there (its whole life, start-up included; V8
+// samples wall time, so a commit's fsync wait or the server waiting for a core shows as time in
+// whatever was running). `--perf=DIR` (Linux perf, root): `perf record -e cpu-clock -g` of the
+// server during each measured loop only (DIR/pause.data, DIR/decision.data; JavaScript named
+// through --perf-basic-prof), which samples CPU time alone; `npx tsx test/bench/perf-layers.ts
+// DIR/pause.data N` sorts it by layer. Figures taken with either option carry the profiler's own
+// cost: measure without them.
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
