@@ -15,7 +15,9 @@ import { pauseBody, startFloor } from "./targets";
 // connection, once the server is idle after a warm-up (`--warmup=W` of each, default 100; 0
 // measures the JIT compiling the request path too, a few thousand a warm server; the bench's
 // `writes` scenario warms up for 3 s of mixed requests). `--floor`: the same loops against the
-// floor (test/bench/floor-server.ts) instead. Needs `npm run build` first, and Linux.
+// floor (test/bench/floor-server.ts) instead. `--idle=S`: S seconds without requests between the
+// warm-up and the measured loops (the server's CPU in each printed). `--v8=FLAG` (repeatable):
+// a V8 or Node option for Countersign's server. Needs `npm run build` first, and Linux.
 // `--profile=DIR` writes the server's V8 CPU profile there (its whole life, start-up included; V8
 // samples wall time, so a commit's fsync wait or the server waiting for a core shows as time in
 // whatever was running). `--perf=DIR` (Linux perf, root): `perf record -e cpu-clock -g` of the
@@ -111,6 +113,7 @@ async function main() {
   const server = process.argv.includes("--floor")
     ? await startFloorServer()
     : await startCountersign([
+        ...process.argv.filter((a) => a.startsWith("--v8=")).map((a) => a.slice(5)),
         ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
         // (V8 then also writes a code log: into DIR, not the server's working directory)
         ...(perf
@@ -156,6 +159,15 @@ async function main() {
     };
     for (let i = 0; i < warmup; i++) await pause(-1 - i);
     for (let i = 0; i < warmup; i++) await decide();
+    // as the bench's Countersign waits while the floor runs its scenarios
+    const idle = Number(option("idle") ?? 0);
+    const perSecond: number[] = [];
+    for (let second = 0; second < idle; second++) {
+      const before = cpuMs(server.pid);
+      await sleep(1000);
+      perSecond.push(cpuMs(server.pid) - before);
+    }
+    if (idle) console.log(`idle CPU ms per second: ${perSecond.join(" ")}`);
     await measure("pause", pause);
     await measure("decision", decide);
   } finally {
