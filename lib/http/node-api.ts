@@ -3,6 +3,7 @@ import { NotFoundError, toResponse } from "@/lib/errors";
 import { matchRoute, type HttpMethod, type RouteMatch, type RouteModule } from "./api-routes";
 import { API_CONTENT_SECURITY_POLICY } from "./content-security-policy";
 import { bodyText } from "@/lib/json-response";
+import { readBodyFrom } from "./read-body";
 import { log } from "@/lib/log/logger";
 
 // The API route handlers called straight from Node's http server (lib/http/server.ts), with what
@@ -106,41 +107,23 @@ export function handlerFor(module: RouteModule, method: HttpMethod): Handler {
 /** Only a plain host names the request's URL; anything else could not be parsed. */
 const PLAIN_HOST = /^[\w.-]+(:\d+)?$|^\[[\da-f:.]+\](:\d+)?$/i;
 
-/** The request as the web Request a route handler takes; its body streams from the socket. */
+/**
+ * The request as the web Request a route handler takes. Its body stays in Node's request, read
+ * only by lib/http/read-body.ts (the one reader of an API body) and only when the handler reads
+ * it; a body nobody reads is left to Node, which discards it once the answer is sent and keeps
+ * the connection.
+ */
 function webRequest(request: IncomingMessage, signal: AbortSignal | undefined): Request {
   const host = request.headers.host;
   const origin = `http://${host && PLAIN_HOST.test(host) ? host : "localhost"}`;
   const method = request.method!;
-  const hasBody = method !== "GET" && method !== "HEAD";
-  return new Request(origin + request.url, {
+  const answer = new Request(origin + request.url, {
     method,
     headers: webHeaders(request),
     signal,
-    body: hasBody ? bodyStream(request) : null,
-    // Required by fetch's Request for a streamed body (the request is sent before it is read).
-    ...(hasBody ? { duplex: "half" } : {}),
-  } as RequestInit);
-}
-
-/**
- * The request body as a web stream that reads from the socket only when the handler reads
- * (lib/http/read-body.ts stops at the size limit). A body nobody reads is left to Node, which
- * discards it once the answer is sent and keeps the connection.
- */
-function bodyStream(request: IncomingMessage): ReadableStream<Uint8Array> {
-  const chunks = request[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const { done, value } = await chunks.next();
-        if (done) controller.close();
-        else controller.enqueue(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
-      },
-      // read-body.ts cancels only when a client sends far more than the limit: drop the connection.
-      cancel: () => void request.destroy(),
-    },
-    { highWaterMark: 0 },
-  );
+  });
+  if (method !== "GET" && method !== "HEAD") readBodyFrom(answer, request);
+  return answer;
 }
 
 /**

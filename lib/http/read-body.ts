@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import {
   InvalidJsonError,
   InvalidRequestError,
@@ -13,6 +14,23 @@ export function maxBodyBytes(): number {
 }
 
 /**
+ * Requests the production server (lib/http/node-api.ts) hands to route handlers carry no web body:
+ * their body is read here straight from Node's request. Wrapping Node's stream in a web
+ * ReadableStream for every write cost about 1% of the server's CPU per pause or decision
+ * (test/bench/README.md, "Per-request CPU, one at a time"), and this file is the only reader of an
+ * API request's body.
+ */
+const nodeBodies = new WeakMap<Request, IncomingMessage>();
+
+/** Marks `request`'s body as `source`'s, to be read by readJsonBody (lib/http/node-api.ts). */
+export function readBodyFrom(request: Request, source: IncomingMessage): void {
+  nodeBodies.set(request, source);
+}
+
+// decode() without `stream` keeps no state between calls: one decoder serves every request
+const UTF8 = new TextDecoder("utf-8", { fatal: false });
+
+/**
  * The request's JSON body. 415 unless it is `application/json`, 413 as soon as it passes the limit
  * (nothing past the limit is read), 400 `invalid_json` when it does not parse, 400
  * `invalid_request` when it nests deeper than json-depth.ts allows, is `null`, or has a string
@@ -24,27 +42,17 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   const limit = maxBodyBytes();
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw new PayloadTooLargeError(limit);
-  if (!request.body || declared === "0") return undefined;
+  const source = nodeBodies.get(request);
+  if ((!source && !request.body) || declared === "0") return undefined;
 
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      void discardRest(reader, limit * 16);
-      throw new PayloadTooLargeError(limit);
-    }
-    chunks.push(value);
-  }
-  if (size === 0) return undefined;
+  const bytes = source ? await nodeBody(source, limit) : await webBody(request.body!, limit);
+  if (bytes === null) throw new PayloadTooLargeError(limit);
+  if (bytes.byteLength === 0) return undefined;
 
   const type = request.headers.get("content-type") ?? "";
   if (!/^application\/(.+\+)?json\s*(;|$)/i.test(type.trim()))
     throw new UnsupportedMediaTypeError();
-  const text = new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+  const text = UTF8.decode(bytes);
   // Before parsing: nothing may walk a value this deep (json-depth.ts).
   if (jsonTextTooDeep(text)) throw tooDeepError();
   let body: unknown;
@@ -60,6 +68,70 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   }
   assertWellFormedText(body);
   return body;
+}
+
+/** A web body's bytes, or null once it passes `limit` (the rest is then discarded). */
+async function webBody(stream: ReadableStream<Uint8Array>, limit: number): Promise<Buffer | null> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      void discardRest(reader, limit * 16);
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * A Node request's body bytes, or null once it passes `limit`: the rest is then discarded as
+ * discardRest does, and past 16 × `limit` more the connection is dropped. A client that leaves
+ * mid-body fails it as the web stream over the same request failed.
+ */
+function nodeBody(source: IncomingMessage, limit: number): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      source.off("data", onData);
+      source.off("end", onEnd);
+      source.off("error", onError);
+      source.off("close", onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size <= limit) return void chunks.push(chunk);
+      stop();
+      let discarded = 0;
+      source.on("data", (rest: Buffer) => {
+        discarded += rest.byteLength;
+        if (discarded > limit * 16) source.destroy();
+      });
+      source.on("error", () => undefined); // the client went away
+      resolve(null);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error) => {
+      stop();
+      reject(error);
+    };
+    const onClose = () => {
+      stop();
+      reject(Object.assign(new Error("aborted"), { code: "ECONNRESET" }));
+    };
+    source.on("data", onData);
+    source.once("end", onEnd);
+    source.once("error", onError);
+    source.once("close", onClose);
+  });
 }
 
 /**

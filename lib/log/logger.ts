@@ -77,7 +77,11 @@ type RequestContext = { requestId: string };
 // One per process, not per bundle: the server's own code and Next.js's bundle of lib/ each load
 // this module (lib/http/server.ts says why), and a request entered in one is logged from both.
 const globalLog = globalThis as unknown as {
-  __countersignLog?: { logger: Logger; context: AsyncLocalStorage<RequestContext> };
+  __countersignLog?: {
+    logger: Logger;
+    context: AsyncLocalStorage<RequestContext>;
+    requestLines?: Logger;
+  };
 };
 
 /** A logger with Countersign's options, writing to standard output or (tests) `destination`. */
@@ -129,13 +133,26 @@ function levelOrInfo(): string {
   }
 }
 
-function state() {
+function state(): NonNullable<typeof globalLog.__countersignLog> {
   return (globalLog.__countersignLog ??= create());
 }
 
 /** The process's logger. */
 export function log(): Logger {
   return state().logger;
+}
+
+/**
+ * The logger of the one line per request (lib/log/request-log.ts): the process's logger (same
+ * level, output, mixin and scrubbing of every line) without `redact`. That line's fields are its
+ * id, method, path, status and duration, none of them a redacted name, and matching them against
+ * the 46 redacted paths cost about 1.5% of the server's CPU per write (test/bench/README.md,
+ * "Per-request CPU, one at a time"). A child keeps the level its parent had when it was made:
+ * nothing changes the level after start-up.
+ */
+export function requestLineLog(): Logger {
+  const current = state();
+  return (current.requestLines ??= current.logger.child({}, { redact: [] }));
 }
 
 /** Runs `work` with `requestId` attached to every line it logs. */

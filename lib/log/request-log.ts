@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { log, withRequestId } from "./logger";
+import { requestLineLog, withRequestId } from "./logger";
 
 // One log line per request when its answer is done (lib/http/server.ts calls this for every
 // request): method, path, status, duration and the request id. The id is the client's own
@@ -53,10 +53,11 @@ export function serveLogged(
       ...(response.writableFinished ? {} : { aborted: true }),
     };
     const message = `${request.method} ${path} ${status}`;
-    if (status >= 500) log().error(fields, message);
+    const log = requestLineLog();
+    if (status >= 500) log.error(fields, message);
     // Pages, assets and health probes (every few seconds from a proxy) only at debug.
-    else if (path.startsWith("/api/") && path !== "/api/health") log().info(fields, message);
-    else log().debug(fields, message);
+    else if (path.startsWith("/api/") && path !== "/api/health") log.info(fields, message);
+    else log.debug(fields, message);
   });
   withRequestId(requestId, serve);
 }
