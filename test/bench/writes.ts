@@ -78,6 +78,9 @@ function pause(target: Target, agent: Agent, token: string): Promise<HttpResult>
 
 const uniqueLabel = (kind: string) => `${kind}-${Date.now().toString(36)}`;
 
+/** writes of the same kind sent, unmeasured, right before the measured ones */
+const SEQUENTIAL_WARMUP = 100;
+
 /** `n` writes one after another on one target: its CPU per request, nothing queued. */
 export async function sequentialWrites(
   target: Target,
@@ -86,36 +89,39 @@ export async function sequentialWrites(
   options: { hooks?: RequestHooks; otherPids?: (number | undefined)[] } = {},
 ): Promise<WriteMeasurement> {
   log(`  ${target.name}: ${n} ${kind}s one at a time…`);
-  const pending = kind === "decision" ? await target.seedPendingCalls(n) : [];
+  // Each target is measured right after writes of its own: a server left without requests for
+  // half a minute (while the other target ran its scenarios) costs more per request for a while,
+  // the floor and Countersign alike (test/bench/README.md, "Per-request CPU, one at a time").
+  const warm = Math.min(SEQUENTIAL_WARMUP, n);
+  const pending = kind === "decision" ? await target.seedPendingCalls(warm + n) : [];
   await waitIdle(target.pid, 20_000);
   const agent = keepAliveAgent(1);
   const label = uniqueLabel(`seq-${kind}`);
+  const write = (i: number) =>
+    kind === "pause" ? pause(target, agent, `${label}-${i}`) : decide(target, agent, pending[i]!);
   const results: HttpResult[] = [];
-  options.hooks?.start();
-  const cpu = cpuMeter(target.pid);
-  const others = (options.otherPids ?? []).map((pid) => cpuMeter(pid));
   try {
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < warm; i++) await write(i);
+    options.hooks?.start();
+    const cpu = cpuMeter(target.pid);
+    const others = (options.otherPids ?? []).map((pid) => cpuMeter(pid));
+    for (let i = warm; i < warm + n; i++) {
       options.hooks?.open();
-      results.push(
-        await (kind === "pause"
-          ? pause(target, agent, `${label}-${i}`)
-          : decide(target, agent, pending[i]!)),
-      );
+      results.push(await write(i));
       options.hooks?.close();
     }
+    return {
+      kind,
+      requests: results.length,
+      ok: results.filter((r) => r.status === SUCCESS[kind]).length,
+      latency: summarize(results.map((r) => r.doneAt - r.sentAt)),
+      statuses: countStatuses(results),
+      cpu: cpu(),
+      otherCpuMs: others.map((meter) => meter().serverMs),
+    };
   } finally {
     agent.destroy();
   }
-  return {
-    kind,
-    requests: results.length,
-    ok: results.filter((r) => r.status === SUCCESS[kind]).length,
-    latency: summarize(results.map((r) => r.doneAt - r.sentAt)),
-    statuses: countStatuses(results),
-    cpu: cpu(),
-    otherCpuMs: others.map((meter) => meter().serverMs),
-  };
 }
 
 /**
