@@ -16,18 +16,21 @@ const texts = new WeakMap<Response, string>();
 /** A Response whose body is `text`, built as such only when its body is read. */
 class JsonTextResponse extends Response {
   readonly #text: string;
-  readonly #init: ResponseInit;
   #read: Response | undefined;
 
   constructor(text: string, init: ResponseInit) {
     super(null, init);
     this.#text = text;
-    this.#init = init;
+  }
+
+  /** Status and headers as they are now: some callers add a header after the answer is made. */
+  #init(): ResponseInit {
+    return { status: this.status, statusText: this.statusText, headers: this.headers };
   }
 
   /** The Response with the body, built on first use; every body read goes to it. */
   #withBody(): Response {
-    return (this.#read ??= new Response(this.#text, this.#init));
+    return (this.#read ??= new Response(this.#text, this.#init()));
   }
 
   override get body() {
@@ -56,7 +59,10 @@ class JsonTextResponse extends Response {
   }
   override clone(): Response {
     // a used body cannot be cloned: the Response with the body says so
-    return this.#read ? this.#read.clone() : new JsonTextResponse(this.#text, this.#init);
+    if (this.#read) return this.#read.clone();
+    const clone = new JsonTextResponse(this.#text, this.#init());
+    texts.set(clone, this.#text);
+    return clone;
   }
 }
 

@@ -134,6 +134,27 @@ function alreadyDecided(state: DecisionState, call: Call): ConflictError {
  * Settling the batch afterwards is planSettlement's.
  */
 export function planDecision(state: DecisionState, callId: string, decision: Decision): void {
+  const from = state.writes.length;
+  planDecisionWrites(state, callId, decision);
+  checkVotesChecked(state.writes.slice(from));
+}
+
+const VOTE_INSERT = `insert into "votes"`;
+
+/**
+ * castVote's INSERT is followed at once by a statement that requires PREVIOUS_CHANGED: that is
+ * what aborts a vote that was a no-op. Any write pushed between the two would make that check
+ * read the count of the write instead, and a lost vote would pass silently: refused here, at
+ * planning time, where every test of a decision meets it.
+ */
+export function checkVotesChecked(writes: Statement[]): void {
+  writes.forEach((write, i) => {
+    if (write.sql.startsWith(VOTE_INSERT) && !writes[i + 1]?.sql.includes(PREVIOUS_CHANGED))
+      throw new Error("A vote's INSERT must be followed by the statement that checks it inserted");
+  });
+}
+
+function planDecisionWrites(state: DecisionState, callId: string, decision: Decision): void {
   const { reviewer, target, now, writes } = state;
   const batchRow = state.rows.batchRows[0]!;
   const batch = batchRow.batch;

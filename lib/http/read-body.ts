@@ -20,7 +20,9 @@ export function maxBodyBytes(): number {
  * (test/bench/README.md, "Per-request CPU, one at a time"), and this file is the only reader of an
  * API request's body.
  */
-const nodeBodies = new WeakMap<Request, IncomingMessage>();
+/** what a request's entry becomes once its body is read: a second read fails, as a web body's */
+const USED = Symbol("body used");
+const nodeBodies = new WeakMap<Request, IncomingMessage | typeof USED>();
 
 /** Marks `request`'s body as `source`'s, to be read by readJsonBody (lib/http/node-api.ts). */
 export function readBodyFrom(request: Request, source: IncomingMessage): void {
@@ -43,6 +45,8 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw new PayloadTooLargeError(limit);
   const source = nodeBodies.get(request);
+  if (source === USED) throw new TypeError("Body is unusable: it has already been read");
+  if (source) nodeBodies.set(request, USED);
   if ((!source && !request.body) || declared === "0") return undefined;
 
   const bytes = source ? await nodeBody(source, limit) : await webBody(request.body!, limit);
@@ -95,6 +99,9 @@ async function webBody(stream: ReadableStream<Uint8Array>, limit: number): Promi
  */
 function nodeBody(source: IncomingMessage, limit: number): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
+    // read by something else already: no event would ever come
+    if (source.readableEnded || source.destroyed)
+      return reject(new TypeError("Body is unusable: it has already been read"));
     const chunks: Buffer[] = [];
     let size = 0;
     const stop = () => {

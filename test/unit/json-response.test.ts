@@ -61,3 +61,19 @@ describe("jsonText", () => {
     }
   });
 });
+
+describe("jsonText, with a header added after it was made", () => {
+  // app/api/mcp/gateways/[name]/route.ts and lib/mcp/mcp-endpoint.ts add www-authenticate so
+  it("keeps the header in its clone and in the body it builds", async () => {
+    const made = answer();
+    made.headers.set("www-authenticate", 'Bearer resource_metadata="x"');
+    const copy = made.clone();
+    expect(copy.headers.get("www-authenticate")).toBe('Bearer resource_metadata="x"');
+    expect(bodyText(copy)).toBe(text);
+    expect(await copy.text()).toBe(text);
+    // a Response made from the answer's body and init, as Next.js does
+    const rebuilt = new Response(made.body, made);
+    expect(rebuilt.headers.get("www-authenticate")).toBe('Bearer resource_metadata="x"');
+    expect(await rebuilt.text()).toBe(text);
+  });
+});

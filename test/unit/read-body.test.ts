@@ -1,5 +1,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
+import { once } from "node:events";
 import { connect } from "node:net";
+import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readBodyFrom, readJsonBody } from "@/lib/http/read-body";
 import { toResponse } from "@/lib/errors";
@@ -192,5 +194,32 @@ describe.each(["/node", "/web"])("readJsonBody, body read by path %s", (path) =>
       status: 200,
       body: { body: {} },
     });
+  });
+});
+
+describe("readJsonBody of a body left in Node's request, read again", () => {
+  const jsonRequest = () =>
+    new Request("http://localhost/again", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
+
+  it("fails a second read at once, as a web body's second read fails", async () => {
+    const source = new PassThrough();
+    const request = jsonRequest();
+    readBodyFrom(request, source as unknown as IncomingMessage);
+    source.end('{"a":1}');
+    expect(await readJsonBody(request)).toEqual({ a: 1 });
+    await expect(readJsonBody(request)).rejects.toThrow(/already been read/);
+  });
+
+  it("fails at once when something else read the body first (no wait for events that never come)", async () => {
+    const source = new PassThrough();
+    source.end('{"a":1}');
+    source.resume();
+    await once(source, "end");
+    const request = jsonRequest();
+    readBodyFrom(request, source as unknown as IncomingMessage);
+    await expect(readJsonBody(request)).rejects.toThrow(/already been read/);
   });
 });

@@ -5,12 +5,18 @@ import { closeDb, getDb } from "@/db/client";
 import {
   changedRow,
   guard,
+  PREVIOUS_CHANGED,
   StateMoved,
   statement,
   untilWritten,
   writeBatch,
 } from "@/db/write-batch";
-import { planDecision, readDecisionState, type DecisionState } from "@/lib/approvals/plan-decision";
+import {
+  checkVotesChecked,
+  planDecision,
+  readDecisionState,
+  type DecisionState,
+} from "@/lib/approvals/plan-decision";
 import { decideCall } from "@/lib/approvals/decide-call";
 import { authenticate, type AgentActor, type ReviewerActor } from "@/lib/auth/actor";
 import { planSettlement } from "@/lib/batches/settle-batch";
@@ -219,6 +225,30 @@ describe("a decision built on a stale read", () => {
     await expect(
       decideCall(dana, callId, { outcome: "approve", expectedRevision: 1 }),
     ).rejects.toMatchObject({ code: "already_decided" });
+  });
+
+  it("plans every vote with the statement that checks it inserted right after it", async () => {
+    const decisions = [
+      { outcome: "reject", expectedRevision: 1, reason: "no" },
+      { outcome: "approve", expectedRevision: 1 },
+      { outcome: "edit", expectedRevision: 1, editedArgs: { amount: 1 } },
+    ] as const;
+    for (const actor of [agent, quorumAgent]) {
+      for (const decision of decisions) {
+        const batch = await pause(actor, ["refund"]);
+        const callId = batch.calls[0]!.id;
+        const state = await readFor(dana, callId);
+        planDecision(state, callId, decision);
+        const at = state.writes.findIndex((w) => w.sql.startsWith('insert into "votes"'));
+        expect(at, `${decision.outcome}: a vote`).toBeGreaterThanOrEqual(0);
+        expect(state.writes[at + 1]!.sql, decision.outcome).toContain(PREVIOUS_CHANGED);
+      }
+    }
+    // a write pushed between a vote and its check would make the check read that write's count
+    const vote = { sql: 'insert into "votes" ("id") values (?) on conflict do nothing', args: [] };
+    const event = { sql: "insert into events (seq) values (1)", args: [] };
+    expect(() => checkVotesChecked([vote, event])).toThrow(/followed by the statement/);
+    expect(() => checkVotesChecked([vote])).toThrow(/followed by the statement/);
   });
 
   it("counts a quorum's votes as they are when the batch runs", async () => {
