@@ -544,6 +544,12 @@ function readFile(path: string): string | null {
   }
 }
 
+/** CPU time `pid` has used so far (utime + stime, in 10 ms ticks), in ms; NaN when it is gone. */
+export function processCpuMs(pid: number | undefined): number {
+  const used = pid === undefined ? null : processTicks(pid);
+  return used ? used.ticks * TICK_MS : NaN;
+}
+
 /** utime + stime of `pid`, and its parent pid. */
 function processTicks(pid: number): { ticks: number; ppid: number } | null {
   const stat = readFile(`/proc/${pid}/stat`);

@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { freshDatabase } from "../support/database";
 import { makeTeam } from "../support/factories";
 import { startServer } from "../support/server";
-import { waitIdle } from "./load";
+import { processCpuMs, waitIdle } from "./load";
 import { pauseBody, startFloor } from "./targets";
 
 // `npx tsx test/bench/request-cpu.ts [N]`: the production server's CPU time per request (its
@@ -25,15 +25,6 @@ import { pauseBody, startFloor } from "./targets";
 // through --perf-basic-prof), which samples CPU time alone; `npx tsx test/bench/perf-layers.ts
 // DIR/pause.data N` sorts it by layer. Figures taken with either option carry the profiler's own
 // cost: measure without them.
-
-const TICKS_PER_SECOND = 100; // USER_HZ on Linux
-
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // Fields after the command name (which may hold spaces) start at state: utime and stime are 14, 15.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-}
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
@@ -147,10 +138,10 @@ async function main() {
     const measure = async (label: string, work: (i: number) => Promise<void>) => {
       await waitIdle(pid, 20_000); // as the bench does: start-up work done
       const recorder = perf ? await startPerf(pid, join(perf, `${label}.data`)) : undefined;
-      const before = cpuMs(pid);
+      const before = processCpuMs(pid);
       const started = performance.now();
       for (let i = 0; i < n; i++) await work(i);
-      const cpu = (cpuMs(pid) - before) / n;
+      const cpu = (processCpuMs(pid) - before) / n;
       const wall = (performance.now() - started) / n;
       if (recorder) await stopPerf(recorder);
       console.log(
@@ -163,9 +154,9 @@ async function main() {
     const idle = Number(option("idle") ?? 0);
     const perSecond: number[] = [];
     for (let second = 0; second < idle; second++) {
-      const before = cpuMs(server.pid);
+      const before = processCpuMs(server.pid);
       await sleep(1000);
-      perSecond.push(cpuMs(server.pid) - before);
+      perSecond.push(processCpuMs(server.pid) - before);
     }
     if (idle) console.log(`idle CPU ms per second: ${perSecond.join(" ")}`);
     await measure("pause", pause);

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { loadavg } from "node:os";
+import { percentile, processCpuMs } from "./load";
 import { join } from "node:path";
 import { closeDb, getClient } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
@@ -52,14 +53,6 @@ function cpuMs(pid: number): { ms: number; threads: string } {
   return { ms: ns / 1e6, threads: tasks.join(",") };
 }
 
-/** sqld's CPU time so far in ms, from /proc/…/stat (10 ms ticks; exited threads included). */
-function cpuTicksMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-}
-const TICKS_PER_SECOND = 100;
-
 /** The directory of sqld's default database (its `wallog` lives there). */
 function databaseDir(pid: number): string {
   const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
@@ -67,6 +60,9 @@ function databaseDir(pid: number): string {
 }
 
 const fileSize = (path: string) => (existsSync(path) ? statSync(path).size : 0);
+
+/** rounds are odd in number (5 by default, 3 compactions): the middle one */
+const median = (values: number[]) => percentile(values, 50);
 
 /** Starts sqld with a replication log of at most `maxLogMb`, and points the app's client at it. */
 async function startWith(maxLogMb: number, ws: boolean): Promise<Sqld> {
@@ -77,12 +73,6 @@ async function startWith(maxLogMb: number, ws: boolean): Promise<Sqld> {
   await migrateDatabase();
   return sqld;
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 async function main() {
   const n = Number(process.argv.find((a) => /^\d+$/.test(a))) || 1000;
@@ -210,14 +200,14 @@ async function main() {
       }
       const seen = snapshots();
       // the process's ticks, not its threads' schedstat: they keep the time of threads that exited
-      const before = cpuTicksMs(pid);
+      const before = processCpuMs(pid);
       const deadline = performance.now() + 30_000;
       while (snapshots() === seen) {
         if (performance.now() > deadline) throw new Error("sqld wrote no snapshot in 30 s");
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      const compactionMs = cpuTicksMs(pid) - before;
+      const compactionMs = processCpuMs(pid) - before;
       perMb.push(compactionMs / (logged / 1e6));
       console.log(
         `compaction of a ${(logged / 1e6).toFixed(0)} MB replication log: sqld ${compactionMs.toFixed(0)} ms CPU, ${perMb.at(-1)!.toFixed(2)} ms per MB logged`,

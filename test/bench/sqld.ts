@@ -1,9 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { closeDb } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { capCpu, cpuCapsUnavailable, removeCpuCaps, throttled } from "./cgroup";
-import { sleep, waitIdle } from "./load";
+import { processCpuMs, sleep, waitIdle } from "./load";
 import { warmUp } from "./scenarios";
 import {
   sqldBinary,
@@ -70,14 +69,6 @@ export type SqldResult = {
   /** capped scale-out runs (1, 2, 4 instances), or why there are none */
   capped: { cores: number; runs: CappedRun[] } | { unavailable: string };
 };
-
-const TICKS_PER_SECOND = 100;
-function processCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-}
 
 const log = (message: string) => console.error(message);
 
