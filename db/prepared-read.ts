@@ -28,8 +28,8 @@ export type RowsOf<P> = P extends { all(...args: never[]): Promise<infer Rows> }
 
 /**
  * Runs prepared reads as one read batch, their placeholders filled from `values`. A read given
- * as `null` is one the caller knows can find nothing (its key is absent): it is not sent, and
- * answers no rows.
+ * as `null` is one the caller knows can find nothing (its key is absent), or need not read: it is
+ * not sent, and answers no rows.
  */
 export async function readTogether<const Reads extends readonly (PreparedRead | null)[]>(
   reads: Reads,
@@ -40,7 +40,8 @@ export async function readTogether<const Reads extends readonly (PreparedRead | 
     const query = read.getQuery();
     return { sql: query.sql, args: fillPlaceholders(query.params, values) as InValue[] };
   });
-  const results = await getClient().batch(statements, "deferred");
+  // nothing to read: no round trip (and no empty transaction) at all
+  const results = statements.length > 0 ? await getClient().batch(statements, "deferred") : [];
   let next = 0;
   return reads.map((read) => (read === null ? [] : read.mapResult(results[next++], true))) as {
     -readonly [K in keyof Reads]: RowsOf<NonNullable<Reads[K]>>;

@@ -88,10 +88,10 @@ function isGuard(error: unknown): boolean {
  * state calls for or throws the conflict it deserves; a handful of attempts is plenty even under
  * heavy contention, since every retry is caused by someone else's committed write.
  */
-export async function untilWritten<T>(attempt: () => Promise<T>): Promise<T> {
+export async function untilWritten<T>(attempt: (tries: number) => Promise<T>): Promise<T> {
   for (let tries = 1; ; tries++) {
     try {
-      return await attempt();
+      return await attempt(tries);
     } catch (error) {
       if (!(error instanceof StateMoved) || tries >= MAX_ATTEMPTS) throw error;
     }

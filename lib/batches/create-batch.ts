@@ -1,6 +1,6 @@
 import { getDb } from "@/db/client";
 import { runs, TERMINAL_RUN_STATUSES, type Run } from "@/db/schema";
-import { changedRow, updateRow, untilWritten } from "@/db/write-batch";
+import { changedRow, updateRow } from "@/db/write-batch";
 import { assertSameRequest, idempotencyFor } from "@/lib/input/idempotency";
 import { parseInput } from "@/lib/input/parse";
 import { loadBatchView, loadRunView, type BatchView } from "@/lib/read-models/batch-run-views";
@@ -10,7 +10,13 @@ import { commit } from "@/lib/events/commit";
 import { matchesHash } from "@/lib/ids";
 import { checkCallbackTargetResolves } from "@/lib/webhooks/callback-target";
 import { CreateBatchInput } from "./batch-input";
-import { chooseQueue, idempotencyRecord, planOpenBatch, readPauseContext } from "./open-batch";
+import {
+  chooseQueue,
+  idempotencyRecord,
+  planOpenBatch,
+  readPauseContext,
+  untilPaused,
+} from "./open-batch";
 
 export { CreateBatchInput };
 
@@ -29,9 +35,9 @@ export async function createBatch(
   await checkCallbackTargetResolves(input.callbackUrl, "callbackUrl");
   const idempotency = idempotencyFor(options.idempotencyKey, `POST /runs/${runId}/batches`, body);
 
-  return untilWritten(async () => {
+  return untilPaused(async (read) => {
     const db = getDb();
-    const context = await readPauseContext(agent, { runId, idempotency, batch: input });
+    const context = await readPauseContext(agent, { runId, idempotency, batch: input }, read);
     const run = context.run;
     // Another agent's run is answered exactly like a missing one.
     if (!run || run.agentKeyId !== agent.id) throw new NotFoundError("Run");

@@ -1,28 +1,24 @@
-import { and, eq, isNull, or, sql } from "drizzle-orm";
+import { and, eq, or, sql } from "drizzle-orm";
 import { preparedRead, readTogether, type PreparedRead, type RowsOf } from "@/db/prepared-read";
 import {
   batches,
   calls,
   idempotencyKeys,
-  policyRules,
-  queues,
   rememberedApprovals,
-  routingRules,
   runs,
   users,
   type Batch,
   type Call,
   type CallStatus,
-  type PolicyRule,
   type Queue,
   type RoutingRule,
   type Run,
 } from "@/db/schema";
-import { changedRow, guard, insertRows, type Statement } from "@/db/write-batch";
+import { changedRow, insertRows, StateMoved, untilWritten, type Statement } from "@/db/write-batch";
 import { actionHash } from "@/lib/batches/action-hash";
 import type { Idempotency } from "@/lib/input/idempotency";
 import { actorRef, type AgentActor } from "@/lib/auth/actor";
-import { ConflictError, NotFoundError } from "@/lib/errors";
+import { ApiError, ConflictError, NotFoundError } from "@/lib/errors";
 import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
 import {
   assembleBatchViews,
@@ -36,21 +32,29 @@ import { chooseRule } from "@/lib/routing/match-rule";
 import type { CallInput, CreateBatchInput } from "./batch-input";
 import { planSettlement } from "./settle-batch";
 import { checkTimeoutApproval, timeoutApprovalGuard } from "./timeout-approval";
+import {
+  heldPauseSettings,
+  pauseSettingsGuard,
+  pauseSettingsOf,
+  pauseSettingsReads,
+  type PauseSettings,
+  type PauseSettingsRows,
+} from "./pause-settings";
 
 /**
- * Everything a pause decides from, read before it writes, in one read batch (one round trip):
- * the run it pauses (for POST /runs/{id}/batches), an earlier answer to the same Idempotency-Key,
- * the routing rules, the queues the batch could go to, the policy rules of those queues, and the
- * remembered approvals of this agent that could settle its calls.
+ * Everything a pause decides from: the run it pauses (for POST /runs/{id}/batches), an earlier
+ * answer to the same Idempotency-Key, the remembered approvals of this agent that could settle
+ * its calls — read before it writes, in one read batch (one round trip) — and the queues and
+ * rules, from this process's copy when it holds one (pause-settings.ts): a pause on a new run
+ * with that copy reads nothing at all before its write.
  */
 export type PauseContext = {
   run: Run | null;
   /** whether the run already has an approved plan (for requirePlanApproval) */
   planApproved: boolean;
   earlier: { requestHash: string; resourceId: string } | null;
-  routingRules: RoutingRule[];
-  queues: Queue[];
-  policyRules: PolicyRule[];
+  /** the queues and rules; a pause planned from them writes `pauseSettingsGuard` with them */
+  settings: PauseSettings;
   memories: Memory[];
 };
 
@@ -63,6 +67,9 @@ type Memory = {
   queueId: string;
 };
 
+/** What `pauseReads` answer, in their order. */
+type PauseRows = [Run[], { id: string }[], NonNullable<PauseContext["earlier"]>[], Memory[]];
+
 type PauseRequest = {
   runId?: string;
   conversationId?: string | null;
@@ -70,12 +77,20 @@ type PauseRequest = {
   batch?: CreateBatchInput;
 };
 
+/**
+ * How much a try of a pause reads (see `untilPaused`): `trusting`, it takes this process's copy
+ * of the settings and, for a new run, takes its Idempotency-Key to be new (the key's record in
+ * the write batch aborts it otherwise); a `full` read reads both.
+ */
+export type PauseRead = "trusting" | "full";
+
 export async function readPauseContext(
   agent: AgentActor,
   request: PauseRequest,
+  read: PauseRead,
 ): Promise<PauseContext> {
-  const rows = await readTogether(pauseReadsFor(request), pauseValues(agent, request));
-  return pauseContextOf(rows, request);
+  const [context] = await readPauseContextWith(agent, request, read, [], {});
+  return context;
 }
 
 /**
@@ -85,41 +100,54 @@ export async function readPauseContext(
 export async function readPauseContextWith<const More extends readonly PreparedRead[]>(
   agent: AgentActor,
   request: PauseRequest,
+  read: PauseRead,
   more: More,
   values: Record<string, unknown>,
 ): Promise<[PauseContext, { -readonly [K in keyof More]: RowsOf<More[K]> }]> {
-  const reads = pauseReadsFor(request);
-  const rows = await readTogether([...reads, ...more] as const, {
+  const held = read === "trusting" ? heldPauseSettings(agent.queueIds) : null;
+  const reads = pauseReadsFor(request, read);
+  const settingsReads = held ? ([null, null, null, null] as const) : pauseSettingsReads();
+  const rows = await readTogether([...reads, ...settingsReads, ...more] as const, {
     ...pauseValues(agent, request),
     ...values,
   });
-  const pause = rows.slice(0, reads.length) as unknown as Awaited<
-    ReturnType<typeof readTogether<ReturnType<typeof pauseReads>>>
-  >;
+  const [runRows, planRows, earlierRows, memoryRows] = rows as unknown as PauseRows;
+  const settingsRows = rows.slice(reads.length, reads.length + settingsReads.length);
+  const context: PauseContext = {
+    run: runRows[0] ?? null,
+    planApproved: planRows.length > 0,
+    earlier: earlierRows[0] ?? null,
+    settings: held ?? pauseSettingsOf(settingsRows as PauseSettingsRows),
+    memories: memoryRows,
+  };
   return [
-    pauseContextOf(pause, request),
-    rows.slice(reads.length) as unknown as { -readonly [K in keyof More]: RowsOf<More[K]> },
+    context,
+    rows.slice(reads.length + settingsReads.length) as unknown as {
+      -readonly [K in keyof More]: RowsOf<More[K]>;
+    },
   ];
 }
 
 /**
- * The pause's reads for this request. Reads whose key is absent find nothing, and are not sent
- * (null): a new run has no row, plan or remembered approval of its own (only its conversation's),
- * a request without a key no earlier answer. Over a libSQL server each read costs it a statement.
+ * The pause's own reads for this request. Reads whose key is absent find nothing, and are not
+ * sent (null): a new run has no row, plan or remembered approval of its own (only its
+ * conversation's), a request without a key no earlier answer. Over a libSQL server each read
+ * costs it a statement.
  */
-function pauseReadsFor({ runId, idempotency, batch, conversationId }: PauseRequest) {
-  const [runRead, planRead, earlierRead, ruleRead, queueRead, policyRead, memoryRead] =
-    pauseReads();
+function pauseReadsFor(
+  { runId, idempotency, batch, conversationId }: PauseRequest,
+  read: PauseRead,
+) {
+  const [runRead, planRead, earlierRead, memoryRead] = pauseReads();
   const existingRun = runId !== undefined;
   const hasCalls = batch ? batchCallsOf(batch).length > 0 : false;
   const mayRemember = hasCalls && (existingRun || conversationId != null);
+  // A pause on a run already read for anyway asks for its key in the same round trip.
+  const readKey = idempotency !== null && (read === "full" || existingRun);
   return [
     existingRun ? runRead : null,
     existingRun ? planRead : null,
-    idempotency ? earlierRead : null,
-    ruleRead,
-    queueRead,
-    policyRead,
+    readKey ? earlierRead : null,
     mayRemember ? memoryRead : null,
   ] as const;
 }
@@ -135,26 +163,7 @@ function pauseValues(agent: AgentActor, request: PauseRequest): Record<string, u
     conversationId: request.conversationId ?? null,
     scope: idempotency?.scope ?? null,
     key: idempotency?.key ?? null,
-    queueIds: JSON.stringify(agent.queueIds),
-    requested: batch?.queue ?? null,
     hashes: JSON.stringify(hashes),
-  };
-}
-
-function pauseContextOf(
-  [runRows, planRows, earlierRows, ruleRows, queueRows, policyRows, memoryRows]: Awaited<
-    ReturnType<typeof readTogether<ReturnType<typeof pauseReads>>>
-  >,
-  { idempotency }: PauseRequest,
-): PauseContext {
-  return {
-    run: runRows[0] ?? null,
-    planApproved: planRows.length > 0,
-    earlier: idempotency ? (earlierRows[0] ?? null) : null,
-    routingRules: ruleRows,
-    queues: queueRows,
-    policyRules: policyRows,
-    memories: memoryRows,
   };
 }
 
@@ -164,13 +173,6 @@ const pauseReads = preparedRead((db) => {
   const agentId = sql.placeholder("agentId");
   const runId = sql.placeholder("runId");
   const inJson = (name: string) => sql`(select value from json_each(${sql.placeholder(name)}))`;
-  // The queues a batch can reach: the key's own, any a routing rule names, or one named by the batch.
-  const reachable = or(
-    sql`${queues.id} in ${inJson("queueIds")}`,
-    sql`${queues.id} in (select ${routingRules.queueId} from ${routingRules} where ${routingRules.enabled} = 1)`,
-    eq(queues.id, sql.placeholder("requested")),
-    eq(queues.name, sql.placeholder("requested")),
-  );
   // a run's conversation: the paused run's, or the one a new run names
   const conversation = sql`coalesce((select ${runs.conversationId} from ${runs} where ${runs.id} = ${runId}), ${sql.placeholder("conversationId")})`;
   return [
@@ -191,21 +193,6 @@ const pauseReads = preparedRead((db) => {
           eq(idempotencyKeys.agentKeyId, agentId),
           eq(idempotencyKeys.scope, sql.placeholder("scope")),
           eq(idempotencyKeys.key, sql.placeholder("key")),
-        ),
-      )
-      .prepare(),
-    db.select().from(routingRules).where(eq(routingRules.enabled, true)).prepare(),
-    db.select().from(queues).where(reachable).prepare(),
-    db
-      .select()
-      .from(policyRules)
-      .where(
-        and(
-          eq(policyRules.enabled, true),
-          or(
-            isNull(policyRules.queueId),
-            sql`${policyRules.queueId} in (select ${queues.id} from ${queues} where ${reachable})`,
-          ),
         ),
       )
       .prepare(),
@@ -237,6 +224,25 @@ const pauseReads = preparedRead((db) => {
   ] as const;
 });
 
+/**
+ * Runs a pause until it is written, as `untilWritten` does, with a trusting read on its first
+ * try (see `PauseRead`): the write batch's guards make that safe. Any other answer than the
+ * write — a refusal (4xx), or a guard that found the settings changed or the key already used —
+ * is given only from a full read, on the next try: a copy one change behind can delay a pause by
+ * a round trip, never refuse or misroute it.
+ */
+export function untilPaused<T>(pause: (read: PauseRead) => Promise<T>): Promise<T> {
+  return untilWritten(async (tries) => {
+    if (tries > 1) return pause("full");
+    try {
+      return await pause("trusting");
+    } catch (error) {
+      if (error instanceof ApiError) throw new StateMoved();
+      throw error;
+    }
+  });
+}
+
 export type QueueChoice = { queue: Queue; rule: RoutingRule | null };
 
 /**
@@ -250,9 +256,9 @@ export function chooseQueue(
   batch: Pick<CreateBatchInput, "queue" | "calls"> | undefined,
 ): QueueChoice {
   const requested = batch?.queue;
-  const byId = new Map(context.queues.map((queue) => [queue.id, queue]));
+  const { queues: allQueues, queueById: byId, routingRules: rules } = context.settings;
   if (requested === undefined) {
-    const open = context.routingRules.filter((rule) => byId.get(rule.queueId)?.archivedAt === null);
+    const open = rules.filter((rule) => byId.get(rule.queueId)?.archivedAt === null);
     const rule = batch ? chooseRule(open, { agentKeyId: agent.id, calls: batch.calls }) : null;
     const queue = byId.get(rule?.queueId ?? agent.defaultQueueId)!;
     if (queue.archivedAt !== null) {
@@ -265,8 +271,7 @@ export function chooseQueue(
     return { queue, rule };
   }
   const queue =
-    context.queues.find((q) => q.id === requested) ??
-    context.queues.find((q) => q.name === requested);
+    allQueues.find((q) => q.id === requested) ?? allQueues.find((q) => q.name === requested);
   // A queue the key may not target is answered exactly like one that does not exist (404), so
   // keys cannot probe other teams' queue names.
   if (!queue || !agent.queueIds.includes(queue.id)) {
@@ -373,7 +378,7 @@ export function planOpenBatch(
   const rules =
     input.kind === "plan"
       ? []
-      : context.policyRules.filter((r) => r.queueId === null || r.queueId === queue.id);
+      : context.settings.policyRules.filter((r) => r.queueId === null || r.queueId === queue.id);
   const memories = new Map(
     context.memories.filter((m) => m.queueId === queue.id).map((m) => [m.actionHash, m]),
   );
@@ -478,8 +483,9 @@ export function planOpenBatch(
   const agentView = assembleBatchViews(viewRows, [batchId], "agent")[0]!;
 
   const writes: Statement[] = [
-    // The queue still takes batches when the pause lands (it was read before).
-    guard("exists (select 1 from queues where id = ? and archived_at is null)", queue.id),
+    // The queues and rules it was planned from are still the database's (so the queue still
+    // takes batches).
+    pauseSettingsGuard(context.settings),
     ...timeoutApprovalGuard(queue, input),
     insertRows(batches, [batch]),
     insertRows(calls, rows),

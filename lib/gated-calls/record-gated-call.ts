@@ -1,13 +1,19 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { readTogether } from "@/db/prepared-read";
-import { StateMoved, untilWritten } from "@/db/write-batch";
+import { StateMoved } from "@/db/write-batch";
 import { actionHash } from "@/lib/batches/action-hash";
 import { parseInput } from "@/lib/input/parse";
 import { loadBatchView } from "@/lib/read-models/batch-run-views";
 import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { CallInput, type CreateBatchInput } from "@/lib/batches/batch-input";
-import { chooseQueue, planOpenBatch, readPauseContextWith } from "@/lib/batches/open-batch";
+import { pauseSettingsGuard } from "@/lib/batches/pause-settings";
+import {
+  chooseQueue,
+  planOpenBatch,
+  readPauseContextWith,
+  untilPaused,
+} from "@/lib/batches/open-batch";
 import { InvalidRequestError, NotFoundError } from "@/lib/errors";
 import { commit } from "@/lib/events/commit";
 import {
@@ -107,12 +113,13 @@ export async function recordGatedCall(
     ...(queue !== undefined && { queue }),
     ...(timeoutSecs !== undefined && { timeoutSecs }),
   };
-  return untilWritten(async () => {
+  return untilPaused(async (read) => {
     // One read batch (one round trip over a libSQL server): the pause's reads, and the calls
     // whose outcomes came along.
     const [context, [reportedCalls]] = await readPauseContextWith(
       agent,
       { runId, idempotency: null, batch: batchInput },
+      read,
       [outcomeCallsRead()],
       outcomeCallsValues(agent, outcomes),
     );
@@ -153,12 +160,20 @@ export async function recordGatedCall(
         const status = earlier.calls.find((c) => c.id === unused.id)!.status;
         // withdrawn in between: no card to pick up any more; read again
         if (status === "cancelled") throw new StateMoved();
+        // Picking up is right only while the settings still send this call to a reviewer: the
+        // use's write is guarded on them, and the pending answer, which writes nothing, is
+        // given only from a full read.
+        if (status === "pending" && read === "trusting") throw new StateMoved();
         if (status === "pending")
           return {
             answer: { ...gatedAnswer(earlier, unused.id, true), reported: [] },
             created: false,
           };
-        await commit([...planUse(agent, run.id, earlier, unused.id, now), ...reports.writes]);
+        await commit([
+          pauseSettingsGuard(context.settings),
+          ...planUse(agent, run.id, earlier, unused.id, now),
+          ...reports.writes,
+        ]);
         return { answer: { ...gatedAnswer(earlier, unused.id, true), reported }, created: false };
       }
     }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { getDb } from "@/db/client";
 import { runs, type Run, type RunOrigin } from "@/db/schema";
-import { insertRows, untilWritten } from "@/db/write-batch";
+import { insertRows } from "@/db/write-batch";
 import { assertSameRequest, idempotencyFor } from "@/lib/input/idempotency";
 import { parseInput } from "@/lib/input/parse";
 import { loadRunView, runView, type RunView } from "@/lib/read-models/batch-run-views";
@@ -12,6 +12,7 @@ import {
   idempotencyRecord,
   planOpenBatch,
   readPauseContext,
+  untilPaused,
 } from "@/lib/batches/open-batch";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
@@ -32,8 +33,9 @@ export const CreateRunInput = z.object({
 export type CreateRunInput = z.infer<typeof CreateRunInput>;
 
 /**
- * Starts a run for the calling agent, optionally paused at once with its first batch: one read
- * batch for everything the pause decides from, then one write batch.
+ * Starts a run for the calling agent, optionally paused at once with its first batch: one write
+ * batch, after a read batch only when this process holds no copy of the queues and rules or the
+ * agent asks for remembered approvals of its conversation (open-batch.ts, `untilPaused`).
  */
 export async function createRun(
   actor: Actor,
@@ -48,13 +50,13 @@ export async function createRun(
   const idempotency = idempotencyFor(options.idempotencyKey, "POST /runs", request);
   const withBatches = input.batch !== undefined;
 
-  return untilWritten(async () => {
+  return untilPaused(async (read) => {
     const db = getDb();
-    const context = await readPauseContext(agent, {
-      conversationId: input.conversationId,
-      idempotency,
-      batch: input.batch,
-    });
+    const context = await readPauseContext(
+      agent,
+      { conversationId: input.conversationId, idempotency, batch: input.batch },
+      read,
+    );
     if (context.earlier) {
       const earlier = await loadRunView(db, context.earlier.resourceId, { withBatches });
       assertSameRequest(idempotency!, context.earlier, earlier);

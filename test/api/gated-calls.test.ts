@@ -209,6 +209,22 @@ describe("POST /runs/{runId}/gated-calls", () => {
     expect(refused.body).toMatchObject({ decision: "deny", pickedUp: false });
   });
 
+  it("a deny rule in force wins over an earlier card still waiting for a reviewer", async () => {
+    const { agentApi, leadApi, queue, session } = await setup();
+    const first = await session();
+    await agentApi.post(`/runs/${first}/gated-calls`, writeCall({ path: "w" }));
+    await leadApi.post("/policy-rules", {
+      queue: queue.name,
+      name: "frozen-while-waiting",
+      effect: "deny",
+      toolPattern: "write_file",
+      reason: "change freeze",
+    });
+    const later = await session();
+    const refused = await agentApi.post(`/runs/${later}/gated-calls`, writeCall({ path: "w" }));
+    expect(refused.body).toMatchObject({ decision: "deny", pickedUp: false });
+  });
+
   it("never picks up another gateway's or another agent's decision, nor reports on them", async () => {
     const { agentApi, reviewerApi, queue, session } = await setup();
     const first = await session();

@@ -117,12 +117,14 @@ async function main() {
       ["bare batch of 17 INSERTs", () => getClient().batch(inserts(17), "write")],
       ["select 1 (execute)", () => getClient().execute("select 1")],
       [
-        "pause read batch",
+        // read only after a change to the queues or rules (steady state: no read at all)
+        "pause read batch (full)",
         () =>
-          readPauseContext(requireAgent(agentActor), {
-            idempotency: null,
-            batch: pauseBody("x").batch as never,
-          }),
+          readPauseContext(
+            requireAgent(agentActor),
+            { idempotency: null, batch: pauseBody("x").batch as never },
+            "full",
+          ),
       ],
       ["pause (createRun with a one-call batch)", () => pause()],
       [

@@ -1,0 +1,231 @@
+import { rmSync } from "node:fs";
+import { dirname } from "node:path";
+import { createClient, type Client } from "@libsql/client";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { closeDb, getClient, getDb } from "@/db/client";
+import { authenticate, type AgentActor } from "@/lib/auth/actor";
+import { forgetCachedActors } from "@/lib/auth/actor-cache";
+import { forgetPauseSettings, heldPauseSettings } from "@/lib/batches/pause-settings";
+import { createBatch } from "@/lib/batches/create-batch";
+import { ConflictError } from "@/lib/errors";
+import { completeRun } from "@/lib/runs/complete-run";
+import { createRun } from "@/lib/runs/create-run";
+import { freshDatabase } from "../support/database";
+import { makeAgentKey, makeQueue } from "../support/factories";
+
+// A pause plans from this process's copy of the queues and rules (lib/batches/pause-settings.ts)
+// and reads nothing first. Each test here changes those tables behind the app's back — through
+// a second connection, as another instance, the CLI or an operator's SQL would — and checks that
+// the very next pause obeys the change: the copy's version guard aborts the stale write, and the
+// pause is planned again from a fresh read. Without the guard each of them fails.
+
+let databaseUrl: string;
+let other: Client;
+let queueId: string;
+let queueName: string;
+let agentId: string;
+let agentKey: string;
+let agent: AgentActor;
+
+const as = async (key: string) =>
+  (await authenticate(getDb(), new Headers({ authorization: `Bearer ${key}` }))) as AgentActor;
+
+const refund = (id: string) => ({
+  calls: [{ toolCallId: id, toolName: "refund_order", args: { orderId: id, amount: 25 } }],
+});
+
+async function pause(id: string, options: { idempotencyKey?: string } = {}) {
+  const { run, replayed } = await createRun(agent, { batch: refund(id) }, options);
+  return { run, replayed, batch: run.batches![0]!, call: run.batches![0]!.calls[0]! };
+}
+
+const count = async (table: string) =>
+  Number((await getClient().execute(`select count(*) as n from ${table}`)).rows[0]!.n);
+
+beforeAll(async () => {
+  databaseUrl = await freshDatabase("pause-settings");
+  other = createClient({ url: databaseUrl });
+  const queue = await makeQueue({});
+  queueId = queue.id;
+  queueName = queue.name;
+  const key = await makeAgentKey({ queues: [queue.name] });
+  agentId = key.id;
+  agentKey = key.key;
+  agent = await as(agentKey);
+});
+
+beforeEach(async () => {
+  // every test starts from a held copy, read by a pause
+  await pause(`warm-${Math.random()}`);
+  expect(heldPauseSettings(agent.queueIds)).not.toBeNull();
+});
+
+afterAll(() => {
+  other.close();
+  closeDb();
+  rmSync(dirname(databaseUrl.slice("file:".length)), { recursive: true, force: true });
+});
+
+describe("a pause with a current copy of the settings", () => {
+  it("reads nothing before its write", async () => {
+    const reads = vi.spyOn(getClient(), "batch");
+    try {
+      await pause("no-read");
+      expect(reads.mock.calls.filter(([, mode]) => mode === "deferred")).toEqual([]);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it("on a run it pauses again reads the run, not the settings; a refusal reads them", async () => {
+    const { run } = await createRun(agent, {});
+    await completeRun(agent, run.id, { outcome: "completed" });
+    const reads = vi.spyOn(getClient(), "batch");
+    try {
+      // the run is done: refused (409) on the first try, and again from a full read
+      const refused = await createBatch(agent, run.id, refund("late")).catch((e: unknown) => e);
+      expect((refused as ConflictError).code).toBe("run_terminal");
+      const sent = reads.mock.calls
+        .filter(([, mode]) => mode === "deferred")
+        .map(([statements]) =>
+          statements.map((s) => (typeof s === "string" ? s : Array.isArray(s) ? s[0] : s.sql)),
+        );
+      const readsSettings = (batch: string[]) =>
+        batch.some((sql) => sql.includes("pause_settings_version"));
+      expect(sent[0]!.some((sql) => sql.includes(`from "runs"`))).toBe(true);
+      expect(readsSettings(sent[0]!)).toBe(false);
+      expect(sent.slice(1).some(readsSettings)).toBe(true);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+});
+
+describe("a change made behind the app's back applies to the very next pause", () => {
+  it("a deny rule added by another instance blocks the call", async () => {
+    const now = Date.now();
+    await other.execute({
+      sql: `insert into policy_rules (id, name, queue_id, position, enabled, effect, tool_pattern,
+              arg_predicates, reason, created_at, updated_at)
+            values ('deny-refunds', 'No refunds', null, 1, 1, 'deny', 'refund_order', '[]',
+              'Refunds are paused', ?, ?)`,
+      args: [now, now],
+    });
+    try {
+      const { call } = await pause("denied");
+      expect(call.status).toBe("rejected");
+      expect(call.decision).toMatchObject({ source: "policy", outcome: "rejected" });
+    } finally {
+      await other.execute("delete from policy_rules where id = 'deny-refunds'");
+    }
+    // and its removal, to the one after
+    expect((await pause("allowed-again")).call.status).toBe("pending");
+  });
+
+  it("a routing rule added by another instance routes the batch", async () => {
+    const elsewhere = await makeQueue({});
+    await other.execute({
+      sql: `insert into routing_rules (id, name, position, agent_key_id, tool_pattern, queue_id,
+              enabled, created_at)
+            values ('route-refunds', 'Refunds elsewhere', 1, ?, 'refund_*', ?, 1, ?)`,
+      args: [agentId, elsewhere.id, Date.now()],
+    });
+    try {
+      expect((await pause("routed")).batch.queue).toMatchObject({ id: elsewhere.id });
+    } finally {
+      await other.execute("delete from routing_rules where id = 'route-refunds'");
+    }
+    expect((await pause("not-routed")).batch.queue).toMatchObject({ id: queueId });
+  });
+
+  it("a queue archived by another instance refuses the pause, and nothing is written", async () => {
+    const before = { runs: await count("runs"), batches: await count("batches") };
+    await other.execute({
+      sql: "update queues set archived_at = ? where id = ?",
+      args: [Date.now(), queueId],
+    });
+    try {
+      const refused = await pause("archived").catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(ConflictError);
+      expect((refused as ConflictError).code).toBe("queue_archived");
+      expect({ runs: await count("runs"), batches: await count("batches") }).toEqual(before);
+    } finally {
+      await other.execute({
+        sql: "update queues set archived_at = null where id = ?",
+        args: [queueId],
+      });
+    }
+  });
+
+  it("a queue made by another instance, and given to the key, can be named at once", async () => {
+    const id = `queue-made-elsewhere-${Date.now()}`;
+    await other.batch(
+      [
+        {
+          sql: "insert into queues (id, name, created_at) values (?, ?, ?)",
+          args: [id, id, Date.now()],
+        },
+        {
+          sql: "insert into agent_key_queues (agent_key_id, queue_id) values (?, ?)",
+          args: [agentId, id],
+        },
+      ],
+      "write",
+    );
+    forgetCachedActors();
+    agent = await as(agentKey);
+    const { run } = await createRun(agent, { batch: { ...refund("named"), queue: id } });
+    expect(run.batches![0]!.queue).toMatchObject({ id, name: id });
+  });
+});
+
+describe("an Idempotency-Key on a new run, taken as new on the first try", () => {
+  it("a retry gets the first answer, from the key's record", async () => {
+    const first = await pause("once", { idempotencyKey: "retry-1" });
+    const runs = await count("runs");
+    const again = await pause("once", { idempotencyKey: "retry-1" });
+    expect(again.replayed).toBe(true);
+    expect(again.run.id).toBe(first.run.id);
+    expect(await count("runs")).toBe(runs);
+  });
+
+  it("a retry is answered from the key even when the settings would now refuse it", async () => {
+    const first = await pause("before-archive", { idempotencyKey: "retry-2" });
+    await other.execute({
+      sql: "update queues set archived_at = ? where id = ?",
+      args: [Date.now(), queueId],
+    });
+    try {
+      const again = await pause("before-archive", { idempotencyKey: "retry-2" });
+      expect(again).toMatchObject({ replayed: true, run: { id: first.run.id } });
+    } finally {
+      await other.execute({
+        sql: "update queues set archived_at = null where id = ?",
+        args: [queueId],
+      });
+    }
+  });
+
+  it("the same key with another body is refused (409), and writes nothing", async () => {
+    await pause("body-a", { idempotencyKey: "retry-3" });
+    const runs = await count("runs");
+    const refused = await pause("body-b", { idempotencyKey: "retry-3" }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ConflictError);
+    expect(await count("runs")).toBe(runs);
+  });
+});
+
+describe("the copy", () => {
+  it("is read again after it is forgotten, and is the database's", async () => {
+    forgetPauseSettings();
+    expect(heldPauseSettings(agent.queueIds)).toBeNull();
+    await pause("refill");
+    const held = heldPauseSettings(agent.queueIds)!;
+    const version = Number(
+      (await other.execute("select version from pause_settings_version")).rows[0]!.version,
+    );
+    expect(held.version).toBe(version);
+    expect(held.queueById.get(queueId)?.name).toBe(queueName);
+    expect(Object.isFrozen(held.queues[0])).toBe(true);
+  });
+});
