@@ -229,3 +229,75 @@ describe("the copy", () => {
     expect(Object.isFrozen(held.queues[0])).toBe(true);
   });
 });
+
+describe("pauses racing changes to the rules", () => {
+  it("each pause obeys the rules as they were when it committed", async () => {
+    // Another instance switches a deny rule on and off while 200 pauses run; each switch notes
+    // the event log's last seq in its own transaction, so every pause's batch.created event can
+    // be placed before or after it (SQLite commits one writer at a time, seq in commit order).
+    await other.executeMultiple(`
+      create table if not exists switch_log (after_seq integer not null, enabled integer not null);
+      delete from switch_log;`);
+    const now = Date.now();
+    await other.execute({
+      sql: `insert into policy_rules (id, name, queue_id, position, enabled, effect, tool_pattern,
+              arg_predicates, reason, created_at, updated_at)
+            values ('switched', 'Switched', null, 1, 0, 'deny', 'refund_order', '[]', null, ?, ?)`,
+      args: [now, now],
+    });
+    let pausing = true;
+    const switching = (async () => {
+      for (let enabled = 1; pausing; enabled = 1 - enabled) {
+        await other.batch(
+          [
+            { sql: "update policy_rules set enabled = ? where id = 'switched'", args: [enabled] },
+            {
+              sql: "insert into switch_log select coalesce(max(seq), 0), ? from events",
+              args: [enabled],
+            },
+          ],
+          "write",
+        );
+        await new Promise((resolve) => setTimeout(resolve, 15));
+      }
+    })();
+    const paused: { callId: string; status: string }[] = [];
+    try {
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, worker) => {
+          for (let i = 0; i < 25; i++) {
+            const { call } = await pause(`race-${worker}-${i}`);
+            paused.push({ callId: call.id, status: call.status });
+          }
+        }),
+      );
+    } finally {
+      pausing = false;
+      await switching;
+      await other.execute("delete from policy_rules where id = 'switched'");
+    }
+    const switches = (await other.execute("select after_seq, enabled from switch_log")).rows.map(
+      (r) => ({ afterSeq: Number(r.after_seq), enabled: Number(r.enabled) }),
+    );
+    expect(switches.length).toBeGreaterThan(5);
+    const seqOf = async (callId: string) =>
+      Number(
+        (
+          await other.execute({
+            sql: "select min(e.seq) as seq from events e join calls c on c.batch_id = e.batch_id where c.id = ? and e.type = 'batch.created'",
+            args: [callId],
+          })
+        ).rows[0]!.seq,
+      );
+    let denied = 0;
+    for (const { callId, status } of paused) {
+      const seq = await seqOf(callId);
+      const inForce = switches.filter((s) => s.afterSeq < seq).at(-1)?.enabled === 1;
+      expect({ callId, status }).toEqual({ callId, status: inForce ? "rejected" : "pending" });
+      if (inForce) denied++;
+    }
+    // both states were met, or the test proved nothing
+    expect(denied).toBeGreaterThan(0);
+    expect(denied).toBeLessThan(paused.length);
+  });
+});
