@@ -8,6 +8,7 @@ import { requireAgent, type Actor } from "@/lib/auth/actor";
 import { ConflictError, NotFoundError } from "@/lib/errors";
 import { commit } from "@/lib/events/commit";
 import { matchesHash } from "@/lib/ids";
+import { rememberPausedBatch } from "./paused-batches";
 import { checkCallbackTargetResolves } from "@/lib/webhooks/callback-target";
 import { CreateBatchInput } from "./batch-input";
 import {
@@ -58,7 +59,7 @@ export async function createBatch(
     const choice = chooseQueue(agent, context, input);
     const now = Date.now();
     const opened = planOpenBatch(agent, run, choice, context, input, now);
-    await commit([
+    const statements = [
       // The compare-and-swap: the run as it was read (same status, no change since).
       updateRow(
         runs,
@@ -78,7 +79,13 @@ export async function createBatch(
       changedRow(),
       ...opened.writes,
       ...idempotencyRecord(agent, idempotency, opened.view.id, now),
-    ]);
+    ];
+    const results = await commit(statements);
+    rememberPausedBatch(
+      { statements, results },
+      { rows: opened.rows, settings: context.settings, agent },
+      run.conversationId,
+    );
     return { batch: opened.view, replayed: false };
   });
 }

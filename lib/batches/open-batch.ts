@@ -354,7 +354,7 @@ type Settlement =
 /**
  * Plans a pending batch and its calls for `run` (whose own write the caller plans), settling at
  * once the calls that policy or a remembered approval decides, with their events. Returns the
- * writes and the batch as its agent sees it after them.
+ * writes, the batch as its agent sees it after them, and the rows that view is made of.
  *
  * Order per call: the agent's mode `off` approves; a deny rule blocks; an allow rule (or mode
  * `allow`) approves; a remembered approval approves; mode `deny` rejects; else a reviewer decides.
@@ -368,7 +368,7 @@ export function planOpenBatch(
   now: number,
   /** a call of an MCP gateway (lib/gated-calls): its decision is used once, at creation when settled */
   gateway: string | null = null,
-): { writes: Statement[]; view: BatchView } {
+): { writes: Statement[]; view: BatchView; rows: BatchViewRows } {
   checkTimeoutApproval(queue, input);
   const batchId = newId();
   const batchCalls = batchCallsOf(input);
@@ -529,7 +529,7 @@ export function planOpenBatch(
     // planSettlement edits viewRows to show the batch settled when no call is left pending.
     writes.push(...planSettlement(viewRows, SYSTEM_ACTOR, now));
   }
-  return { writes, view: assembleBatchViews(viewRows, [batchId], "agent")[0]! };
+  return { writes, view: assembleBatchViews(viewRows, [batchId], "agent")[0]!, rows: viewRows };
 }
 
 function settledFields(settlement: Settlement, now: number) {

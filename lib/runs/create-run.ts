@@ -14,6 +14,7 @@ import {
   readPauseContext,
   untilPaused,
 } from "@/lib/batches/open-batch";
+import { rememberPausedBatch } from "@/lib/batches/paused-batches";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/commit";
@@ -96,7 +97,7 @@ export async function createRun(
     const opened = input.batch
       ? planOpenBatch(agent, run, choice, context, input.batch, now)
       : null;
-    await commit([
+    const statements = [
       insertRows(runs, [run]),
       eventRows({
         type: "run.created",
@@ -112,8 +113,14 @@ export async function createRun(
       }),
       ...(opened?.writes ?? []),
       ...idempotencyRecord(agent, idempotency, run.id, now),
-    ]);
+    ];
+    const results = await commit(statements);
     if (!opened) return { run: runView(run, agent.name), replayed: false };
+    rememberPausedBatch(
+      { statements, results },
+      { rows: opened.rows, settings: context.settings, agent },
+      run.conversationId,
+    );
     // Policy or remembered approvals may have settled the batch at once, and moved the run on.
     const status = opened.view.status === "pending" ? run.status : "ready";
     return {

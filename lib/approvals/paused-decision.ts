@@ -1,0 +1,39 @@
+import type { ReviewerActor } from "@/lib/auth/actor";
+import { decisionTargetOfRow } from "@/lib/access/find-for-caller";
+import { pausedBatchGuard, type PausedBatch } from "@/lib/batches/paused-batches";
+import type { DecisionState } from "./plan-decision";
+
+/**
+ * A reviewer's decision planned from the batch as its pause left it (lib/batches/paused-batches.ts),
+ * instead of readDecisionState's read: the same state, and a write batch that starts with the
+ * guard that it still is. Membership is not known here: it is taken as given, and the write's own
+ * conditions (plan-decision.ts, `stillOpen`) abort for a reviewer outside the queue, whose
+ * decision is then planned from a read and answered 404 as always.
+ */
+export function decisionStateFromPause(
+  reviewer: ReviewerActor,
+  paused: PausedBatch,
+  callId: string,
+): DecisionState {
+  const { rows } = paused;
+  // copies of what planning edits (the batch's row, each call's row, the votes), not the held rows
+  const batchRows = rows.batchRows.map((row) => ({ ...row }));
+  const callRows = rows.callRows.map((row) => ({ ...row }));
+  const target = decisionTargetOfRow(
+    {
+      ...batchRows[0]!,
+      separationOfDuties: paused.separationOfDuties,
+      agentOwnerId: paused.agentOwnerId,
+      conversationId: paused.conversationId,
+      isMember: 1,
+    },
+    { call: callRows.find((row) => row.call.id === callId)?.call },
+  );
+  return {
+    reviewer,
+    target,
+    rows: { batchRows, callRows, voteRows: [...rows.voteRows] },
+    now: Date.now(),
+    writes: [pausedBatchGuard(paused)],
+  };
+}
