@@ -55,10 +55,10 @@ export async function decideCall(
     // The first decision on a batch this process paused plans from the batch as the pause left
     // it: no read. Anything but the write it guards — a refusal, or the guard finding the batch
     // moved — is answered only from a read, on the next try.
-    const paused = tries === 1 ? takePausedBatch(callId) : null;
+    const paused = tries === 1 ? takePausedBatch({ callId }) : null;
     if (!paused) return decide(await readDecisionState(reviewer, { callId }));
     try {
-      return await decide(decisionStateFromPause(reviewer, paused, callId));
+      return await decide(decisionStateFromPause(reviewer, paused, { callId }));
     } catch (error) {
       if (error instanceof ApiError) throw new StateMoved();
       throw error;

@@ -13,7 +13,7 @@ import type { DecisionState } from "./plan-decision";
 export function decisionStateFromPause(
   reviewer: ReviewerActor,
   paused: PausedBatch,
-  callId: string,
+  of: { callId: string } | { batchId: string },
 ): DecisionState {
   const { rows } = paused;
   // copies of what planning edits (the batch's row, each call's row, the votes), not the held rows
@@ -27,7 +27,9 @@ export function decisionStateFromPause(
       conversationId: paused.conversationId,
       isMember: 1,
     },
-    { call: callRows.find((row) => row.call.id === callId)?.call },
+    "callId" in of
+      ? { call: callRows.find((row) => row.call.id === of.callId)?.call }
+      : { batch: true },
   );
   return {
     reviewer,

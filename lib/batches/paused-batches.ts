@@ -84,11 +84,14 @@ export function keepPausedBatch(paused: PausedBatch): void {
   for (const id of callIds) copy.byCall.set(id, paused);
 }
 
-/** The batch of this call as its pause left it, taken out (a batch is used once), if held. */
-export function takePausedBatch(callId: string): PausedBatch | null {
+/**
+ * The batch (of this call) as its pause left it, taken out (a batch is used once), if held.
+ */
+export function takePausedBatch(of: { callId: string } | { batchId: string }): PausedBatch | null {
   const copy = state.__countersignPausedBatches;
   if (!copy || copy.db !== getDb()) return null;
-  const paused = copy.byCall.get(callId);
+  const callId = "callId" in of ? of.callId : copy.batches.get(of.batchId)?.[0];
+  const paused = callId === undefined ? undefined : copy.byCall.get(callId);
   if (!paused) return null;
   forget(copy, paused.rows.batchRows[0]!.batch.id);
   return paused;

@@ -8,6 +8,7 @@ import { decideCall } from "@/lib/approvals/decide-call";
 import { readDecisionState } from "@/lib/approvals/plan-decision";
 import { requireAgent, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { readPauseContext } from "@/lib/batches/open-batch";
+import { takePausedBatch } from "@/lib/batches/paused-batches";
 import { createRun } from "@/lib/runs/create-run";
 import { teamActors } from "./team-actors";
 import { startSqld, type Sqld } from "./sqld-server";
@@ -111,7 +112,7 @@ async function main() {
         sql: "insert into bench_scratch (a, b) values (?, ?)",
         args: ["x".repeat(40), "y".repeat(200)],
       }));
-    // Decisions take the oldest pending call; the decision's read batch reads the newest.
+    // The decision read batch reads the newest pending call; the decisions are described below.
     const operations: [string, () => Promise<unknown>][] = [
       ["bare batch of 1 INSERT", () => getClient().batch(inserts(1), "write")],
       ["bare batch of 17 INSERTs", () => getClient().batch(inserts(17), "write")],
@@ -135,9 +136,23 @@ async function main() {
           }),
       ],
       [
-        "decision (decideCall approve)",
+        // the newest pending call: a batch this process just paused, decided from its copy
+        // (lib/batches/paused-batches.ts)
+        "decision (decideCall approve, on a batch this process paused)",
+        async () => {
+          const call = pending.pop()!;
+          await decideCall(reviewerActor, call.callId, {
+            outcome: "approve",
+            expectedRevision: call.revision,
+          });
+        },
+      ],
+      [
+        // the oldest pending call, its copy dropped: as when another instance paused it
+        "decision (decideCall approve, after its read batch)",
         async () => {
           const call = pending.shift()!;
+          takePausedBatch({ callId: call.callId });
           await decideCall(reviewerActor, call.callId, {
             outcome: "approve",
             expectedRevision: call.revision,
@@ -145,8 +160,9 @@ async function main() {
         },
       ],
     ];
-    // pending calls for the decisions: each round's pauses then add as many as its decisions take
-    for (let i = 0; i < n; i++) await pause();
+    // pending calls for the decisions: each round's pauses then add half as many as its two
+    // kinds of decision take
+    for (let i = 0; i < 2 * n; i++) await pause();
     const idle = cpuMs(pid).ms;
     await new Promise((resolve) => setTimeout(resolve, 2000));
     console.log(`idle: sqld ${((cpuMs(pid).ms - idle) / 2).toFixed(1)} ms CPU per second`);

@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { closeDb, getClient, getDb } from "@/db/client";
+import { decideBatch } from "@/lib/approvals/decide-batch";
 import { decideCall } from "@/lib/approvals/decide-call";
 import { authenticate, type AgentActor, type ReviewerActor } from "@/lib/auth/actor";
 import { cancelBatch } from "@/lib/batches/cancel-batch";
@@ -52,7 +53,7 @@ async function pause(id: string, calls = 1) {
 
 /** Runs `meanwhile` as another instance would (this process's copy set aside), then puts it back. */
 async function withCopyBehind(callId: string, meanwhile: () => Promise<unknown>) {
-  const copy = takePausedBatch(callId);
+  const copy = takePausedBatch({ callId });
   expect(copy).not.toBeNull();
   await meanwhile();
   keepPausedBatch(copy!);
@@ -109,7 +110,7 @@ describe("a decision planned from the pause's copy", () => {
     for (const decision of decisions) {
       const fromCopy = await pause(`copy-${decision.outcome}`, 2);
       const fromRead = await pause(`read-${decision.outcome}`, 2);
-      expect(takePausedBatch(fromRead.calls[0]!.id)).not.toBeNull();
+      expect(takePausedBatch({ callId: fromRead.calls[0]!.id })).not.toBeNull();
       for (const [batch, position] of [
         [fromCopy, 0],
         [fromRead, 0],
@@ -122,6 +123,55 @@ describe("a decision planned from the pause's copy", () => {
       expect(a).toEqual(b);
       expect(a.events.map((e) => e.type)).toContain("batch.decided");
     }
+  });
+});
+
+describe("a whole batch decided at once from the pause's copy", () => {
+  it("reads nothing, and answers and writes what the read path does", async () => {
+    const fromCopy = await pause("copy-all", 3);
+    const fromRead = await pause("read-all", 3);
+    expect(takePausedBatch({ batchId: fromRead.id })).not.toBeNull();
+    const revisions = (batch: typeof fromCopy) =>
+      Object.fromEntries(batch.calls.map((call) => [call.id, call.revision]));
+    const reads = vi.spyOn(getClient(), "batch");
+    try {
+      await decideBatch(sam, fromCopy.id, {
+        outcome: "approve",
+        expectedRevisions: revisions(fromCopy),
+      });
+      expect(reads.mock.calls.filter(([, mode]) => mode === "deferred")).toEqual([]);
+    } finally {
+      reads.mockRestore();
+    }
+    await decideBatch(sam, fromRead.id, {
+      outcome: "approve",
+      expectedRevisions: revisions(fromRead),
+    });
+    const [a, b] = await Promise.all([written(fromCopy.id), written(fromRead.id)]);
+    expect(a).toEqual(b);
+    expect(a.batch).toMatchObject([{ status: "decided", outcome: "approved" }]);
+  });
+
+  it("a call of it decided elsewhere meanwhile: nothing is decided (409)", async () => {
+    const batch = await pause("all-stale", 2);
+    await withCopyBehind(batch.calls[0]!.id, () =>
+      decideCall(dana, batch.calls[1]!.id, {
+        outcome: "reject",
+        expectedRevision: 1,
+        reason: "No",
+      }),
+    );
+    const refused = await failure(
+      decideBatch(sam, batch.id, {
+        outcome: "approve",
+        expectedRevisions: Object.fromEntries(batch.calls.map((c) => [c.id, 1])),
+      }),
+    );
+    expect(refused.code).toBe("already_decided");
+    expect(refused.message).toMatch(/^Nothing was decided/);
+    expect(
+      await rowsOf("select status from calls where batch_id = ? order by position", batch.id),
+    ).toEqual([{ status: "pending" }, { status: "rejected" }]);
   });
 });
 
@@ -223,7 +273,7 @@ describe("the copy", () => {
   it("is used once: a second call of the batch is decided from a read", async () => {
     const batch = await pause("twice", 2);
     await decideCall(sam, batch.calls[0]!.id, { outcome: "approve", expectedRevision: 1 });
-    expect(takePausedBatch(batch.calls[1]!.id)).toBeNull();
+    expect(takePausedBatch({ callId: batch.calls[1]!.id })).toBeNull();
     const { batch: after } = await decideCall(sam, batch.calls[1]!.id, {
       outcome: "approve",
       expectedRevision: 1,
@@ -240,7 +290,7 @@ describe("the copy", () => {
     });
     const again = await pause("remembered");
     expect(again).toMatchObject({ status: "decided", outcome: "approved" });
-    expect(takePausedBatch(again.calls[0]!.id) as PausedBatch | null).toBeNull();
+    expect(takePausedBatch({ callId: again.calls[0]!.id }) as PausedBatch | null).toBeNull();
   });
 });
 
