@@ -1,14 +1,12 @@
 import { z } from "zod";
-import { StateMoved, untilWritten } from "@/db/write-batch";
 import { parseInput } from "@/lib/input/parse";
 import type { BatchView } from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { planSettlement } from "@/lib/batches/settle-batch";
-import { takePausedBatch } from "@/lib/batches/paused-batches";
-import { ApiError, ConflictError, InvalidRequestError } from "@/lib/errors";
+import { ConflictError, InvalidRequestError } from "@/lib/errors";
 import { commit } from "@/lib/events/commit";
-import { batchViewOf, planDecision, readDecisionState, type DecisionState } from "./plan-decision";
-import { decisionStateFromPause } from "./paused-decision";
+import { batchViewOf, planDecision } from "./plan-decision";
+import { untilDecided } from "./paused-decision";
 import { MultiLineText } from "@/lib/text/stored-text";
 
 export const DecideBatchInput = z.object({
@@ -27,20 +25,7 @@ export async function decideBatch(
 ): Promise<BatchView> {
   const reviewer = requireReviewer(actor);
   const input = parseInput(DecideBatchInput, body);
-  return untilWritten(async (tries) => {
-    // As decideCall: the first decision on a batch this process paused plans from its copy, and
-    // anything but the write is answered from a read.
-    const paused = tries === 1 ? takePausedBatch({ batchId }) : null;
-    if (!paused) return decide(await readDecisionState(reviewer, { batchId }));
-    try {
-      return await decide(decisionStateFromPause(reviewer, paused, { batchId }));
-    } catch (error) {
-      if (error instanceof ApiError) throw new StateMoved();
-      throw error;
-    }
-  });
-
-  async function decide(state: DecisionState): Promise<BatchView> {
+  return untilDecided(reviewer, { batchId }, async (state) => {
     const before = batchViewOf(state);
     assertNamesEveryCall(
       state.rows.callRows.map((r) => r.call.id),
@@ -66,7 +51,7 @@ export async function decideBatch(
     }
     await commit([...state.writes, ...planSettlement(state.rows, actorRef(reviewer), state.now)]);
     return batchViewOf(state);
-  }
+  });
 }
 
 function assertNamesEveryCall(callIds: string[], listed: string[]) {

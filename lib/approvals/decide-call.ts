@@ -1,14 +1,11 @@
 import { z } from "zod";
 import { parseInput } from "@/lib/input/parse";
-import { StateMoved, untilWritten } from "@/db/write-batch";
 import type { BatchView, CallView } from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
 import { planSettlement } from "@/lib/batches/settle-batch";
 import { commit } from "@/lib/events/commit";
-import { takePausedBatch } from "@/lib/batches/paused-batches";
-import { ApiError } from "@/lib/errors";
-import { batchViewOf, planDecision, readDecisionState, type DecisionState } from "./plan-decision";
-import { decisionStateFromPause } from "./paused-decision";
+import { batchViewOf, planDecision } from "./plan-decision";
+import { untilDecided } from "./paused-decision";
 import { MultiLineText } from "@/lib/text/stored-text";
 
 export const DecideCallInput = z
@@ -45,23 +42,10 @@ export async function decideCall(
 ): Promise<{ call: CallView; batch: BatchView }> {
   const reviewer = requireReviewer(actor);
   const input = parseInput(DecideCallInput, body);
-  const decide = async (state: DecisionState) => {
+  return untilDecided(reviewer, { callId }, async (state) => {
     planDecision(state, callId, input);
     await commit([...state.writes, ...planSettlement(state.rows, actorRef(reviewer), state.now)]);
     const batch = batchViewOf(state);
     return { call: batch.calls.find((c) => c.id === callId)!, batch };
-  };
-  return untilWritten(async (tries) => {
-    // The first decision on a batch this process paused plans from the batch as the pause left
-    // it: no read. Anything but the write it guards — a refusal, or the guard finding the batch
-    // moved — is answered only from a read, on the next try.
-    const paused = tries === 1 ? takePausedBatch({ callId }) : null;
-    if (!paused) return decide(await readDecisionState(reviewer, { callId }));
-    try {
-      return await decide(decisionStateFromPause(reviewer, paused, { callId }));
-    } catch (error) {
-      if (error instanceof ApiError) throw new StateMoved();
-      throw error;
-    }
   });
 }

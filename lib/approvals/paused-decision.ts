@@ -1,7 +1,32 @@
+import { StateMoved, untilWritten } from "@/db/write-batch";
 import type { ReviewerActor } from "@/lib/auth/actor";
 import { decisionTargetOfRow } from "@/lib/access/find-for-caller";
-import { pausedBatchGuard, type PausedBatch } from "@/lib/batches/paused-batches";
-import type { DecisionState } from "./plan-decision";
+import { pausedBatchGuard, takePausedBatch, type PausedBatch } from "@/lib/batches/paused-batches";
+import { ApiError } from "@/lib/errors";
+import { readDecisionState, type DecisionState } from "./plan-decision";
+
+/**
+ * Runs a decision (`decide`: plan on the state, then one write batch) until it is written, as
+ * `untilWritten` does. The first decision on a batch this process paused plans from the batch as
+ * the pause left it: no read. Anything but the write its guard allows — a refusal, or the guard
+ * finding the batch moved — is answered only from a read, on the next try.
+ */
+export function untilDecided<T>(
+  reviewer: ReviewerActor,
+  of: { callId: string } | { batchId: string },
+  decide: (state: DecisionState) => Promise<T>,
+): Promise<T> {
+  return untilWritten(async (tries) => {
+    const paused = tries === 1 ? takePausedBatch(of) : null;
+    if (!paused) return decide(await readDecisionState(reviewer, of));
+    try {
+      return await decide(decisionStateFromPause(reviewer, paused, of));
+    } catch (error) {
+      if (error instanceof ApiError) throw new StateMoved();
+      throw error;
+    }
+  });
+}
 
 /**
  * A reviewer's decision planned from the batch as its pause left it (lib/batches/paused-batches.ts),
