@@ -148,7 +148,8 @@ async function main() {
         },
       ],
       [
-        // the oldest pending call, its copy dropped: as when another instance paused it
+        // the oldest pending call, its copy dropped: as when another instance paused it (as this row
+        // was measured before the copy; the newest write ~4 WAL frames more)
         "decision (decideCall approve, after its read batch)",
         async () => {
           const call = pending.shift()!;

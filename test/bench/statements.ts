@@ -6,6 +6,7 @@ import { closeDb, getDb } from "@/db/client";
 import { cacheStatements } from "@/db/statement-cache";
 import { decideCall } from "@/lib/approvals/decide-call";
 import { authenticate } from "@/lib/auth/actor";
+import { takePausedBatch } from "@/lib/batches/paused-batches";
 import { createRun } from "@/lib/runs/create-run";
 import { freshDatabase } from "../support/database";
 import { teamActors } from "./team-actors";
@@ -88,14 +89,24 @@ async function main() {
   await measure("authenticate (agent key)", n, async () => {
     await authenticate(getDb(), new Headers({ authorization: `Bearer ${agent.key}` }));
   });
-  await measure("createRun with a one-call batch (a pause)", n, pause);
-  let next = 0;
-  await measure("decideCall approve (a decision)", n, async () => {
-    const call = pending[next++]!;
+  // twice as many pauses as either kind of decision takes, with their warm-ups
+  await measure("createRun with a one-call batch (a pause)", 2 * n + 100, pause);
+  const decide = async (call: { callId: string; revision: number }) => {
     await decideCall(reviewerActor, call.callId, {
       outcome: "approve",
       expectedRevision: call.revision,
     });
+  };
+  // the newest pending calls: batches this process just paused, decided from their copy
+  await measure("decideCall approve (a decision on a batch this process paused)", n, () =>
+    decide(pending.pop()!),
+  );
+  // the oldest, their copy dropped: as when another instance paused them (as this row was measured
+  // before the copy; the newest write ~4 WAL frames more, so the copy's row is the dearer one)
+  await measure("decideCall approve (a decision after its read)", n, async () => {
+    const call = pending.shift()!;
+    takePausedBatch({ callId: call.callId });
+    await decide(call);
   });
 }
 
