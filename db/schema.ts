@@ -89,6 +89,12 @@ export const verifications = sqliteTable("verification", {
 
 /* ---------------------------------------------------------------- queues and people */
 
+// Every change to queues, routing_rules and policy_rules raises the counter in
+// `pause_settings_version` (triggers of migration 0030), on which every process's copy of them
+// is guarded (lib/batches/pause-settings.ts). A migration that rebuilds one of these tables
+// (drizzle-kit's CREATE __new_…, DROP, RENAME) drops its triggers and must create them again:
+// test/unit/pause-settings.test.ts checks all nine are there. The counter's table is not declared
+// here: only those triggers write it, and SQL reads it.
 export const queues = sqliteTable("queues", {
   id: text("id").primaryKey(),
   name: text("name").notNull().unique(),

@@ -1,5 +1,7 @@
 import type { ResultSet } from "@libsql/client";
+import { getTableName } from "drizzle-orm";
 import { getDb, type Database } from "@/db/client";
+import { batches, calls } from "@/db/schema";
 import { guard, type Statement } from "@/db/write-batch";
 import type { AgentActor } from "@/lib/auth/actor";
 import { eventsWritten } from "@/lib/events/append-event";
@@ -28,12 +30,28 @@ export type PausedBatch = {
   separationOfDuties: boolean;
   agentOwnerId: string | null;
   conversationId: string | null;
+  /** about how much memory it holds: the length of the rows' text as its pause wrote them */
+  size: number;
 };
 
-// Enough for the batches a busy deployment leaves waiting; older ones are read when decided.
+// Bounds: enough for the batches a busy deployment leaves waiting, and never much memory (a
+// call's args may be megabytes: such a batch is not kept at all). The oldest go first; a batch
+// not held is read when decided, as always.
 const MAX_BATCHES = 2000;
+const MAX_TOTAL_SIZE = 16 * 1024 * 1024;
+const MAX_BATCH_SIZE = 64 * 1024;
 
-type Held = { db: Database; byCall: Map<string, PausedBatch>; batches: Map<string, string[]> };
+// how insertRows (db/write-batch.ts) begins the pause's writes of the rows held
+const INSERT_CALLS = `insert into "${getTableName(calls)}"`;
+const INSERT_BATCHES = `insert into "${getTableName(batches)}"`;
+
+type Held = {
+  db: Database;
+  byCall: Map<string, PausedBatch>;
+  /** batch id → the batch; a Map iterates in insertion order, so the first is the oldest */
+  batches: Map<string, PausedBatch>;
+  size: number;
+};
 const state = globalThis as unknown as { __countersignPausedBatches?: Held };
 
 function held(): Held {
@@ -44,7 +62,7 @@ function held(): Held {
   return copy;
 }
 
-const freshHeld = (db: Database): Held => ({ db, byCall: new Map(), batches: new Map() });
+const freshHeld = (db: Database): Held => ({ db, byCall: new Map(), batches: new Map(), size: 0 });
 
 /**
  * Keeps a batch a pause just committed (`statements` and their `results`), if it waits for a
@@ -62,6 +80,11 @@ export function rememberPausedBatch(
     .filter((event) => event.runId === runId)
     .map((event) => event.seq);
   if (seqs.length === 0) return;
+  // the text of the batch's and calls' rows (their args, schemas and plans are what the rows hold)
+  let size = 0;
+  for (const statement of pause.statements)
+    if (statement.sql.startsWith(INSERT_CALLS) || statement.sql.startsWith(INSERT_BATCHES))
+      for (const arg of statement.args) if (typeof arg === "string") size += arg.length;
   keepPausedBatch({
     rows: batch.rows,
     runId,
@@ -70,18 +93,31 @@ export function rememberPausedBatch(
     separationOfDuties: batch.settings.queueById.get(row.batch.queueId)?.separationOfDuties ?? true,
     agentOwnerId: batch.agent.ownerUserId,
     conversationId,
+    size,
   });
 }
 
-/** Keeps `paused` for the first decision on one of its calls (the oldest go first past the bound). */
+/** Keeps `paused` for the first decision on one of its calls, within the bounds above. */
 export function keepPausedBatch(paused: PausedBatch): void {
+  if (paused.size > MAX_BATCH_SIZE) return;
   const copy = held();
-  const batchId = paused.rows.batchRows[0]!.batch.id;
-  forget(copy, batchId);
-  if (copy.batches.size >= MAX_BATCHES) forget(copy, copy.batches.keys().next().value!);
-  const callIds = paused.rows.callRows.map((r) => r.call.id);
-  copy.batches.set(batchId, callIds);
-  for (const id of callIds) copy.byCall.set(id, paused);
+  forget(copy, paused.rows.batchRows[0]!.batch.id);
+  while (
+    copy.batches.size > 0 &&
+    (copy.batches.size >= MAX_BATCHES || copy.size + paused.size > MAX_TOTAL_SIZE)
+  )
+    forget(copy, copy.batches.keys().next().value!);
+  copy.batches.set(paused.rows.batchRows[0]!.batch.id, paused);
+  copy.size += paused.size;
+  for (const { call } of paused.rows.callRows) copy.byCall.set(call.id, paused);
+}
+
+/** How many batches this process holds, and about how much memory (tests, /metrics). */
+export function pausedBatchesHeld(): { batches: number; size: number } {
+  const copy = state.__countersignPausedBatches;
+  return copy && copy.db === getDb()
+    ? { batches: copy.batches.size, size: copy.size }
+    : { batches: 0, size: 0 };
 }
 
 /**
@@ -90,16 +126,18 @@ export function keepPausedBatch(paused: PausedBatch): void {
 export function takePausedBatch(of: { callId: string } | { batchId: string }): PausedBatch | null {
   const copy = state.__countersignPausedBatches;
   if (!copy || copy.db !== getDb()) return null;
-  const callId = "callId" in of ? of.callId : copy.batches.get(of.batchId)?.[0];
-  const paused = callId === undefined ? undefined : copy.byCall.get(callId);
+  const paused = "callId" in of ? copy.byCall.get(of.callId) : copy.batches.get(of.batchId);
   if (!paused) return null;
   forget(copy, paused.rows.batchRows[0]!.batch.id);
   return paused;
 }
 
 function forget(copy: Held, batchId: string): void {
-  for (const id of copy.batches.get(batchId) ?? []) copy.byCall.delete(id);
+  const paused = copy.batches.get(batchId);
+  if (!paused) return;
+  for (const { call } of paused.rows.callRows) copy.byCall.delete(call.id);
   copy.batches.delete(batchId);
+  copy.size -= paused.size;
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   untilPaused,
 } from "@/lib/batches/open-batch";
 import { rememberPausedBatch } from "@/lib/batches/paused-batches";
+import { pauseSettingsGuard } from "@/lib/batches/pause-settings";
 import { ConflictError } from "@/lib/errors";
 import { eventRows } from "@/lib/events/append-event";
 import { commit } from "@/lib/events/commit";
@@ -98,6 +99,9 @@ export async function createRun(
       ? planOpenBatch(agent, run, choice, context, input.batch, now)
       : null;
     const statements = [
+      // A run without a batch is in its queue too: planned from the same settings, guarded on
+      // them as a pause's batch is (open-batch.ts).
+      ...(opened ? [] : [pauseSettingsGuard(context.settings)]),
       insertRows(runs, [run]),
       eventRows({
         type: "run.created",

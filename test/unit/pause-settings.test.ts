@@ -157,6 +157,24 @@ describe("a change made behind the app's back applies to the very next pause", (
     }
   });
 
+  it("a run without a batch, in a default queue archived by another instance: 409", async () => {
+    const runs = await count("runs");
+    await other.execute({
+      sql: "update queues set archived_at = ? where id = ?",
+      args: [Date.now(), queueId],
+    });
+    try {
+      const refused = await createRun(agent, {}).catch((error: unknown) => error);
+      expect((refused as ConflictError).code).toBe("queue_archived");
+      expect(await count("runs")).toBe(runs);
+    } finally {
+      await other.execute({
+        sql: "update queues set archived_at = null where id = ?",
+        args: [queueId],
+      });
+    }
+  });
+
   it("a queue made by another instance, and given to the key, can be named at once", async () => {
     const id = `queue-made-elsewhere-${Date.now()}`;
     await other.batch(
@@ -216,6 +234,20 @@ describe("an Idempotency-Key on a new run, taken as new on the first try", () =>
 });
 
 describe("the copy", () => {
+  it("survives only as long as the triggers that keep it honest: every migration keeps all nine", async () => {
+    // A rebuild of queues, routing_rules or policy_rules (drizzle-kit's CREATE __new_…; DROP;
+    // RENAME for many column changes) drops their triggers with the old table; the migration
+    // that does it must create them again (db/migrations/0030_pause_settings_version.sql).
+    const triggers = await other.execute(
+      "select tbl_name, name from sqlite_schema where type = 'trigger' and name like '%_bumps_pause_settings' order by name",
+    );
+    expect(triggers.rows.map((r) => `${String(r.tbl_name)}: ${String(r.name)}`)).toEqual(
+      ["policy_rules", "queues", "routing_rules"].flatMap((table) =>
+        ["delete", "insert", "update"].map((op) => `${table}: ${table}_${op}_bumps_pause_settings`),
+      ),
+    );
+  });
+
   it("is read again after it is forgotten, and is the database's", async () => {
     forgetPauseSettings();
     expect(heldPauseSettings(agent.queueIds)).toBeNull();

@@ -7,7 +7,12 @@ import { decideBatch } from "@/lib/approvals/decide-batch";
 import { decideCall } from "@/lib/approvals/decide-call";
 import { authenticate, type AgentActor, type ReviewerActor } from "@/lib/auth/actor";
 import { cancelBatch } from "@/lib/batches/cancel-batch";
-import { keepPausedBatch, takePausedBatch, type PausedBatch } from "@/lib/batches/paused-batches";
+import {
+  keepPausedBatch,
+  pausedBatchesHeld,
+  takePausedBatch,
+  type PausedBatch,
+} from "@/lib/batches/paused-batches";
 import { claimReview } from "@/lib/claims/claim-review";
 import { ApiError } from "@/lib/errors";
 import { createRun } from "@/lib/runs/create-run";
@@ -25,6 +30,7 @@ import { makeAgentKey, makeQueue, makeReviewer } from "../support/factories";
 let databaseUrl: string;
 let other: Client;
 let queueId: string;
+let queueName: string;
 let agent: AgentActor;
 let dana: ReviewerActor;
 let sam: ReviewerActor;
@@ -75,6 +81,7 @@ beforeAll(async () => {
   other = createClient({ url: databaseUrl });
   const queue = await makeQueue({});
   queueId = queue.id;
+  queueName = queue.name;
   const d = await makeReviewer({ name: "Dana Reviewer", queues: [{ name: queue.name }] });
   const s = await makeReviewer({ name: "Sam Reviewer", queues: [{ name: queue.name }] });
   dana = (await as(d.token)) as ReviewerActor;
@@ -201,7 +208,7 @@ describe("a copy the database has moved past never decides", () => {
     expect(refused.code).toBe("not_pending");
   });
 
-  it("a reviewer taken out of the queue meanwhile: 404, as for any call outside their queues", async () => {
+  it("a reviewer of another team: 404, as for any call outside their queues", async () => {
     const outsider = await makeReviewer({ name: "Olive Outsider" });
     const olive = (await as(outsider.token)) as ReviewerActor;
     const batch = await pause("outsider");
@@ -212,6 +219,48 @@ describe("a copy the database has moved past never decides", () => {
     expect((await rowsOf("select status from calls where id = ?", batch.calls[0]!.id))[0]).toEqual({
       status: "pending",
     });
+  });
+
+  it("a reviewer taken out of the queue meanwhile (no event of the run): 404, nothing written", async () => {
+    const leaving = await makeReviewer({ name: "Lee Leaving", queues: [{ name: queueName }] });
+    const lee = (await as(leaving.token)) as ReviewerActor;
+    const batch = await pause("taken-out");
+    const callId = batch.calls[0]!.id;
+    await withCopyBehind(callId, () =>
+      other.execute({
+        sql: "delete from queue_members where queue_id = ? and user_id = ?",
+        args: [queueId, lee.id],
+      }),
+    );
+    const refused = await failure(
+      decideCall(lee, callId, { outcome: "approve", expectedRevision: 1 }),
+    );
+    expect(refused.status).toBe(404);
+    expect((await rowsOf("select status from calls where id = ?", callId))[0]).toEqual({
+      status: "pending",
+    });
+  });
+
+  it("another reviewer's lock claim made meanwhile: 409 claimed_by_other", async () => {
+    await other.execute({
+      sql: "update queues set claim_mode = 'lock' where id = ?",
+      args: [queueId],
+    });
+    try {
+      const batch = await pause("locked");
+      const callId = batch.calls[0]!.id;
+      await withCopyBehind(callId, () => claimReview(dana, batch.id, {}));
+      const refused = await failure(
+        decideCall(sam, callId, { outcome: "approve", expectedRevision: 1 }),
+      );
+      expect(refused.code).toBe("claimed_by_other");
+      expect(refused.message).toContain("Dana Reviewer");
+    } finally {
+      await other.execute({
+        sql: "update queues set claim_mode = 'mark' where id = ?",
+        args: [queueId],
+      });
+    }
   });
 
   it("separation of duties switched on meanwhile (plain SQL): the agent's owner is refused", async () => {
@@ -279,6 +328,39 @@ describe("the copy", () => {
       expectedRevision: 1,
     });
     expect(after).toMatchObject({ status: "decided", outcome: "approved" });
+  });
+
+  it("holds little memory: a large batch is not kept, and the oldest go past the bound", async () => {
+    const big = await createRun(agent, {
+      batch: {
+        calls: [
+          { toolCallId: "big", toolName: "write_file", args: { content: "x".repeat(70_000) } },
+        ],
+      },
+    });
+    expect(takePausedBatch({ callId: big.run.batches![0]!.calls[0]!.id })).toBeNull();
+    const firstIds: string[] = [];
+    for (let i = 0; i < 450; i++) {
+      const { run } = await createRun(agent, {
+        batch: {
+          calls: [
+            { toolCallId: `m${i}`, toolName: "write_file", args: { content: "y".repeat(40_000) } },
+          ],
+        },
+      });
+      if (i < 5) firstIds.push(run.batches![0]!.calls[0]!.id);
+    }
+    const held = pausedBatchesHeld();
+    expect(held.size).toBeLessThanOrEqual(16 * 1024 * 1024);
+    expect(held.batches).toBeGreaterThan(300);
+    expect(held.batches).toBeLessThan(450);
+    // the oldest went first, and a batch let go is decided from a read
+    expect(takePausedBatch({ callId: firstIds[0]! })).toBeNull();
+    const { batch } = await decideCall(sam, firstIds[1]!, {
+      outcome: "approve",
+      expectedRevision: 1,
+    });
+    expect(batch).toMatchObject({ status: "decided", outcome: "approved" });
   });
 
   it("is not kept for a batch settled at once (by policy or memory)", async () => {
