@@ -27,7 +27,8 @@ export function preparedRead<P>(build: (db: Database) => P): () => P {
 export type RowsOf<P> = P extends { all(...args: never[]): Promise<infer Rows> } ? Rows : never;
 
 /**
- * Runs prepared reads as one read batch, their placeholders filled from `values`. A read given
+ * Runs prepared reads as one read batch (one statement alone, without a transaction), their
+ * placeholders filled from `values`. A read given
  * as `null` is one the caller knows can find nothing (its key is absent): it is not sent, and
  * answers no rows.
  */
@@ -40,7 +41,14 @@ export async function readTogether<const Reads extends readonly (PreparedRead | 
     const query = read.getQuery();
     return { sql: query.sql, args: fillPlaceholders(query.params, values) as InValue[] };
   });
-  const results = await getClient().batch(statements, "deferred");
+  const client = getClient();
+  // One statement is a snapshot by itself: no read transaction (BEGIN, COMMIT) around it.
+  const results =
+    statements.length === 0
+      ? [] // nothing to read: no round trip at all
+      : statements.length === 1
+        ? [await client.execute(statements[0]!)]
+        : await client.batch(statements, "deferred");
   let next = 0;
   return reads.map((read) => (read === null ? [] : read.mapResult(results[next++], true))) as {
     -readonly [K in keyof Reads]: RowsOf<NonNullable<Reads[K]>>;
