@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { parseInput } from "@/lib/input/parse";
 import { untilWritten } from "@/db/write-batch";
-import type { BatchView, CallView } from "@/lib/read-models/batch-run-views";
+import { forReviewers, type BatchView, type CallView } from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
-import { planSettlement } from "@/lib/batches/settle-batch";
+import { settlementOf } from "@/lib/batches/settle-batch";
 import { commit } from "@/lib/events/commit";
 import { batchViewOf, planDecision, readDecisionState } from "./plan-decision";
 import { MultiLineText } from "@/lib/text/stored-text";
@@ -44,8 +44,10 @@ export async function decideCall(
   return untilWritten(async () => {
     const state = await readDecisionState(reviewer, { callId });
     planDecision(state, callId, input);
-    await commit([...state.writes, ...planSettlement(state.rows, actorRef(reviewer), state.now)]);
-    const batch = batchViewOf(state);
+    const settlement = settlementOf(state.rows, actorRef(reviewer), state.now);
+    await commit([...state.writes, ...settlement.writes]);
+    // a batch this decision settled: the view its event carries, as reviewers see it
+    const batch = settlement.agentView ? forReviewers(settlement.agentView) : batchViewOf(state);
     return { call: batch.calls.find((c) => c.id === callId)!, batch };
   });
 }
