@@ -3,11 +3,14 @@ import {
   asc,
   eq,
   getTableColumns,
+  getTableName,
   gt,
   inArray,
   sql,
+  type Column,
   type Placeholder,
   type SQL,
+  type Table,
 } from "drizzle-orm";
 import { alias, type SelectedFields } from "drizzle-orm/sqlite-core";
 import type { z } from "zod";
@@ -179,12 +182,44 @@ const decider = alias(users, "decider");
 type VoteJson = Vote & { voterName: string };
 
 /**
+ * A row of `table` as ONE column: a JSON object of its columns (by their names in the schema),
+ * decoded as drizzle decodes each column. Every column is text or an integer, which JSON gives
+ * back exactly (SQLite writes an integer's digits; every integer column of the app is far below
+ * 2^53), except those in `apart`: a REAL in JSON keeps 15 digits only, so it is read as a column
+ * of its own beside the object. Few columns instead of many is what makes the row cheap to
+ * receive: the embedded client defines each column of each row as a property, one at a time.
+ */
+function rowAsJson<T extends Table>(table: T, apart: Column[] = []) {
+  const columns = Object.entries(getTableColumns(table) as Record<string, Column>).filter(
+    ([, column]) => !apart.includes(column),
+  );
+  for (const [key, column] of columns) {
+    if (column.getSQLType() !== "text" && column.getSQLType() !== "integer")
+      throw new Error(`${getTableName(table)}.${key} cannot go through JSON exactly`);
+  }
+  const name = getTableName(table);
+  // a column read apart keeps its place in the object (null until the caller sets it)
+  const pairs = Object.entries(getTableColumns(table) as Record<string, Column>).map(
+    ([key, column]) =>
+      `'${key}', ${apart.includes(column) ? "null" : `"${name}"."${column.name}"`}`,
+  );
+  return sql.raw(`json_object(${pairs.join(", ")})`).mapWith((text: string) => {
+    const row = JSON.parse(text) as Record<string, unknown>;
+    for (const [key, column] of columns) {
+      const value = row[key];
+      row[key] = value === null ? null : column.mapFromDriverValue(value);
+    }
+    return row as T["$inferSelect"];
+  });
+}
+
+/**
  * The rows of ONE batch's view as a single statement (a reviewer's decision reads so: lib/approvals/
  * plan-decision.ts): a row per call, in position order, each with its batch's row beside it and
- * its votes as JSON. One statement is one snapshot by itself, so no read transaction (BEGIN and
- * COMMIT) is needed around it, and SQLite steps one statement instead of three. `oneBatchRows`
- * turns its rows into the rows `batchViewQueries` reads, the same values in the same order.
- * A batch with no call has no row here.
+ * its votes, the batch and the call each as one JSON column (rowAsJson). One statement is one
+ * snapshot by itself, so no read transaction (BEGIN and COMMIT) is needed around it, and SQLite
+ * steps one statement instead of three. `oneBatchRows` turns its rows into the rows
+ * `batchViewQueries` reads, the same values in the same order. A batch with no call has no row here.
  */
 export function oneBatchQuery<Extra extends SelectedFields = Record<never, never>>(
   db: Executor,
@@ -192,7 +227,6 @@ export function oneBatchQuery<Extra extends SelectedFields = Record<never, never
   now: number | Placeholder,
   extra: Extra = {} as Extra,
 ) {
-  // Every column of a vote is text or an integer (well below 2^53): JSON gives each back as it was.
   const vote = sql.raw(
     Object.entries(getTableColumns(votes))
       .map(([key, column]) => `'${key}', v."${column.name}"`)
@@ -202,7 +236,9 @@ export function oneBatchQuery<Extra extends SelectedFields = Record<never, never
     db
       .select({
         ...batchRowFields(now, extra),
-        call: calls,
+        batch: rowAsJson(batches),
+        call: rowAsJson(calls, [calls.costEstimate]),
+        costEstimate: calls.costEstimate,
         deciderName: decider.name,
         votes:
           sql<string>`(select coalesce('[' || group_concat(j, ',') || ']', '[]') from (select json_object(${vote}, 'voterName', vu.name) as j from votes v join "user" vu on vu.id = v.reviewer_id where v.call_id = ${calls.id} order by v.created_at))`.mapWith(
@@ -229,16 +265,24 @@ export function oneBatchQuery<Extra extends SelectedFields = Record<never, never
 
 /** The rows of oneBatchQuery as batchViewQueries' three reads give them. */
 export function oneBatchRows<
-  Row extends { call: Call; deciderName: string | null; votes: VoteJson[] },
+  Row extends {
+    call: Call;
+    costEstimate: number | null;
+    deciderName: string | null;
+    votes: VoteJson[];
+  },
 >(rows: Row[]) {
   const voteRows = rows
     .flatMap((row) => row.votes)
     .map(({ voterName, ...vote }) => ({ vote: vote as Vote, reviewerName: voterName }))
     // in the order of their time, as batchViewQueries' ORDER BY (a stable sort: ties by call)
     .sort((a, b) => a.vote.createdAt - b.vote.createdAt);
-  const callRows = rows.map((row) => ({ call: row.call, deciderName: row.deciderName }));
+  const callRows = rows.map((row) => {
+    row.call.costEstimate = row.costEstimate; // read apart from the JSON (rowAsJson)
+    return { call: row.call, deciderName: row.deciderName };
+  });
   const batchRows = rows.slice(0, 1).map((row) => {
-    const { call, deciderName, votes, ...batchRow } = row;
+    const { call, costEstimate, deciderName, votes, ...batchRow } = row;
     return batchRow;
   });
   return { batchRows, callRows, voteRows };

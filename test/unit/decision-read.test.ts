@@ -56,7 +56,8 @@ const call = (i: number, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-/** A batch of three calls: the first approved by two votes, the second rejected, the third pending. */
+/** A batch of three calls: the first approved by two votes, the second rejected, the third edited
+ * and pending. */
 async function busyBatch(label: string) {
   const { run } = await createRun(agent, {
     externalId: label,
@@ -74,6 +75,13 @@ async function busyBatch(label: string) {
   await decideCall(dana, first!.id, { outcome: "approve", expectedRevision: 1 });
   await decideCall(sam, first!.id, { outcome: "approve", expectedRevision: 1, reason: "ok" });
   await decideCall(dana, second!.id, { outcome: "reject", expectedRevision: 1, reason: "no" });
+  // an edit waiting for a second approval: edited args, revision 2, one vote
+  const edit = { orderId: "A-3", note: "half", amount: 12.5 };
+  await decideCall(dana, batch.calls[2]!.id, {
+    outcome: "edit",
+    expectedRevision: 1,
+    editedArgs: edit,
+  });
   await claimReview(sam, batch.id, {});
   await setAside(dana, batch.id, { for: "1h" });
   return batch;
@@ -125,12 +133,15 @@ describe("a decision's read", () => {
     const batch = await busyBatch("same-rows");
     const [, , third] = batch.calls;
     const expected = await readBatchViewRows(getDb(), [batch.id]);
-    expect(expected.voteRows).toHaveLength(3);
+    expect(expected.voteRows).toHaveLength(4);
     expect(expected.batchRows[0]!.claimUserId).toBe(sam.id);
     expect(expected.batchRows[0]!.setAsides).toHaveLength(1);
 
     const byCall = await readDecisionState(dana, { callId: third!.id });
     expect(viewRows(byCall.rows)).toEqual(viewRows(expected));
+    // the same keys in the same order, the same types (a boolean, not 0 or 1)
+    expect(JSON.stringify(viewRows(byCall.rows))).toBe(JSON.stringify(viewRows(expected)));
+    expect(viewRows(byCall.rows)).toStrictEqual(viewRows(expected));
     const times = byCall.rows.voteRows.map((r) => r.vote.createdAt);
     expect(times).toEqual([...times].sort((a, b) => a - b));
     const byBatch = await readDecisionState(dana, { batchId: batch.id });
