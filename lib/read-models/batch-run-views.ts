@@ -182,31 +182,31 @@ const decider = alias(users, "decider");
 type VoteJson = Vote & { voterName: string };
 
 /**
- * A row of `table` as ONE column: a JSON object of its columns (by their names in the schema),
- * decoded as drizzle decodes each column. Every column is text or an integer, which JSON gives
- * back exactly (SQLite writes an integer's digits; every integer column of the app is far below
- * 2^53), except those in `apart`: a REAL in JSON keeps 15 digits only, so it is read as a column
- * of its own beside the object. Few columns instead of many is what makes the row cheap to
- * receive: the embedded client defines each column of each row as a property, one at a time.
+ * A row of `table` as ONE column: a JSON array of its columns' values (in the schema's order),
+ * turned back into the row object and decoded as drizzle decodes each column. Every column is text
+ * or an integer, which JSON gives back exactly (SQLite writes an integer's digits; every integer
+ * column of the app is far below 2^53), except those in `apart`: a REAL in JSON keeps 15 digits
+ * only, so it is read as a column of its own beside the array (null in the object until the caller
+ * sets it). Few columns instead of many is what makes the row cheap to receive: the embedded
+ * client defines each column of each row as a property, one at a time. An array, not an object:
+ * a libSQL server parses the statement's text on every read, and the keys would double it.
  */
 function rowAsJson<T extends Table>(table: T, apart: Column[] = []) {
-  const columns = Object.entries(getTableColumns(table) as Record<string, Column>).filter(
-    ([, column]) => !apart.includes(column),
-  );
-  for (const [key, column] of columns) {
-    if (column.getSQLType() !== "text" && column.getSQLType() !== "integer")
-      throw new Error(`${getTableName(table)}.${key} cannot go through JSON exactly`);
-  }
   const name = getTableName(table);
-  // a column read apart keeps its place in the object (null until the caller sets it)
-  const pairs = Object.entries(getTableColumns(table) as Record<string, Column>).map(
-    ([key, column]) =>
-      `'${key}', ${apart.includes(column) ? "null" : `"${name}"."${column.name}"`}`,
+  const columns = Object.entries(getTableColumns(table) as Record<string, Column>).map(
+    ([key, column]) => ({ key, column, apart: apart.includes(column) }),
   );
-  return sql.raw(`json_object(${pairs.join(", ")})`).mapWith((text: string) => {
-    const row = JSON.parse(text) as Record<string, unknown>;
-    for (const [key, column] of columns) {
-      const value = row[key];
+  for (const { key, column, apart } of columns) {
+    if (!apart && column.getSQLType() !== "text" && column.getSQLType() !== "integer")
+      throw new Error(`${name}.${key} cannot go through JSON exactly`);
+  }
+  const values = columns.filter((c) => !c.apart).map((c) => `"${name}"."${c.column.name}"`);
+  return sql.raw(`json_array(${values.join(", ")})`).mapWith((text: string) => {
+    const array = JSON.parse(text) as unknown[];
+    const row: Record<string, unknown> = {};
+    let next = 0;
+    for (const { key, column, apart } of columns) {
+      const value = apart ? null : array[next++];
       row[key] = value === null ? null : column.mapFromDriverValue(value);
     }
     return row as T["$inferSelect"];
@@ -227,11 +227,18 @@ export function oneBatchQuery<Extra extends SelectedFields = Record<never, never
   now: number | Placeholder,
   extra: Extra = {} as Extra,
 ) {
-  const vote = sql.raw(
-    Object.entries(getTableColumns(votes))
-      .map(([key, column]) => `'${key}', v."${column.name}"`)
-      .join(", "),
-  );
+  // a vote and its voter's name: every column of a vote is text or an integer (as rowAsJson)
+  const voteColumns = Object.entries(getTableColumns(votes));
+  const vote = sql.raw(voteColumns.map(([, column]) => `v."${column.name}"`).join(", "));
+  const voteRow = (array: unknown[]): VoteJson => {
+    const row = Object.fromEntries(
+      voteColumns.map(([key, column], i) => [
+        key,
+        array[i] === null ? null : column.mapFromDriverValue(array[i]),
+      ]),
+    );
+    return { ...(row as Vote), voterName: array[voteColumns.length] as string };
+  };
   return (
     db
       .select({
@@ -241,8 +248,8 @@ export function oneBatchQuery<Extra extends SelectedFields = Record<never, never
         costEstimate: calls.costEstimate,
         deciderName: decider.name,
         votes:
-          sql<string>`(select coalesce('[' || group_concat(j, ',') || ']', '[]') from (select json_object(${vote}, 'voterName', vu.name) as j from votes v join "user" vu on vu.id = v.reviewer_id where v.call_id = ${calls.id} order by v.created_at))`.mapWith(
-            (value: string): VoteJson[] => JSON.parse(value),
+          sql<string>`(select coalesce('[' || group_concat(j, ',') || ']', '[]') from (select json_array(${vote}, vu.name) as j from votes v join "user" vu on vu.id = v.reviewer_id where v.call_id = ${calls.id} order by v.created_at))`.mapWith(
+            (value: string): VoteJson[] => (JSON.parse(value) as unknown[][]).map(voteRow),
           ),
       })
       .from(batches)
