@@ -27,10 +27,10 @@ export function preparedRead<P>(build: (db: Database) => P): () => P {
 export type RowsOf<P> = P extends { all(...args: never[]): Promise<infer Rows> } ? Rows : never;
 
 /**
- * Runs prepared reads as one read batch (one statement alone, without a transaction), their
- * placeholders filled from `values`. A read given
- * as `null` is one the caller knows can find nothing (its key is absent): it is not sent, and
- * answers no rows.
+ * Runs prepared reads as one read batch (a single statement alone, with no read transaction
+ * around it: one statement is one snapshot), their placeholders filled from `values`. A read
+ * given as `null` is one the caller knows can find nothing (its key is absent): it is not sent,
+ * and answers no rows.
  */
 export async function readTogether<const Reads extends readonly (PreparedRead | null)[]>(
   reads: Reads,
@@ -42,7 +42,6 @@ export async function readTogether<const Reads extends readonly (PreparedRead | 
     return { sql: query.sql, args: fillPlaceholders(query.params, values) as InValue[] };
   });
   const client = getClient();
-  // One statement is a snapshot by itself: no read transaction (BEGIN, COMMIT) around it.
   const results =
     statements.length === 0
       ? [] // nothing to read: no round trip at all

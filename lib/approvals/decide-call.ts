@@ -31,8 +31,9 @@ export const DecideCallInput = z
 export type DecideCallInput = z.infer<typeof DecideCallInput>;
 
 /**
- * A reviewer approves, rejects or edits one call at the revision they reviewed: one read batch, then
- * one write batch (db/write-batch.ts) that settles the batch too when this was its last call.
+ * A reviewer approves, rejects or edits one call at the revision they reviewed: one read (one
+ * statement: readDecisionState), then one write batch (db/write-batch.ts) that settles the batch
+ * too when this was its last call.
  */
 export async function decideCall(
   actor: Actor,
