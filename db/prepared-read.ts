@@ -27,9 +27,10 @@ export function preparedRead<P>(build: (db: Database) => P): () => P {
 export type RowsOf<P> = P extends { all(...args: never[]): Promise<infer Rows> } ? Rows : never;
 
 /**
- * Runs prepared reads as one read batch, their placeholders filled from `values`. A read given
- * as `null` is one the caller knows can find nothing (its key is absent), or need not read: it is
- * not sent, and answers no rows.
+ * Runs prepared reads as one read batch (a single statement alone, with no read transaction
+ * around it: one statement is one snapshot), their placeholders filled from `values`. A read
+ * given as `null` is one the caller knows can find nothing (its key is absent), or need not
+ * read: it is not sent, and answers no rows.
  */
 export async function readTogether<const Reads extends readonly (PreparedRead | null)[]>(
   reads: Reads,
@@ -40,8 +41,13 @@ export async function readTogether<const Reads extends readonly (PreparedRead | 
     const query = read.getQuery();
     return { sql: query.sql, args: fillPlaceholders(query.params, values) as InValue[] };
   });
-  // nothing to read: no round trip (and no empty transaction) at all
-  const results = statements.length > 0 ? await getClient().batch(statements, "deferred") : [];
+  const client = getClient();
+  const results =
+    statements.length === 0
+      ? [] // nothing to read: no round trip at all
+      : statements.length === 1
+        ? [await client.execute(statements[0]!)]
+        : await client.batch(statements, "deferred");
   let next = 0;
   return reads.map((read) => (read === null ? [] : read.mapResult(results[next++], true))) as {
     -readonly [K in keyof Reads]: RowsOf<NonNullable<Reads[K]>>;

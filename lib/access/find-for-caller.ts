@@ -150,7 +150,7 @@ export function batchTargetOf(rows: Awaited<ReturnType<typeof batchTargetQuery>>
 }
 
 /**
- * The columns a reviewer's decision adds to its batch's row (batchViewQueries in
+ * The columns a reviewer's decision adds to its batch's row (oneBatchQuery in
  * lib/read-models/batch-run-views.ts), so that who may decide is read in the same statement as
  * the batch: the row already has its run's agent key, its queue's claim mode and its live claim.
  */

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { parseInput } from "@/lib/input/parse";
-import type { BatchView } from "@/lib/read-models/batch-run-views";
+import { forReviewers, type BatchView } from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
-import { planSettlement } from "@/lib/batches/settle-batch";
+import { settlementOf } from "@/lib/batches/settle-batch";
 import { ConflictError, InvalidRequestError } from "@/lib/errors";
 import { commit } from "@/lib/events/commit";
 import { batchViewOf, planDecision } from "./plan-decision";
@@ -49,8 +49,10 @@ export async function decideBatch(
         );
       }
     }
-    await commit([...state.writes, ...planSettlement(state.rows, actorRef(reviewer), state.now)]);
-    return batchViewOf(state);
+    const settlement = settlementOf(state.rows, actorRef(reviewer), state.now);
+    await commit([...state.writes, ...settlement.writes]);
+    // a batch this decision settled: the view its event carries, as reviewers see it
+    return settlement.agentView ? forReviewers(settlement.agentView) : batchViewOf(state);
   });
 }
 

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { parseInput } from "@/lib/input/parse";
-import type { BatchView, CallView } from "@/lib/read-models/batch-run-views";
+import { forReviewers, type BatchView, type CallView } from "@/lib/read-models/batch-run-views";
 import { actorRef, requireReviewer, type Actor } from "@/lib/auth/actor";
-import { planSettlement } from "@/lib/batches/settle-batch";
+import { settlementOf } from "@/lib/batches/settle-batch";
 import { commit } from "@/lib/events/commit";
 import { batchViewOf, planDecision } from "./plan-decision";
 import { untilDecided } from "./paused-decision";
@@ -31,9 +31,9 @@ export const DecideCallInput = z
 export type DecideCallInput = z.infer<typeof DecideCallInput>;
 
 /**
- * A reviewer approves, rejects or edits one call at the revision they reviewed: one read batch (none
- * for the first decision on a batch this process paused), then one write batch (db/write-batch.ts)
- * that settles the batch too when this was its last call.
+ * A reviewer approves, rejects or edits one call at the revision they reviewed: one read (one
+ * statement: readDecisionState; none for the first decision on a batch this process paused), then
+ * one write batch (db/write-batch.ts) that settles the batch too when this was its last call.
  */
 export async function decideCall(
   actor: Actor,
@@ -44,8 +44,10 @@ export async function decideCall(
   const input = parseInput(DecideCallInput, body);
   return untilDecided(reviewer, { callId }, async (state) => {
     planDecision(state, callId, input);
-    await commit([...state.writes, ...planSettlement(state.rows, actorRef(reviewer), state.now)]);
-    const batch = batchViewOf(state);
+    const settlement = settlementOf(state.rows, actorRef(reviewer), state.now);
+    await commit([...state.writes, ...settlement.writes]);
+    // a batch this decision settled: the view its event carries, as reviewers see it
+    const batch = settlement.agentView ? forReviewers(settlement.agentView) : batchViewOf(state);
     return { call: batch.calls.find((c) => c.id === callId)!, batch };
   });
 }

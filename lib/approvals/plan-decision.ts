@@ -24,7 +24,8 @@ import { MultiLineText } from "@/lib/text/stored-text";
 import { formatAgo } from "@/lib/time/format";
 import {
   assembleBatchViews,
-  batchViewQueries,
+  oneBatchQuery,
+  oneBatchRows,
   type BatchView,
   type BatchViewRows,
   type CallView,
@@ -56,9 +57,10 @@ export type DecisionState = {
 };
 
 /**
- * Reads what a reviewer's decision needs, in one read batch (one round trip) of three statements:
- * the batch's row with who may decide it (decisionTargetColumns), its calls, and their votes. A
- * call or batch outside the reviewer's queues is reported as missing.
+ * Reads what a reviewer's decision needs, in one statement (one round trip, one snapshot, no read
+ * transaction around it): the batch's row with who may decide it (decisionTargetColumns), each of
+ * its calls, and their votes (oneBatchQuery). A call or batch outside the reviewer's queues is
+ * reported as missing.
  */
 export async function readDecisionState(
   reviewer: ReviewerActor,
@@ -66,9 +68,10 @@ export async function readDecisionState(
 ): Promise<DecisionState> {
   const now = Date.now();
   const byCall = "callId" in of;
-  const [batchRows, callRows, voteRows] = byCall
-    ? await readTogether(readsByCall(), { reviewerId: reviewer.id, callId: of.callId, now })
-    : await readTogether(readsByBatch(), { reviewerId: reviewer.id, batchId: of.batchId, now });
+  const [rows] = byCall
+    ? await readTogether([readByCall()], { reviewerId: reviewer.id, callId: of.callId, now })
+    : await readTogether([readByBatch()], { reviewerId: reviewer.id, batchId: of.batchId, now });
+  const { batchRows, callRows, voteRows } = oneBatchRows(rows);
   const target = decisionTargetOfRow(
     batchRows[0],
     byCall ? { call: callRows.find((r) => r.call.id === of.callId)?.call } : { batch: true },
@@ -76,23 +79,22 @@ export async function readDecisionState(
   return { reviewer, target, rows: { batchRows, callRows, voteRows }, now, writes: [] };
 }
 
-// The reads of a decision, prepared once (db/prepared-read.ts): the batch with who may decide it,
+// The read of a decision, prepared once (db/prepared-read.ts): the batch with who may decide it,
 // its calls and their votes.
-const readsByCall = preparedRead((db) => {
+const readByCall = preparedRead((db) => {
   const callId = sql.placeholder("callId");
   const batchOfCall = sql`(select ${calls.batchId} from ${calls} where ${calls.id} = ${callId})`;
-  return prepareReads(db, batchOfCall);
+  return prepareRead(db, batchOfCall);
 });
-const readsByBatch = preparedRead((db) => prepareReads(db, sql.placeholder("batchId")));
+const readByBatch = preparedRead((db) => prepareRead(db, sql.placeholder("batchId")));
 
-function prepareReads(db: Database, batch: SQL | Placeholder) {
-  const [batchRows, callRows, voteRows] = batchViewQueries(
+function prepareRead(db: Database, batch: SQL | Placeholder) {
+  return oneBatchQuery(
     db,
     batch,
     sql.placeholder("now"),
     decisionTargetColumns(sql.placeholder("reviewerId")),
-  );
-  return [batchRows.prepare(), callRows.prepare(), voteRows.prepare()] as const;
+  ).prepare();
 }
 
 /** The batch as reviewers see it in `state` (after the decisions planned so far). */

@@ -3,6 +3,7 @@ import { changedRow, guard, updateRow, type Statement } from "@/db/write-batch";
 import {
   assembleBatchViews,
   forReviewers,
+  type BatchView,
   type BatchViewRows,
 } from "@/lib/read-models/batch-run-views";
 import { eventRows, type EventActor } from "@/lib/events/append-event";
@@ -22,19 +23,34 @@ export function planSettlement(
   now: number,
   settleAs: "decided" | "expired" = "decided",
 ): Statement[] {
+  return settlementOf(rows, actor, now, settleAs).writes;
+}
+
+/**
+ * planSettlement's writes, and the agent's view of the batch when they settle it (the view its
+ * event and webhook carry), else null: a verb that answers with the settled batch answers with
+ * this view (`forReviewers` of it, for a reviewer) instead of assembling the same view again.
+ */
+export function settlementOf(
+  rows: BatchViewRows,
+  actor: EventActor,
+  now: number,
+  settleAs: "decided" | "expired" = "decided",
+): { writes: Statement[]; agentView: BatchView | null } {
   const row = rows.batchRows[0]!;
   const batch = row.batch;
   const batchCalls = rows.callRows.map((r) => r.call);
   const pending = batchCalls.filter((call) => call.status === "pending").length;
-  if (batch.status !== "pending") return [];
+  if (batch.status !== "pending") return { writes: [], agentView: null };
   if (pending > 0) {
-    return [
+    const writes = [
       guard(
         "(select count(*) from calls where batch_id = ? and status = 'pending') = ?",
         batch.id,
         pending,
       ),
     ];
+    return { writes, agentView: null };
   }
   const outcome: BatchOutcome = batchCalls.every((c) => c.decisionOutcome === "approved")
     ? "approved"
@@ -46,7 +62,7 @@ export function planSettlement(
   const type = settleAs === "expired" ? "batch.expired" : "batch.decided";
   // A batch policy blocked whole is logged for its run only: no reviewer stream carries it.
   const hidden = batch.hiddenFromReviewers;
-  return [
+  const writes = [
     updateRow(
       batches,
       { status: settleAs, outcome, decidedAt: now },
@@ -68,6 +84,7 @@ export function planSettlement(
     // The webhook goes to the agent: its view includes the calls a policy blocked.
     ...(batch.callbackUrl ? [webhookRow(batch, type, agentView!, now)] : []),
   ];
+  return { writes, agentView: agentView! };
 }
 
 /**

@@ -1,5 +1,18 @@
-import { and, asc, eq, gt, inArray, sql, type Placeholder, type SQL } from "drizzle-orm";
-import type { SelectedFields } from "drizzle-orm/sqlite-core";
+import {
+  and,
+  asc,
+  eq,
+  getTableColumns,
+  getTableName,
+  gt,
+  inArray,
+  sql,
+  type Column,
+  type Placeholder,
+  type SQL,
+  type Table,
+} from "drizzle-orm";
+import { alias, type SelectedFields } from "drizzle-orm/sqlite-core";
 import type { z } from "zod";
 import type { Executor } from "@/db/client";
 import {
@@ -14,6 +27,7 @@ import {
   votes,
   type Call,
   type Run,
+  type Vote,
 } from "@/db/schema";
 import { isoTime } from "@/lib/ids";
 import type { BatchResource, CallResource, RunResource, VoteResource } from "./resource-schemas";
@@ -94,6 +108,29 @@ export type Audience = "reviewer" | "agent" | "audit";
  */
 export type BatchViewRows = Awaited<ReturnType<typeof readBatchViewRows>>;
 
+/** The columns of a batch's row in its view: the batch, its queue, agent, rule, live claim and set-asides. */
+function batchRowFields<Extra extends SelectedFields>(now: number | Placeholder, extra: Extra) {
+  return {
+    ...extra,
+    batch: batches,
+    queueName: queues.name,
+    agentId: runs.agentKeyId,
+    agentName: agentKeys.name,
+    ruleName: routingRules.name,
+    claimMode: queues.claimMode,
+    claimUserId: reviewClaims.userId,
+    claimExpiresAt: reviewClaims.expiresAt,
+    claimantName: users.name,
+    // The live "Not now"s of members of the batch's queue (one set aside in a queue the
+    // batch has left is nobody's business there). Ended ones by the chosen time are left
+    // out here; those ended by the deadline rule when the view is assembled.
+    setAsides:
+      sql<string>`(select json_group_array(json_object('userId', s.user_id, 'name', u.name, 'setAt', s.set_at, 'until', s.until)) from set_asides s join "user" u on u.id = s.user_id where s.batch_id = ${batches.id} and s.until > ${now} and exists (select 1 from queue_members m where m.queue_id = ${batches.queueId} and m.user_id = s.user_id))`.mapWith(
+        (value: string | null): SetAsideRow[] => (value ? JSON.parse(value) : []),
+      ),
+  };
+}
+
 /**
  * The three reads behind batch views: of the batches `ids`, or of the batch an SQL expression
  * names (e.g. the batch of a call), so they can join another read in one read batch.
@@ -102,33 +139,15 @@ export function batchViewQueries<Extra extends SelectedFields = Record<never, ne
   db: Executor,
   ids: string[] | SQL | Placeholder,
   now: number | Placeholder = Date.now(),
-  /** more columns of the batch's row, its queue, run or agent key (a reviewer's decision reads
-   * who may decide in the same statement: lib/approvals/plan-decision.ts) */
+  /** more columns of the batch's row, its queue, run or agent key (who may decide a batch is
+   * read in the same statement: lib/access/find-for-caller.ts decisionTargetColumns) */
   extra: Extra = {} as Extra,
 ) {
   const inBatches = (column: typeof batches.id | typeof calls.batchId) =>
     Array.isArray(ids) ? inArray(column, ids) : eq(column, ids);
   return [
     db
-      .select({
-        ...extra,
-        batch: batches,
-        queueName: queues.name,
-        agentId: runs.agentKeyId,
-        agentName: agentKeys.name,
-        ruleName: routingRules.name,
-        claimMode: queues.claimMode,
-        claimUserId: reviewClaims.userId,
-        claimExpiresAt: reviewClaims.expiresAt,
-        claimantName: users.name,
-        // The live "Not now"s of members of the batch's queue (one set aside in a queue the
-        // batch has left is nobody's business there). Ended ones by the chosen time are left
-        // out here; those ended by the deadline rule when the view is assembled.
-        setAsides:
-          sql<string>`(select json_group_array(json_object('userId', s.user_id, 'name', u.name, 'setAt', s.set_at, 'until', s.until)) from set_asides s join "user" u on u.id = s.user_id where s.batch_id = ${batches.id} and s.until > ${now} and exists (select 1 from queue_members m where m.queue_id = ${batches.queueId} and m.user_id = s.user_id))`.mapWith(
-            (value: string | null): SetAsideRow[] => (value ? JSON.parse(value) : []),
-          ),
-      })
+      .select(batchRowFields(now, extra))
       .from(batches)
       .innerJoin(queues, eq(queues.id, batches.queueId))
       .innerJoin(runs, eq(runs.id, batches.runId))
@@ -155,6 +174,125 @@ export function batchViewQueries<Extra extends SelectedFields = Record<never, ne
       .where(inBatches(calls.batchId))
       .orderBy(asc(votes.createdAt)),
   ] as const;
+}
+
+const decider = alias(users, "decider");
+
+/** A vote as the one-statement read answers it (see oneBatchQuery), with its voter's name. */
+type VoteJson = Vote & { voterName: string };
+
+/**
+ * A row of `table` as ONE column: a JSON array of its columns' values (in the schema's order),
+ * turned back into the row object and decoded as drizzle decodes each column. Every column is text
+ * or an integer, which JSON gives back exactly (SQLite writes an integer's digits; every integer
+ * column of the app is far below 2^53), except those in `apart`: a REAL in JSON keeps 15 digits
+ * only, so it is read as a column of its own beside the array (null in the object until the caller
+ * sets it). Few columns instead of many is what makes the row cheap to receive: the embedded
+ * client defines each column of each row as a property, one at a time. An array, not an object:
+ * a libSQL server parses the statement's text on every read, and the keys would double it.
+ */
+function rowAsJson<T extends Table>(table: T, apart: Column[] = []) {
+  const name = getTableName(table);
+  const columns = Object.entries(getTableColumns(table) as Record<string, Column>).map(
+    ([key, column]) => ({ key, column, apart: apart.includes(column) }),
+  );
+  for (const { key, column, apart } of columns) {
+    if (!apart && column.getSQLType() !== "text" && column.getSQLType() !== "integer")
+      throw new Error(`${name}.${key} cannot go through JSON exactly`);
+  }
+  const values = columns.filter((c) => !c.apart).map((c) => `"${name}"."${c.column.name}"`);
+  return sql.raw(`json_array(${values.join(", ")})`).mapWith((text: string) => {
+    const array = JSON.parse(text) as unknown[];
+    const row: Record<string, unknown> = {};
+    let next = 0;
+    for (const { key, column, apart } of columns) {
+      const value = apart ? null : array[next++];
+      row[key] = value === null ? null : column.mapFromDriverValue(value);
+    }
+    return row as T["$inferSelect"];
+  });
+}
+
+/**
+ * The rows of ONE batch's view as a single statement (a reviewer's decision reads so: lib/approvals/
+ * plan-decision.ts): a row per call, in position order, each with its batch's row beside it and
+ * its votes, the batch and the call each as one JSON column (rowAsJson). One statement is one
+ * snapshot by itself, so no read transaction (BEGIN and COMMIT) is needed around it, and SQLite
+ * steps one statement instead of three. `oneBatchRows` turns its rows into the rows
+ * `batchViewQueries` reads, the same values in the same order. A batch with no call has no row here.
+ */
+export function oneBatchQuery<Extra extends SelectedFields = Record<never, never>>(
+  db: Executor,
+  batch: SQL | Placeholder,
+  now: number | Placeholder,
+  extra: Extra = {} as Extra,
+) {
+  // a vote and its voter's name: every column of a vote is text or an integer (as rowAsJson)
+  const voteColumns = Object.entries(getTableColumns(votes));
+  const vote = sql.raw(voteColumns.map(([, column]) => `v."${column.name}"`).join(", "));
+  const voteRow = (array: unknown[]): VoteJson => {
+    const row = Object.fromEntries(
+      voteColumns.map(([key, column], i) => [
+        key,
+        array[i] === null ? null : column.mapFromDriverValue(array[i]),
+      ]),
+    );
+    return { ...(row as Vote), voterName: array[voteColumns.length] as string };
+  };
+  return (
+    db
+      .select({
+        ...batchRowFields(now, extra),
+        batch: rowAsJson(batches),
+        call: rowAsJson(calls, [calls.costEstimate]),
+        costEstimate: calls.costEstimate,
+        deciderName: decider.name,
+        votes:
+          sql<string>`(select coalesce('[' || group_concat(j, ',') || ']', '[]') from (select json_array(${vote}, vu.name) as j from votes v join "user" vu on vu.id = v.reviewer_id where v.call_id = ${calls.id} order by v.created_at))`.mapWith(
+            (value: string): VoteJson[] => (JSON.parse(value) as unknown[][]).map(voteRow),
+          ),
+      })
+      .from(batches)
+      // the same joins as batchViewQueries' batch row
+      .innerJoin(queues, eq(queues.id, batches.queueId))
+      .innerJoin(runs, eq(runs.id, batches.runId))
+      .innerJoin(agentKeys, eq(agentKeys.id, runs.agentKeyId))
+      .leftJoin(routingRules, eq(routingRules.id, batches.routingRuleId))
+      .leftJoin(
+        reviewClaims,
+        and(eq(reviewClaims.batchId, batches.id), gt(reviewClaims.expiresAt, now)),
+      )
+      .leftJoin(users, eq(users.id, reviewClaims.userId))
+      .innerJoin(calls, eq(calls.batchId, batches.id))
+      .leftJoin(decider, eq(decider.id, calls.decidedBy))
+      .where(eq(batches.id, batch))
+      .orderBy(asc(calls.position))
+  );
+}
+
+/** The rows of oneBatchQuery as batchViewQueries' three reads give them. */
+export function oneBatchRows<
+  Row extends {
+    call: Call;
+    costEstimate: number | null;
+    deciderName: string | null;
+    votes: VoteJson[];
+  },
+>(rows: Row[]) {
+  const voteRows = rows
+    .flatMap((row) => row.votes)
+    .map(({ voterName, ...vote }) => ({ vote: vote as Vote, reviewerName: voterName }))
+    // in the order of their time, as batchViewQueries' ORDER BY (a stable sort: ties by call)
+    .sort((a, b) => a.vote.createdAt - b.vote.createdAt);
+  const callRows = rows.map((row) => {
+    row.call.costEstimate = row.costEstimate; // read apart from the JSON (rowAsJson)
+    return { call: row.call, deciderName: row.deciderName };
+  });
+  const batchRows = rows.slice(0, 1).map((row) => {
+    const { call, costEstimate, deciderName, votes, ...batchRow } = row;
+    return batchRow;
+  });
+  return { batchRows, callRows, voteRows };
 }
 
 /** The rows of batch views, read in one read batch (one round trip). */

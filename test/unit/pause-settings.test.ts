@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client } from "@libsql/client";
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { closeDb, getClient, getDb } from "@/db/client";
 import { authenticate, type AgentActor } from "@/lib/auth/actor";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
@@ -11,6 +11,7 @@ import { ConflictError } from "@/lib/errors";
 import { completeRun } from "@/lib/runs/complete-run";
 import { createRun } from "@/lib/runs/create-run";
 import { freshDatabase } from "../support/database";
+import { readsDuring } from "../support/reads";
 import { makeAgentKey, makeQueue } from "../support/factories";
 
 // A pause plans from this process's copy of the queues and rules (lib/batches/pause-settings.ts)
@@ -68,36 +69,23 @@ afterAll(() => {
 
 describe("a pause with a current copy of the settings", () => {
   it("reads nothing before its write", async () => {
-    const reads = vi.spyOn(getClient(), "batch");
-    try {
-      await pause("no-read");
-      expect(reads.mock.calls.filter(([, mode]) => mode === "deferred")).toEqual([]);
-    } finally {
-      reads.mockRestore();
-    }
+    expect(await readsDuring(() => pause("no-read"))).toEqual([]);
   });
 
   it("on a run it pauses again reads the run, not the settings; a refusal reads them", async () => {
     const { run } = await createRun(agent, {});
     await completeRun(agent, run.id, { outcome: "completed" });
-    const reads = vi.spyOn(getClient(), "batch");
-    try {
+    let refused: unknown;
+    const sent = await readsDuring(async () => {
       // the run is done: refused (409) on the first try, and again from a full read
-      const refused = await createBatch(agent, run.id, refund("late")).catch((e: unknown) => e);
-      expect((refused as ConflictError).code).toBe("run_terminal");
-      const sent = reads.mock.calls
-        .filter(([, mode]) => mode === "deferred")
-        .map(([statements]) =>
-          statements.map((s) => (typeof s === "string" ? s : Array.isArray(s) ? s[0] : s.sql)),
-        );
-      const readsSettings = (batch: string[]) =>
-        batch.some((sql) => sql.includes("pause_settings_version"));
-      expect(sent[0]!.some((sql) => sql.includes(`from "runs"`))).toBe(true);
-      expect(readsSettings(sent[0]!)).toBe(false);
-      expect(sent.slice(1).some(readsSettings)).toBe(true);
-    } finally {
-      reads.mockRestore();
-    }
+      refused = await createBatch(agent, run.id, refund("late")).catch((e: unknown) => e);
+    });
+    expect((refused as ConflictError).code).toBe("run_terminal");
+    const readsSettings = (read: string[]) =>
+      read.some((sql) => sql.includes("pause_settings_version"));
+    expect(sent[0]!.some((sql) => sql.includes(`from "runs"`))).toBe(true);
+    expect(readsSettings(sent[0]!)).toBe(false);
+    expect(sent.slice(1).some(readsSettings)).toBe(true);
   });
 });
 

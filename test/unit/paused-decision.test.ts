@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client } from "@libsql/client";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeDb, getClient, getDb } from "@/db/client";
 import { decideBatch } from "@/lib/approvals/decide-batch";
 import { decideCall } from "@/lib/approvals/decide-call";
@@ -17,6 +17,7 @@ import { claimReview } from "@/lib/claims/claim-review";
 import { ApiError } from "@/lib/errors";
 import { createRun } from "@/lib/runs/create-run";
 import { freshDatabase } from "../support/database";
+import { readsDuring } from "../support/reads";
 import { makeAgentKey, makeQueue, makeReviewer } from "../support/factories";
 
 // The first decision on a batch this process paused plans from the batch as the pause left it
@@ -99,13 +100,10 @@ afterAll(() => {
 describe("a decision planned from the pause's copy", () => {
   it("reads nothing before its write", async () => {
     const batch = await pause("no-read");
-    const reads = vi.spyOn(getClient(), "batch");
-    try {
-      await decideCall(sam, batch.calls[0]!.id, { outcome: "approve", expectedRevision: 1 });
-      expect(reads.mock.calls.filter(([, mode]) => mode === "deferred")).toEqual([]);
-    } finally {
-      reads.mockRestore();
-    }
+    const reads = await readsDuring(() =>
+      decideCall(sam, batch.calls[0]!.id, { outcome: "approve", expectedRevision: 1 }),
+    );
+    expect(reads).toEqual([]);
   });
 
   it("answers and writes what the read path does, for every kind of decision", async () => {
@@ -140,16 +138,10 @@ describe("a whole batch decided at once from the pause's copy", () => {
     expect(takePausedBatch({ batchId: fromRead.id })).not.toBeNull();
     const revisions = (batch: typeof fromCopy) =>
       Object.fromEntries(batch.calls.map((call) => [call.id, call.revision]));
-    const reads = vi.spyOn(getClient(), "batch");
-    try {
-      await decideBatch(sam, fromCopy.id, {
-        outcome: "approve",
-        expectedRevisions: revisions(fromCopy),
-      });
-      expect(reads.mock.calls.filter(([, mode]) => mode === "deferred")).toEqual([]);
-    } finally {
-      reads.mockRestore();
-    }
+    const reads = await readsDuring(() =>
+      decideBatch(sam, fromCopy.id, { outcome: "approve", expectedRevisions: revisions(fromCopy) }),
+    );
+    expect(reads).toEqual([]);
     await decideBatch(sam, fromRead.id, {
       outcome: "approve",
       expectedRevisions: revisions(fromRead),
