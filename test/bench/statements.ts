@@ -97,12 +97,12 @@ async function main() {
       expectedRevision: call.revision,
     });
   };
-  // the newest pending calls: batches this process just paused, decided from their copy
+  // Both take the oldest pending calls, as this row was measured before the copy (the newest
+  // would write ~4 WAL frames more each). First decided from the copy their pause left:
   await measure("decideCall approve (a decision on a batch this process paused)", n, () =>
-    decide(pending.pop()!),
+    decide(pending.shift()!),
   );
-  // the oldest, their copy dropped: as when another instance paused them (as this row was measured
-  // before the copy; the newest write ~4 WAL frames more, so the copy's row is the dearer one)
+  // then with their copy dropped, as when another instance paused them:
   await measure("decideCall approve (a decision after its read)", n, async () => {
     const call = pending.shift()!;
     takePausedBatch({ callId: call.callId });
