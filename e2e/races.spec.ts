@@ -218,16 +218,20 @@ test("a truly simultaneous edit and approval: the loser's card says what became 
   await Promise.all([dana.goto(`/batches/${batch.id}`), sam.goto(`/batches/${batch.id}`)]);
   const [danaCard, samCard] = [cardOf(dana, batch.id), cardOf(sam, batch.id)];
   await prepare(samCard, "edit");
-  await expect(danaCard.getByTestId("approve-button").first()).toBeVisible();
+  // refund_order's own button: once Sam's decision reaches Dana's tab it is gone, and the card's
+  // first approve button is then send_email's, which her click would approve without a race
+  const danaApprove = danaCard.getByTestId("call-row").first().getByTestId("approve-button");
+  await expect(danaApprove).toBeVisible();
   // Both clicks at once. If Dana's decision reaches Sam's tab before his click lands, his editor
-  // is gone and the click finds nothing: that is the other answer (his edit kept, unsent).
+  // is gone and the click finds nothing: that is the other answer (his edit kept, unsent); the
+  // same for Dana's click when Sam's decision reaches her tab first.
   const landed = (click: Promise<void>) =>
     click.then(
       () => true,
       () => false,
     );
   const [danaClicked, samClicked] = await Promise.all([
-    landed(danaCard.getByTestId("approve-button").first().click({ timeout: 3_000 })),
+    landed(danaApprove.click({ timeout: 3_000 })),
     landed(samCard.getByTestId("confirm-edit").click({ timeout: 3_000 })),
   ]);
   await expect
