@@ -94,6 +94,14 @@ async function drain(baseUrl: string, t: Team, loads: Load[]): Promise<string[]>
   return failures;
 }
 
+/** The last few distinct "answering 503" warnings of a server's log, to explain a failure. */
+function lastWarnings(output: string): string[] {
+  const warnings = output.split("\n").filter((line) => line.includes("answering 503"));
+  return [...new Set(warnings.slice(-200))]
+    .slice(-5)
+    .map((line) => `server: ${line.slice(0, 600)}`);
+}
+
 /** The invariants every scenario ends with, as report rows and failures. */
 async function verify(
   result: ScenarioResult,
@@ -470,7 +478,10 @@ export function diskFull(size: Size): Promise<ScenarioResult> {
         await sleep(20);
       await sleep(s.phaseMs / 2);
       await during.stop();
-      result.failures.push(...(await drain(baseUrl(), t, [before, during])));
+      const stuck = await drain(baseUrl(), t, [before, during]);
+      result.failures.push(...stuck);
+      // why they were refused, in the server's own words (its 503 warnings name the SQLite code)
+      if (stuck.length > 0) result.failures.push(...lastWarnings(server.output()));
       await verify(result, t, [before, during], followers);
       followers.forEach(({ follower }) => follower.stop());
       const integrity = await integrityCheck();
