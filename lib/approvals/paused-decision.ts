@@ -1,8 +1,7 @@
-import { StateMoved, untilWritten } from "@/db/write-batch";
 import type { ReviewerActor } from "@/lib/auth/actor";
 import { decisionTargetOfRow } from "@/lib/access/find-for-caller";
 import { pausedBatchGuard, takePausedBatch, type PausedBatch } from "@/lib/batches/paused-batches";
-import { ApiError } from "@/lib/errors";
+import { untilWrittenRecalling } from "@/lib/events/commit";
 import { readDecisionState, type DecisionState } from "./plan-decision";
 
 /**
@@ -16,16 +15,15 @@ export function untilDecided<T>(
   of: { callId: string } | { batchId: string },
   decide: (state: DecisionState) => Promise<T>,
 ): Promise<T> {
-  return untilWritten(async (tries) => {
-    const paused = tries === 1 ? takePausedBatch(of) : null;
-    if (!paused) return decide(await readDecisionState(reviewer, of));
-    try {
-      return await decide(decisionStateFromPause(reviewer, paused, of));
-    } catch (error) {
-      if (error instanceof ApiError) throw new StateMoved();
-      throw error;
-    }
-  });
+  return untilWrittenRecalling(
+    () => takePausedBatch(of),
+    async (paused) =>
+      decide(
+        paused
+          ? decisionStateFromPause(reviewer, paused, of)
+          : await readDecisionState(reviewer, of),
+      ),
+  );
 }
 
 /**

@@ -14,12 +14,13 @@ import {
   type RoutingRule,
   type Run,
 } from "@/db/schema";
-import { changedRow, insertRows, StateMoved, untilWritten, type Statement } from "@/db/write-batch";
+import { changedRow, insertRows, type Statement } from "@/db/write-batch";
 import { actionHash } from "@/lib/batches/action-hash";
 import type { Idempotency } from "@/lib/input/idempotency";
 import { actorRef, type AgentActor } from "@/lib/auth/actor";
-import { ApiError, ConflictError, NotFoundError } from "@/lib/errors";
+import { ConflictError, NotFoundError } from "@/lib/errors";
 import { eventRows, SYSTEM_ACTOR } from "@/lib/events/append-event";
+import { untilWrittenRecalling } from "@/lib/events/commit";
 import {
   assembleBatchViews,
   forReviewers,
@@ -232,15 +233,10 @@ const pauseReads = preparedRead((db) => {
  * a round trip, never refuse or misroute it.
  */
 export function untilPaused<T>(pause: (read: PauseRead) => Promise<T>): Promise<T> {
-  return untilWritten(async (tries) => {
-    if (tries > 1) return pause("full");
-    try {
-      return await pause("trusting");
-    } catch (error) {
-      if (error instanceof ApiError) throw new StateMoved();
-      throw error;
-    }
-  });
+  return untilWrittenRecalling(
+    () => "trusting" as const,
+    (trusting) => pause(trusting ?? "full"),
+  );
 }
 
 export type QueueChoice = { queue: Queue; rule: RoutingRule | null };

@@ -112,7 +112,7 @@ export function keepPausedBatch(paused: PausedBatch): void {
   for (const { call } of paused.rows.callRows) copy.byCall.set(call.id, paused);
 }
 
-/** How many batches this process holds, and about how much memory (tests, /metrics). */
+/** How many batches this process holds, and about how much memory (for tests). */
 export function pausedBatchesHeld(): { batches: number; size: number } {
   const copy = state.__countersignPausedBatches;
   return copy && copy.db === getDb()
