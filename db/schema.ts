@@ -455,10 +455,13 @@ export const calls = sqliteTable(
 export type Call = typeof calls.$inferSelect;
 export type NewCall = typeof calls.$inferInsert;
 
+// A vote is found by its call, revision and reviewer, and the table is keyed by them: created
+// WITHOUT ROWID (migration 0031, which drizzle cannot express), it is one b-tree, where a rowid
+// table with a text id and a unique index on these columns was three, all written on every vote.
 export const votes = sqliteTable(
   "votes",
   {
-    id: text("id").primaryKey(),
+    id: text("id").notNull(),
     callId: text("call_id")
       .notNull()
       .references(() => calls.id),
@@ -473,10 +476,8 @@ export const votes = sqliteTable(
     reviewerEmail: text("reviewer_email"),
     createdAt: integer("created_at").notNull(),
   },
-  (t) => [
-    // one vote per reviewer per revision: nobody's approval counts twice
-    uniqueIndex("votes_once_idx").on(t.callId, t.revision, t.reviewerId),
-  ],
+  // one vote per reviewer per revision: nobody's approval counts twice
+  (t) => [primaryKey({ columns: [t.callId, t.revision, t.reviewerId] })],
 );
 export type Vote = typeof votes.$inferSelect;
 
