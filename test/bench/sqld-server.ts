@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -34,8 +34,13 @@ export function sqldBinary(): string {
   return binary;
 }
 
-/** Starts sqld on a free loopback port over a new database in a temp dir; `stop` removes both. */
-export async function startSqld(): Promise<Sqld> {
+/**
+ * Starts sqld on a free loopback port over a new database in a temp dir; `stop` removes both.
+ * `logFile`: sqld's output goes there as well (with `env.RUST_LOG` set, its debug log).
+ */
+export async function startSqld(
+  options: { logFile?: string; env?: Record<string, string> } = {},
+): Promise<Sqld> {
   const dir = mkdtempSync(join(tmpdir(), "countersign-bench-sqld-"));
   const removeDir = () => rmSync(dir, { recursive: true, force: true });
   const port = await freePort();
@@ -50,15 +55,21 @@ export async function startSqld(): Promise<Sqld> {
         ["--no-welcome"],
         ["--disable-metrics"],
       ].flat(),
-      { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
+      { cwd: dir, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...options.env } },
     ),
   );
   // The data goes with the server, however it stops: stop() below, the bench's Ctrl-C handler
   // (stopAllChildren), or a Ctrl-C that reached sqld itself through the process group.
   child.once("exit", removeDir);
+  // the last of its output, for an error message (a debug log would be gigabytes)
   let output = "";
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
+  const logFile = options.logFile ? createWriteStream(options.logFile) : null;
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+    logFile?.write(chunk);
+  };
+  child.stdout!.on("data", keep);
+  child.stderr!.on("data", keep);
   const url = `http://127.0.0.1:${port}`;
   const stop = () => stopChild(child, 5000);
   const deadline = now() + 15_000;

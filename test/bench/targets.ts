@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -7,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { and, count, eq, inArray } from "drizzle-orm";
 import { closeDb, getDb } from "@/db/client";
 import { batches, calls, events, runs } from "@/db/schema";
+import { newId } from "@/lib/ids";
 import { freshDatabase } from "../support/database";
 import { makeReviewer, makeTeam } from "../support/factories";
 import { freePort, serverCommand, startServer } from "../support/server";
@@ -306,28 +306,29 @@ async function clonePendingCalls(
 
   const made: PendingCall[] = [];
   const CHUNK = 250;
-  await db.transaction(
-    async (tx) => {
-      for (let done = 0; done < n; done += CHUNK) {
-        const size = Math.min(CHUNK, n - done);
-        const runRows: (typeof runs.$inferInsert)[] = [];
-        const batchRows: (typeof batches.$inferInsert)[] = [];
-        const callRows: (typeof calls.$inferInsert)[] = [];
-        for (let i = 0; i < size; i++) {
-          const ids = { run: randomUUID(), batch: randomUUID(), call: randomUUID() };
-          const toolCallId = `seed-${done + i}`;
-          runRows.push({ ...run, id: ids.run, externalId: toolCallId });
-          batchRows.push({ ...batch, id: ids.batch, runId: ids.run });
-          callRows.push({ ...call, id: ids.call, batchId: ids.batch, runId: ids.run, toolCallId });
-          made.push({ callId: ids.call, batchId: ids.batch, revision: call.revision });
-        }
-        await tx.insert(runs).values(runRows);
-        await tx.insert(batches).values(batchRows);
-        await tx.insert(calls).values(callRows);
-      }
-    },
-    { behavior: "immediate" },
-  );
+  // One write batch per chunk (one request, one short transaction). An interactive transaction
+  // over all of them held sqld's write lock across dozens of round trips: on a busy machine past
+  // sqld's 5 s limit, when a waiting instance's write had it rolled back under the seeding.
+  for (let done = 0; done < n; done += CHUNK) {
+    const size = Math.min(CHUNK, n - done);
+    const runRows: (typeof runs.$inferInsert)[] = [];
+    const batchRows: (typeof batches.$inferInsert)[] = [];
+    const callRows: (typeof calls.$inferInsert)[] = [];
+    for (let i = 0; i < size; i++) {
+      // ids as the app makes them (UUIDv7: later sorts later), so indexes grow as they would
+      const ids = { run: newId(), batch: newId(), call: newId() };
+      const toolCallId = `seed-${done + i}`;
+      runRows.push({ ...run, id: ids.run, externalId: toolCallId });
+      batchRows.push({ ...batch, id: ids.batch, runId: ids.run });
+      callRows.push({ ...call, id: ids.call, batchId: ids.batch, runId: ids.run, toolCallId });
+      made.push({ callId: ids.call, batchId: ids.batch, revision: call.revision });
+    }
+    await db.batch([
+      db.insert(runs).values(runRows),
+      db.insert(batches).values(batchRows),
+      db.insert(calls).values(callRows),
+    ]);
+  }
   return made;
 }
 
