@@ -3,7 +3,7 @@ import { migrateDatabase } from "@/db/migrate";
 import { processCpuMs, sleep } from "./load";
 import { warmUp } from "./scenarios";
 import { startSqld, type Sqld } from "./sqld-server";
-import { startCountersign, type Target } from "./targets";
+import { startCountersign, stopAllChildren, type Target } from "./targets";
 import { closedLoopWrites, WRITE_KINDS } from "./writes";
 
 // `npx tsx test/bench/sqld-soak.ts [ROUNDS] [--log=FILE]`: the sqld scenario's uncapped
@@ -59,10 +59,11 @@ async function main() {
   await sqld.stop();
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+// on any failure (an unhandled rejection included) and on Ctrl-C, sqld and the instances go too
+const fail = (error: unknown) => {
+  console.error(error);
+  void stopAllChildren().finally(() => process.exit(1));
+};
+process.on("unhandledRejection", fail);
+process.on("SIGINT", () => fail("interrupted"));
+main().then(() => process.exit(0), fail);
