@@ -458,6 +458,8 @@ export type NewCall = typeof calls.$inferInsert;
 // A vote is found by its call, revision and reviewer, and the table is keyed by them: created
 // WITHOUT ROWID (migration 0031, which drizzle cannot express), it is one b-tree, where a rowid
 // table with a text id and a unique index on these columns was three, all written on every vote.
+// A migration that rebuilds it must say WITHOUT ROWID again (test/db/votes-migration.test.ts
+// checks the table after every migration).
 export const votes = sqliteTable(
   "votes",
   {
