@@ -83,6 +83,17 @@ export class InvalidJsonError extends ApiError {
   }
 }
 
+/**
+ * The client closed its connection before its request body arrived whole (lib/http/read-body.ts):
+ * nothing was done, and nobody will read this answer. An error of the client's, not the server's:
+ * the request line logs it as a 400, never as an unexpected error.
+ */
+export class ClientGoneError extends InvalidRequestError {
+  constructor() {
+    super("The connection closed before the request body arrived whole; nothing was done.");
+  }
+}
+
 /** No credentials, or credentials that match nobody (401). */
 export class UnauthenticatedError extends ApiError {
   constructor(message = "Send a valid agent key or reviewer token as 'Authorization: Bearer …'.") {

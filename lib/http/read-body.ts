@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import {
+  ClientGoneError,
   InvalidJsonError,
   InvalidRequestError,
   PayloadTooLargeError,
@@ -49,7 +50,12 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   if (source) nodeBodies.set(request, USED);
   if ((!source && !request.body) || declared === "0") return undefined;
 
-  const bytes = source ? await nodeBody(source, limit) : await webBody(request.body!, limit);
+  const bytes = await (source ? nodeBody(source, limit) : webBody(request.body!, limit)).catch(
+    (error: unknown) => {
+      // Node's own error for a connection closed mid-body ("aborted"), seen through either path
+      throw (error as { code?: unknown })?.code === "ECONNRESET" ? new ClientGoneError() : error;
+    },
+  );
   if (bytes === null) throw new PayloadTooLargeError(limit);
   if (bytes.byteLength === 0) return undefined;
 
@@ -95,7 +101,7 @@ async function webBody(stream: ReadableStream<Uint8Array>, limit: number): Promi
 /**
  * A Node request's body bytes, or null once it passes `limit`: the rest is then discarded as
  * discardRest does, and past 16 × `limit` more the connection is dropped. A client that leaves
- * mid-body fails it as the web stream over the same request failed.
+ * mid-body fails it with ClientGoneError: a 400 nobody reads, not an unexpected error of the server.
  */
 function nodeBody(source: IncomingMessage, limit: number): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
@@ -132,7 +138,7 @@ function nodeBody(source: IncomingMessage, limit: number): Promise<Buffer | null
     };
     const onClose = () => {
       stop();
-      reject(Object.assign(new Error("aborted"), { code: "ECONNRESET" }));
+      reject(new ClientGoneError());
     };
     source.on("data", onData);
     source.once("end", onEnd);
