@@ -24,7 +24,7 @@ export async function commit(statements: Statement[]): Promise<ResultSet[]> {
  * the write — a refusal (4xx), or the guard finding the memory stale — is answered only from a
  * read, on the next try (`attempt(null)`): memory can cost a round trip, never change an answer.
  */
-export function untilWrittenRecalling<Memory, T>(
+export function untilWrittenRecalling<Memory extends NonNullable<unknown>, T>(
   recall: () => Memory | null,
   attempt: (memory: Memory | null) => Promise<T>,
 ): Promise<T> {

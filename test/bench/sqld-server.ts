@@ -70,6 +70,7 @@ export async function startSqld(
   };
   child.stdout!.on("data", keep);
   child.stderr!.on("data", keep);
+  child.once("exit", () => logFile?.end());
   const url = `http://127.0.0.1:${port}`;
   const stop = () => stopChild(child, 5000);
   const deadline = now() + 15_000;

@@ -8,9 +8,11 @@ import { closedLoopWrites, WRITE_KINDS } from "./writes";
 
 // `npx tsx test/bench/sqld-soak.ts [ROUNDS] [--log=FILE]`: the sqld scenario's uncapped
 // two-instance closed loops (pauses, then decisions of seeded calls; 16 clients per instance),
-// again and again over one sqld, until a loop stalls: no answer for STALL_MS. A stall prints
-// sqld's and the instances' CPU while it lasts and leaves every process running for a look
-// (`perf top -p`, sqld's debug log with --log and RUST_LOG), until Ctrl-C.
+// again and again over one sqld, until a loop is not done STALL_MS after it started (its seeding
+// and its wait for idle instances included). A stall prints sqld's and the instances' CPU while it
+// lasts and leaves every process running for a look (`perf top -p`, sqld's debug log with --log
+// and RUST_LOG), until Ctrl-C. A loop with answers other than 200/201 is reported, and makes the
+// soak exit 1 at the end.
 
 const STALL_MS = 60_000;
 const log = (message: string) => console.error(message);
@@ -31,6 +33,7 @@ async function main() {
     targets.push(target);
     log(`  instance ${i + 1}: pid ${target.pid}`);
   }
+  let failedLoops = 0;
   const options = { clients: 32, warmupMs: 500, durationMs: 4000, seed: 3000 };
   for (let round = 1; round <= rounds; round++) {
     for (const kind of WRITE_KINDS) {
@@ -51,12 +54,17 @@ async function main() {
         await new Promise(() => undefined);
       }
       const result = await loop;
-      log(`soak: round ${round}, ${kind}s ${result.perSecond.toFixed(0)}/s`);
+      const failed = result.requests - result.ok;
+      if (failed > 0) failedLoops++;
+      log(
+        `soak: round ${round}, ${kind}s ${result.perSecond.toFixed(0)}/s${failed > 0 ? `, ${failed} FAILED (${JSON.stringify(result.statuses)})` : ""}`,
+      );
     }
   }
   for (const target of targets) await target.stop();
   closeDb();
   await sqld.stop();
+  if (failedLoops > 0) throw new Error(`${failedLoops} loops had failed answers`);
 }
 
 // on any failure (an unhandled rejection included) and on Ctrl-C, sqld and the instances go too

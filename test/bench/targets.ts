@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { and, count, eq, inArray } from "drizzle-orm";
-import { closeDb, getDb } from "@/db/client";
+import { closeDb, getDb, untilNotBusy } from "@/db/client";
 import { batches, calls, events, runs } from "@/db/schema";
 import { newId } from "@/lib/ids";
 import { freshDatabase } from "../support/database";
@@ -278,8 +278,8 @@ async function startProfiledNext(
 /**
  * `n` pending batches without paying `n` API round trips: one pause through the API as the
  * template, then copies of its run, batch and call rows (new ids, every other column as the real
- * code wrote it) inserted straight into the server's database file in one transaction. Copying
- * whole rows keeps this working when columns are added.
+ * code wrote it) written straight into the server's database (its file, or its libSQL server), 250
+ * calls to a write batch. Copying whole rows keeps this working when columns are added.
  */
 async function clonePendingCalls(
   endpoint: Endpoint,
@@ -323,11 +323,14 @@ async function clonePendingCalls(
       callRows.push({ ...call, id: ids.call, batchId: ids.batch, runId: ids.run, toolCallId });
       made.push({ callId: ids.call, batchId: ids.batch, revision: call.revision });
     }
-    await db.batch([
-      db.insert(runs).values(runRows),
-      db.insert(batches).values(batchRows),
-      db.insert(calls).values(callRows),
-    ]);
+    // a running instance may hold the lock for a moment (its own writes, its sweeps): wait for it
+    await untilNotBusy(() =>
+      db.batch([
+        db.insert(runs).values(runRows),
+        db.insert(batches).values(batchRows),
+        db.insert(calls).values(callRows),
+      ]),
+    );
   }
   return made;
 }
