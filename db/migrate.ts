@@ -14,9 +14,9 @@ export async function migrateDatabase(): Promise<void> {
     // Several processes started at once over a fresh database may race to apply the same
     // migration (drizzle reads what was applied outside its transaction); the loser fails on
     // "already exists". A second pass sees the winner's record and has nothing left to do. A
-    // table rebuild (0029 events, 0031 votes: create __new_x, copy, drop, rename) does not fail
-    // that way; the loser rebuilds the table once more, inside its own transaction, and records
-    // the migration a second time: the same rows, the same table.
+    // migration that only rebuilds a table (0031 votes: create __new_x, copy, drop, rename) does
+    // not fail that way: the loser rebuilds it once more, inside its own transaction, and records
+    // the migration a second time — the same rows, the same table.
     await migrate(getDb(), { migrationsFolder }).catch(() => {
       throw error;
     });
