@@ -480,8 +480,16 @@ export function diskFull(size: Size): Promise<ScenarioResult> {
       await during.stop();
       const stuck = await drain(baseUrl(), t, [before, during]);
       result.failures.push(...stuck);
-      // why they were refused, in the server's own words (its 503 warnings name the SQLite code)
-      if (stuck.length > 0) result.failures.push(...lastWarnings(server.output()));
+      if (stuck.length > 0) {
+        // why they were refused, in the server's own words (its 503 warnings name the SQLite
+        // code), and whether the process is stuck or was only slow to recover
+        result.failures.push(...lastWarnings(server.output()));
+        await sleep(2000);
+        const still = await drain(baseUrl(), t, [before, during]);
+        result.failures.push(
+          `2 s later, ${still.length} of those ${stuck.length} were refused again`,
+        );
+      }
       await verify(result, t, [before, during], followers);
       followers.forEach(({ follower }) => follower.stop());
       const integrity = await integrityCheck();
