@@ -1,13 +1,12 @@
 import { rmSync } from "node:fs";
 import { afterAll, expect, it } from "vitest";
-import { closeDb, getClient, getDb } from "@/db/client";
+import { closeDb, getClient } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { decideCall } from "@/lib/approvals/decide-call";
 import { chainRows, verifyChain } from "@/lib/audit/verify-chain";
-import { authenticate } from "@/lib/auth/actor";
 import { createRun } from "@/lib/runs/create-run";
-import { databaseBeforeMigration } from "../support/database";
-import { makeTeam } from "../support/factories";
+import { databaseBeforeMigration, sqlRows } from "../support/database";
+import { actorFor, makeTeam } from "../support/factories";
 
 // Migration 0029 (issue 28, goal 1: fewer pages written per write) rebuilds `events` without
 // AUTOINCREMENT and folds the settled-batches index of history into the insights one. On a
@@ -20,13 +19,10 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const as = (token: string) =>
-  authenticate(getDb(), new Headers({ authorization: `Bearer ${token}` }));
-
 async function pauseAndDecide(count: number, decide: number) {
   const { agent, reviewer } = await makeTeam();
-  const agentActor = await as(agent.key);
-  const reviewerActor = await as(reviewer.token);
+  const agentActor = await actorFor(agent.key);
+  const reviewerActor = await actorFor(reviewer.token);
   for (let i = 0; i < count; i++) {
     const { run } = await createRun(agentActor, {
       batch: { calls: [{ toolCallId: `t${i}`, toolName: "refund_order", args: { order: i } }] },
@@ -40,8 +36,6 @@ async function pauseAndDecide(count: number, decide: number) {
   }
 }
 
-const rowsOf = async (sql: string) =>
-  (await getClient().execute(sql)).rows.map((r) => Array.from(r as ArrayLike<unknown>));
 const planOf = async (sql: string, ...args: (string | number)[]) =>
   (await getClient().execute({ sql: `explain query plan ${sql}`, args })).rows
     .map((r) => String(r.detail))
@@ -58,19 +52,19 @@ it("keeps every event, batch and the chain, and the log goes on from its last se
   await getClient().execute("create table pause_settings_version as select 1 as id, 1 as version");
   await pauseAndDecide(12, 7);
   await getClient().execute("drop table pause_settings_version");
-  const eventsBefore = await rowsOf("select * from events order by seq");
-  const batchesBefore = await rowsOf("select * from batches order by id");
+  const eventsBefore = await sqlRows("select * from events order by seq");
+  const batchesBefore = await sqlRows("select * from batches order by id");
   expect(eventsBefore.length).toBeGreaterThan(30);
-  expect(await rowsOf("select name from sqlite_sequence where name = 'events'")).toHaveLength(1);
+  expect(await sqlRows("select name from sqlite_sequence where name = 'events'")).toHaveLength(1);
 
   await migrateDatabase();
 
-  expect(await rowsOf("select * from events order by seq")).toEqual(eventsBefore);
-  expect(await rowsOf("select * from batches order by id")).toEqual(batchesBefore);
-  const [schema] = await rowsOf("select sql from sqlite_schema where name = 'events'");
+  expect(await sqlRows("select * from events order by seq")).toEqual(eventsBefore);
+  expect(await sqlRows("select * from batches order by id")).toEqual(batchesBefore);
+  const [schema] = await sqlRows("select sql from sqlite_schema where name = 'events'");
   expect(String(schema![0])).not.toMatch(/autoincrement/i);
   const indexes = (
-    await rowsOf("select name from sqlite_schema where type = 'index' and tbl_name = 'events'")
+    await sqlRows("select name from sqlite_schema where type = 'index' and tbl_name = 'events'")
   ).flat();
   expect(indexes).toEqual(
     expect.arrayContaining(["events_run_idx", "events_queue_idx", "events_escalations_idx"]),
@@ -81,17 +75,17 @@ it("keeps every event, batch and the chain, and the log goes on from its last se
   });
 
   // new writes continue the log and its chain, and no longer touch sqlite_sequence
-  const sequenceBefore = await rowsOf("select * from sqlite_sequence order by name");
+  const sequenceBefore = await sqlRows("select * from sqlite_sequence order by name");
   await pauseAndDecide(2, 2);
-  const [[last]] = (await rowsOf("select max(seq) from events")) as [[number]];
+  const [[last]] = (await sqlRows("select max(seq) from events")) as [[number]];
   expect(Number(last)).toBeGreaterThan(Number(eventsBefore[eventsBefore.length - 1]![0]));
   expect(await verifyChain(chainRows(getClient()))).toMatchObject({ ok: true });
-  expect(await rowsOf("select * from sqlite_sequence order by name")).toEqual(sequenceBefore);
+  expect(await sqlRows("select * from sqlite_sequence order by name")).toEqual(sequenceBefore);
 });
 
 it("history's keyset pages and insights' period counts walk the one settled-batches index", async () => {
   const indexes = (
-    await rowsOf("select name from sqlite_schema where type = 'index' and tbl_name = 'batches'")
+    await sqlRows("select name from sqlite_schema where type = 'index' and tbl_name = 'batches'")
   ).flat();
   expect(indexes).not.toContain("batches_settled_idx");
   // history (lib/history/list-history.ts): newest decision first, the next page from a cursor

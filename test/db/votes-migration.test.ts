@@ -1,12 +1,11 @@
 import { rmSync } from "node:fs";
 import { afterAll, expect, it } from "vitest";
-import { closeDb, getClient, getDb } from "@/db/client";
+import { closeDb, getClient } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 import { decideCall } from "@/lib/approvals/decide-call";
-import { authenticate } from "@/lib/auth/actor";
 import { createRun } from "@/lib/runs/create-run";
-import { databaseBeforeMigration } from "../support/database";
-import { makeQueue, makeReviewer, makeAgentKey } from "../support/factories";
+import { databaseBeforeMigration, sqlRows } from "../support/database";
+import { actorFor, makeAgentKey, makeQueue, makeReviewer } from "../support/factories";
 
 // Migration 0031 (issue 28: fewer pages per decision) rebuilds `votes` keyed by call, revision and
 // reviewer, WITHOUT ROWID: one b-tree instead of three. On a database an older version filled it
@@ -19,12 +18,8 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const as = (token: string) =>
-  authenticate(getDb(), new Headers({ authorization: `Bearer ${token}` }));
 const VOTES =
   "select id, call_id, reviewer_id, outcome, revision, action_hash, reviewer_name, reviewer_email, created_at from votes order by call_id, revision, reviewer_id";
-const rowsOf = async (sql: string, ...args: (string | number)[]) =>
-  (await getClient().execute({ sql, args })).rows.map((r) => Array.from(r as ArrayLike<unknown>));
 
 async function quorumTeam() {
   const queue = await makeQueue({ requiredApprovals: 2 });
@@ -33,9 +28,9 @@ async function quorumTeam() {
   );
   const agent = await makeAgentKey({ queues: [queue.name] });
   return {
-    agent: (await as(agent.key))!,
-    dana: (await as(reviewers[0]!.token))!,
-    lee: (await as(reviewers[1]!.token))!,
+    agent: (await actorFor(agent.key))!,
+    dana: (await actorFor(reviewers[0]!.token))!,
+    lee: (await actorFor(reviewers[1]!.token))!,
   };
 }
 
@@ -59,18 +54,18 @@ it("keeps every vote, one table keyed by call, revision and reviewer, and counts
   await decideCall(lee, decided.id, { outcome: "approve", expectedRevision: 1 });
   const halfway = await pause(agent, "before-2");
   await decideCall(dana, halfway.id, { outcome: "approve", expectedRevision: 1 });
-  const votesBefore = await rowsOf(VOTES);
+  const votesBefore = await sqlRows(VOTES);
   expect(votesBefore).toHaveLength(3);
 
   await migrateDatabase();
 
-  expect(await rowsOf(VOTES)).toEqual(votesBefore);
-  const [schema] = (await rowsOf("select sql from sqlite_schema where name = 'votes'")).flat();
+  expect(await sqlRows(VOTES)).toEqual(votesBefore);
+  const [schema] = (await sqlRows("select sql from sqlite_schema where name = 'votes'")).flat();
   expect(String(schema)).toMatch(/PRIMARY KEY\s*\(\s*`call_id`,\s*`revision`,\s*`reviewer_id`\)/);
   expect(String(schema)).toMatch(/WITHOUT ROWID\s*$/);
   // no index of its own any more (a WITHOUT ROWID table has none for its key)
   expect(
-    await rowsOf("select name from sqlite_schema where type = 'index' and tbl_name = 'votes'"),
+    await sqlRows("select name from sqlite_schema where type = 'index' and tbl_name = 'votes'"),
   ).toEqual([]);
 
   // the vote a reviewer already cast: refused as before; the quorum completes with the second

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
-import { closeDb } from "@/db/client";
+import { closeDb, getClient } from "@/db/client";
 import { migrateDatabase } from "@/db/migrate";
 
 /**
@@ -43,4 +43,11 @@ export async function databaseBeforeMigration(
   const client = createClient({ url });
   await migrate(drizzle(client), { migrationsFolder: migrations });
   return { dir, url, client };
+}
+
+/** The rows `sql` reads from the test's database, each as an array of its values. */
+export async function sqlRows(sql: string, ...args: (string | number)[]): Promise<unknown[][]> {
+  return (await getClient().execute({ sql, args })).rows.map((r) =>
+    Array.from(r as ArrayLike<unknown>),
+  );
 }

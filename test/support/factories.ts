@@ -5,7 +5,9 @@ import {
   createReviewer,
   createReviewerToken,
 } from "@/lib/admin/admin-verbs";
+import { getDb } from "@/db/client";
 import type { QueueRole } from "@/db/schema";
+import { authenticate } from "@/lib/auth/actor";
 
 // Actors for tests, made through the same admin verbs as `npm run admin`.
 
@@ -55,4 +57,9 @@ export async function makeTeam(options: { requiredApprovals?: number } = {}) {
   const reviewer = await makeReviewer({ name: "Dana Reviewer", queues: [{ name: queue.name }] });
   const agent = await makeAgentKey({ name: "Support bot", queues: [queue.name] });
   return { queue, reviewer, agent };
+}
+
+/** The actor a bearer token (an agent key, a reviewer token) stands for, as the API would see it. */
+export function actorFor(token: string) {
+  return authenticate(getDb(), new Headers({ authorization: `Bearer ${token}` }));
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeDb, getDb } from "@/db/client";
 import { readDecisionState } from "@/lib/approvals/plan-decision";
 import { decideCall } from "@/lib/approvals/decide-call";
-import { authenticate, type AgentActor, type ReviewerActor } from "@/lib/auth/actor";
+import { type AgentActor, type ReviewerActor } from "@/lib/auth/actor";
 import { claimReview } from "@/lib/claims/claim-review";
 import { decideBatch } from "@/lib/approvals/decide-batch";
 import { events } from "@/db/schema";
@@ -18,7 +18,7 @@ import { and, eq } from "drizzle-orm";
 import { createRun } from "@/lib/runs/create-run";
 import { setAside } from "@/lib/set-aside/set-aside";
 import { freshDatabase } from "../support/database";
-import { makeAgentKey, makeQueue, makeReviewer } from "../support/factories";
+import { actorFor, makeAgentKey, makeQueue, makeReviewer } from "../support/factories";
 
 // A reviewer's decision reads its batch in ONE statement (lib/read-models/batch-run-views.ts
 // oneBatchQuery), without a read transaction around it: these tests hold it to the rows the
@@ -30,16 +30,17 @@ let agent: AgentActor;
 let dana: ReviewerActor;
 let sam: ReviewerActor;
 
-const as = (token: string) =>
-  authenticate(getDb(), new Headers({ authorization: `Bearer ${token}` }));
-
 beforeAll(async () => {
   databaseUrl = await freshDatabase("decision-read");
   const queue = await makeQueue({ requiredApprovals: 2 });
   const queues = [{ name: queue.name }];
-  dana = (await as((await makeReviewer({ name: "Dana Reviewer", queues })).token)) as ReviewerActor;
-  sam = (await as((await makeReviewer({ name: "Sam Reviewer", queues })).token)) as ReviewerActor;
-  agent = (await as((await makeAgentKey({ queues: [queue.name] })).key)) as AgentActor;
+  dana = (await actorFor(
+    (await makeReviewer({ name: "Dana Reviewer", queues })).token,
+  )) as ReviewerActor;
+  sam = (await actorFor(
+    (await makeReviewer({ name: "Sam Reviewer", queues })).token,
+  )) as ReviewerActor;
+  agent = (await actorFor((await makeAgentKey({ queues: [queue.name] })).key)) as AgentActor;
 });
 
 afterAll(() => {

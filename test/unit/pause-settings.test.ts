@@ -2,8 +2,8 @@ import { rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { closeDb, getClient, getDb } from "@/db/client";
-import { authenticate, type AgentActor } from "@/lib/auth/actor";
+import { closeDb, getClient } from "@/db/client";
+import { type AgentActor } from "@/lib/auth/actor";
 import { forgetCachedActors } from "@/lib/auth/actor-cache";
 import { forgetPauseSettings, heldPauseSettings } from "@/lib/batches/pause-settings";
 import { createBatch } from "@/lib/batches/create-batch";
@@ -12,7 +12,7 @@ import { completeRun } from "@/lib/runs/complete-run";
 import { createRun } from "@/lib/runs/create-run";
 import { freshDatabase } from "../support/database";
 import { readsDuring } from "../support/reads";
-import { makeAgentKey, makeQueue } from "../support/factories";
+import { actorFor, makeAgentKey, makeQueue } from "../support/factories";
 
 // A pause plans from this process's copy of the queues and rules (lib/batches/pause-settings.ts)
 // and reads nothing first. Each test here changes those tables behind the app's back — through
@@ -28,8 +28,7 @@ let agentId: string;
 let agentKey: string;
 let agent: AgentActor;
 
-const as = async (key: string) =>
-  (await authenticate(getDb(), new Headers({ authorization: `Bearer ${key}` }))) as AgentActor;
+const as = async (key: string) => (await actorFor(key)) as AgentActor;
 
 const refund = (id: string) => ({
   calls: [{ toolCallId: id, toolName: "refund_order", args: { orderId: id, amount: 25 } }],

@@ -2,10 +2,10 @@ import { rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeDb, getClient, getDb } from "@/db/client";
+import { closeDb, getClient } from "@/db/client";
 import { decideBatch } from "@/lib/approvals/decide-batch";
 import { decideCall } from "@/lib/approvals/decide-call";
-import { authenticate, type AgentActor, type ReviewerActor } from "@/lib/auth/actor";
+import { type AgentActor, type ReviewerActor } from "@/lib/auth/actor";
 import { cancelBatch } from "@/lib/batches/cancel-batch";
 import {
   keepPausedBatch,
@@ -18,7 +18,7 @@ import { ApiError } from "@/lib/errors";
 import { createRun } from "@/lib/runs/create-run";
 import { freshDatabase } from "../support/database";
 import { readsDuring } from "../support/reads";
-import { makeAgentKey, makeQueue, makeReviewer } from "../support/factories";
+import { actorFor, makeAgentKey, makeQueue, makeReviewer } from "../support/factories";
 
 // The first decision on a batch this process paused plans from the batch as the pause left it
 // (lib/batches/paused-batches.ts), with no read. These tests check that it answers and writes
@@ -35,9 +35,6 @@ let queueName: string;
 let agent: AgentActor;
 let dana: ReviewerActor;
 let sam: ReviewerActor;
-
-const as = (token: string) =>
-  authenticate(getDb(), new Headers({ authorization: `Bearer ${token}` }));
 
 async function pause(id: string, calls = 1) {
   const { run } = await createRun(agent, {
@@ -85,10 +82,10 @@ beforeAll(async () => {
   queueName = queue.name;
   const d = await makeReviewer({ name: "Dana Reviewer", queues: [{ name: queue.name }] });
   const s = await makeReviewer({ name: "Sam Reviewer", queues: [{ name: queue.name }] });
-  dana = (await as(d.token)) as ReviewerActor;
-  sam = (await as(s.token)) as ReviewerActor;
+  dana = (await actorFor(d.token)) as ReviewerActor;
+  sam = (await actorFor(s.token)) as ReviewerActor;
   const key = await makeAgentKey({ queues: [queue.name], ownerEmail: d.email });
-  agent = (await as(key.key)) as AgentActor;
+  agent = (await actorFor(key.key)) as AgentActor;
 });
 
 afterAll(() => {
@@ -202,7 +199,7 @@ describe("a copy the database has moved past never decides", () => {
 
   it("a reviewer of another team: 404, as for any call outside their queues", async () => {
     const outsider = await makeReviewer({ name: "Olive Outsider" });
-    const olive = (await as(outsider.token)) as ReviewerActor;
+    const olive = (await actorFor(outsider.token)) as ReviewerActor;
     const batch = await pause("outsider");
     const refused = await failure(
       decideCall(olive, batch.calls[0]!.id, { outcome: "approve", expectedRevision: 1 }),
@@ -215,7 +212,7 @@ describe("a copy the database has moved past never decides", () => {
 
   it("a reviewer taken out of the queue meanwhile (no event of the run): 404, nothing written", async () => {
     const leaving = await makeReviewer({ name: "Lee Leaving", queues: [{ name: queueName }] });
-    const lee = (await as(leaving.token)) as ReviewerActor;
+    const lee = (await actorFor(leaving.token)) as ReviewerActor;
     const batch = await pause("taken-out");
     const callId = batch.calls[0]!.id;
     await withCopyBehind(callId, () =>
